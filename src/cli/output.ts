@@ -1,0 +1,106 @@
+import { ExitRequest, HarnessError } from '../errors.js'
+
+/** Global options every command sees (SPEC §7). */
+export interface GlobalOptions {
+  dir?: string
+  json: boolean
+  color: boolean
+  quiet: boolean
+}
+
+/**
+ * The only writer of stdout/stderr for commands. Under --json stdout receives exactly one document.
+ * EPIPE/EIO on our own output are ignored: the reader or the terminal may be gone.
+ */
+export class Output {
+  constructor(
+    readonly options: GlobalOptions,
+    private readonly stdout: NodeJS.WriteStream = process.stdout,
+    private readonly stderr: NodeJS.WriteStream = process.stderr,
+  ) {
+    for (const stream of [stdout, stderr]) stream.on('error', ignoreBrokenPipe)
+  }
+
+  get json(): boolean {
+    return this.options.json
+  }
+
+  /** Columns available for tables: the terminal's, or COLUMNS; undefined means do not truncate. */
+  get width(): number | undefined {
+    const fromEnv = Number(process.env.COLUMNS)
+    if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv
+    return this.stdout.isTTY ? this.stdout.columns : undefined
+  }
+
+  get color(): boolean {
+    return (
+      this.options.color && !!this.stdout.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '')
+    )
+  }
+
+  /** Prints a command's result: JSON as is under --json, else the rendered text. */
+  result<T>(data: T, render: (data: T) => string): void {
+    if (this.options.json) this.writeOut(`${JSON.stringify(data, null, 2)}\n`)
+    else {
+      const text = render(data)
+      if (text) this.writeOut(text.endsWith('\n') ? text : `${text}\n`)
+    }
+  }
+
+  /** Raw text on stdout (e.g. `session path`), never under --json. */
+  writeOut(text: string): void {
+    this.stdout.write(text)
+  }
+
+  /** A diagnostic line on stderr (suppressed by --quiet, never on stdout). */
+  info(message: string): void {
+    if (!this.options.quiet) this.stderr.write(`${message}\n`)
+  }
+
+  /** A warning on stderr; always shown. */
+  warn(message: string): void {
+    this.stderr.write(`harness: warning: ${message}\n`)
+  }
+
+  error(error: unknown): number {
+    const { text, exitCode } = formatError(error, this.options.json)
+    if (text) this.stderr.write(text)
+    return exitCode
+  }
+}
+
+function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
+  if (error.code === 'EPIPE' || error.code === 'EIO') return
+  throw error
+}
+
+/** Renders an error for people (`harness: …` + hint) or as one JSON object, and picks the exit code. */
+export function formatError(error: unknown, json: boolean): { text: string; exitCode: number } {
+  if (error instanceof ExitRequest) return { text: '', exitCode: error.exitCode }
+  if (error instanceof HarnessError) {
+    if (json) {
+      const body: Record<string, unknown> = {
+        code: error.code,
+        message: error.message,
+        exit_code: error.exitCode,
+      }
+      if (error.hint) body.hint = error.hint
+      return { text: `${JSON.stringify({ error: body })}\n`, exitCode: error.exitCode }
+    }
+    const hint = error.hint ? `hint: ${error.hint}\n` : ''
+    return { text: `harness: ${error.message}\n${hint}`, exitCode: error.exitCode }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  const debug =
+    process.env.HARNESS_DEBUG === '1' && error instanceof Error && error.stack ? `${error.stack}\n` : ''
+  if (json) {
+    return {
+      text: `${JSON.stringify({ error: { code: 'UNEXPECTED', message, exit_code: 1 } })}\n${debug}`,
+      exitCode: 1,
+    }
+  }
+  return {
+    text: `harness: unexpected error: ${message}\n${debug || 'hint: set HARNESS_DEBUG=1 for a stack trace\n'}`,
+    exitCode: 1,
+  }
+}

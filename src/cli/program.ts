@@ -1,0 +1,64 @@
+import { Command, type CommanderError } from 'commander'
+import { registerList } from '../commands/session/list.js'
+import { registerPath } from '../commands/session/path.js'
+import { registerShow } from '../commands/session/show.js'
+import { UsageError } from '../errors.js'
+import { Context } from './context.js'
+import type { GlobalOptions, Output } from './output.js'
+
+declare const HARNESS_VERSION: string
+export const VERSION = typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev'
+
+/** Builds the whole command tree. Commands register themselves; none holds logic. */
+export function buildProgram(out: Output): Command {
+  const ctx = new Context(out)
+  const program = new Command('harness')
+    .description('run AI coding agents as sessions: one worktree, one branch, one record each')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option('--dir <path>', 'the project (or its .harness folder); default: found from the current directory')
+    .option('--json', 'machine-readable output: exactly one JSON document on stdout')
+    .option('--no-color', 'no colours (NO_COLOR works too)')
+    .option('-q, --quiet', 'fewer diagnostics on stderr')
+    .addHelpCommand('help [command]', 'show help for a command')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .exitOverride()
+    .configureOutput({
+      // Errors are rendered by main.ts (text or JSON) with the right exit code.
+      outputError: () => {},
+      writeOut: (text) => out.writeOut(text),
+      writeErr: (text) => process.stderr.write(text),
+    })
+  program.hook('preAction', (_root, leaf) => {
+    const globals = leaf.optsWithGlobals() as Partial<GlobalOptions>
+    Object.assign(out.options, {
+      dir: globals.dir,
+      json: globals.json === true,
+      color: globals.color !== false,
+      quiet: globals.quiet === true,
+    })
+  })
+
+  const session = program
+    .command('session')
+    .description('list, inspect and locate sessions')
+    .addHelpCommand(false)
+  registerList(session, ctx)
+  registerShow(session, ctx)
+  registerPath(session, ctx)
+  return program
+}
+
+/**
+ * Turns commander's own errors into ours: asked-for help and version succeed (null); help shown because a
+ * subcommand is missing, and every parse error, are usage errors (exit 2).
+ */
+export function fromCommanderError(error: CommanderError): UsageError | 'help-shown' | null {
+  if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return null
+  if (error.code === 'commander.help') return 'help-shown'
+  const message = error.message.replace(/^error: /, '')
+  const hint = /command/.test(error.code)
+    ? 'run "harness --help" for the commands'
+    : 'run with --help for usage'
+  return new UsageError(message, hint)
+}

@@ -1,0 +1,35 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action, collect } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { SessionStatusSchema } from '../../sessions/schema.js'
+
+const ListOptionsSchema = z.object({
+  status: z.optional(z.array(SessionStatusSchema)),
+  agent: z.optional(z.array(z.string())),
+  limit: z.optional(
+    z.pipe(z.string().check(z.regex(/^\d+$/, 'expected a whole number')), z.transform(Number)),
+  ),
+  sort: z.enum(['created', 'updated']),
+})
+
+export function registerList(session: Command, ctx: Context): void {
+  session
+    .command('list')
+    .alias('ls')
+    .description('list sessions, newest first')
+    .option('--status <status>', 'only these statuses (comma-separated or repeated)', collect)
+    .option('--agent <agent>', 'only these agents (comma-separated or repeated)', collect)
+    .option('--limit <n>', 'show at most n sessions')
+    .option('--sort <key>', 'created | updated', 'created')
+    .action(
+      action(ListOptionsSchema, async (options) => {
+        const { listSessions } = await import('../../sessions/query.js')
+        const { renderSessionList } = await import('../../render/session.js')
+        const sessions = await listSessions(ctx, options)
+        ctx.out.result(sessions, (data) =>
+          renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
+        )
+      }),
+    )
+}

@@ -1,0 +1,16 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+export function registerPath(session: Command, ctx: Context): void {
+  session
+    .command('path <id>')
+    .description('print the absolute worktree path of a session (for cd "$(harness session path <id>)")')
+    .action(
+      action(z.object({}), async (_options, id: string) => {
+        const { sessionPath } = await import('../../sessions/query.js')
+        ctx.out.result(await sessionPath(ctx, id), (data) => data.path)
+      }),
+    )
+}

@@ -1,0 +1,19 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+export function registerShow(session: Command, ctx: Context): void {
+  session
+    .command('show <id>')
+    .alias('inspect')
+    .description('show every field of a session (--json: the record)')
+    .action(
+      action(z.object({}), async (_options, id: string) => {
+        const { getSession } = await import('../../sessions/query.js')
+        const { renderSessionDetail } = await import('../../render/session.js')
+        const view = await getSession(ctx, id)
+        ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }))
+      }),
+    )
+}

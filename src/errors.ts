@@ -1,0 +1,132 @@
+/** Exit codes of SPEC §8. The agent's own code and 128+n are passed through as numbers. */
+export const ExitCode = {
+  Ok: 0,
+  Failure: 1,
+  Usage: 2,
+  NotFound: 3,
+  IllegalState: 4,
+  ExternalTool: 5,
+  Timeout: 124,
+} as const
+
+/** Every error harness means to show carries an exit code, a stable code string and an optional hint. */
+export class HarnessError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: number = ExitCode.Failure,
+    readonly hint?: string,
+  ) {
+    super(message)
+    this.name = new.target.name
+  }
+}
+
+export class UsageError extends HarnessError {
+  constructor(message: string, hint?: string, code = 'USAGE') {
+    super(code, message, ExitCode.Usage, hint)
+  }
+}
+
+export class InvalidSessionIdError extends UsageError {
+  constructor(id: string, reason: string) {
+    super(
+      `invalid session id "${id}": ${reason}`,
+      'ids are letters, digits, "_" and "-", up to 64 characters',
+      'INVALID_SESSION_ID',
+    )
+  }
+}
+
+export class SessionNotFoundError extends HarnessError {
+  constructor(id: string, hint = 'run "harness session list" to see sessions') {
+    super('SESSION_NOT_FOUND', `session "${id}" not found`, ExitCode.NotFound, hint)
+  }
+}
+
+export class AmbiguousSessionIdError extends HarnessError {
+  constructor(
+    prefix: string,
+    readonly candidates: string[],
+  ) {
+    super(
+      'AMBIGUOUS_SESSION_ID',
+      `session id prefix "${prefix}" is ambiguous: ${candidates.join(', ')}`,
+      ExitCode.Usage,
+      'give more characters of the id',
+    )
+  }
+}
+
+export class SessionExistsError extends HarnessError {
+  constructor(id: string) {
+    super('SESSION_EXISTS', `session "${id}" already exists`, ExitCode.IllegalState)
+  }
+}
+
+export class IllegalTransitionError extends HarnessError {
+  constructor(
+    readonly from: string,
+    readonly event: string,
+    id?: string,
+  ) {
+    super(
+      'ILLEGAL_TRANSITION',
+      `${id ? `session "${id}": ` : ''}cannot ${event.replace(/-/g, ' ')} a session that is ${from}`,
+      ExitCode.IllegalState,
+    )
+  }
+}
+
+export class IllegalStateError extends HarnessError {
+  constructor(message: string, hint?: string, code = 'ILLEGAL_STATE') {
+    super(code, message, ExitCode.IllegalState, hint)
+  }
+}
+
+export class LockTimeoutError extends HarnessError {
+  constructor(what: string, holder: string) {
+    super(
+      'LOCK_BUSY',
+      `${what} is locked by ${holder}`,
+      ExitCode.Failure,
+      'another harness command is updating it; try again',
+    )
+  }
+}
+
+export class CorruptRecordError extends HarnessError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(
+      'CORRUPT_RECORD',
+      `corrupt session record ${path}: ${reason}`,
+      ExitCode.Failure,
+      'the file was left untouched',
+    )
+  }
+}
+
+export class ExternalToolError extends HarnessError {
+  constructor(message: string, hint?: string, code = 'EXTERNAL_TOOL_FAILED') {
+    super(code, message, ExitCode.ExternalTool, hint)
+  }
+}
+
+export class ConfigError extends HarnessError {
+  constructor(file: string, detail: string) {
+    super('INVALID_CONFIG', `invalid config ${file}: ${detail}`, ExitCode.Usage)
+  }
+}
+
+/** Thrown to end the process with a given code without printing anything (e.g. the agent's own exit code). */
+export class ExitRequest extends Error {
+  constructor(
+    readonly exitCode: number,
+    readonly signal?: NodeJS.Signals,
+  ) {
+    super(`exit ${exitCode}`)
+  }
+}

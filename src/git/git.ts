@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process'
+import { ExternalToolError } from '../errors.js'
+
+/**
+ * The only place that runs git. Arguments are always an array; callers put user-supplied values after `--`
+ * or in `--opt=value` form so they never start a flag position.
+ */
+export interface GitResult {
+  stdout: string
+  stderr: string
+  exitCode: number
+}
+
+export interface GitOptions {
+  cwd: string
+  env?: NodeJS.ProcessEnv
+  /** Non-zero exit is returned instead of thrown. */
+  allowFailure?: boolean
+  input?: string
+  signal?: AbortSignal
+}
+
+export async function git(args: string[], options: GitOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: options.cwd,
+        env: { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
+        maxBuffer: 256 * 1024 * 1024,
+        encoding: 'utf8',
+        signal: options.signal,
+      },
+      (error, stdout, stderr) => {
+        if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
+          const code = (error as NodeJS.ErrnoException).code
+          if (code === 'ENOENT') {
+            reject(new ExternalToolError('git is not installed or not on PATH', 'install git', 'GIT_MISSING'))
+            return
+          }
+          if (code === 'ABORT_ERR') {
+            reject(error)
+            return
+          }
+        }
+        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        if (exitCode !== 0 && !options.allowFailure) {
+          const detail = stderr.trim().split('\n').filter(Boolean).pop() ?? `exit code ${exitCode}`
+          reject(new ExternalToolError(`git ${args[0] ?? ''} failed: ${detail}`, undefined, 'GIT_FAILED'))
+          return
+        }
+        resolve({ stdout, stderr, exitCode })
+      },
+    )
+    if (options.input !== undefined) child.stdin?.end(options.input)
+  })
+}
+
+/** `git rev-parse --git-common-dir` made absolute, or null outside a repository. */
+export async function gitCommonDir(cwd: string): Promise<string | null> {
+  try {
+    const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+      cwd,
+      allowFailure: true,
+    })
+    if (result.exitCode !== 0) return null
+    return result.stdout.trim() || null
+  } catch (error) {
+    if (error instanceof ExternalToolError) return null
+    throw error
+  }
+}

@@ -1,0 +1,85 @@
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+
+/** Where a project's state lives (SPEC §2). */
+export interface ProjectPaths {
+  /** The project root: the top of the main worktree, or the directory harness was pointed at. */
+  root: string
+  /** `<root>/.harness` */
+  harnessDir: string
+  sessionsDir: string
+  logsDir: string
+  configFile: string
+  /** True when `.harness/` already exists on disk. */
+  exists: boolean
+}
+
+export const HARNESS_DIR_NAME = '.harness'
+
+export function pathsFor(harnessDir: string): ProjectPaths {
+  return {
+    root: dirname(harnessDir),
+    harnessDir,
+    sessionsDir: join(harnessDir, 'sessions'),
+    logsDir: join(harnessDir, 'logs'),
+    configFile: join(harnessDir, 'config.json'),
+    exists: isDirectory(harnessDir),
+  }
+}
+
+/**
+ * Finds `.harness/`: `--dir` or HARNESS_DIR (a project folder, or a `.harness` folder itself); else the
+ * nearest `.harness/` walking up from cwd; else the top of the main worktree of the current git repository
+ * (found through the common git dir, so it works from any linked worktree); else cwd.
+ */
+export async function findProject(options: {
+  cwd: string
+  dir?: string
+  env: NodeJS.ProcessEnv
+}): Promise<ProjectPaths> {
+  const explicit = options.dir ?? (options.env.HARNESS_DIR || undefined)
+  if (explicit) {
+    const abs = resolve(options.cwd, explicit)
+    return pathsFor(basename(abs) === HARNESS_DIR_NAME ? abs : join(abs, HARNESS_DIR_NAME))
+  }
+  const found = walkUp(options.cwd)
+  if (found) return pathsFor(found)
+  const { gitCommonDir } = await import('./git/git.js')
+  const common = await gitCommonDir(options.cwd)
+  if (common) {
+    // A normal repository's common dir is `<top>/.git`; a bare one has no main worktree, so use cwd.
+    if (basename(common) === '.git') return pathsFor(join(dirname(common), HARNESS_DIR_NAME))
+  }
+  return pathsFor(join(resolve(options.cwd), HARNESS_DIR_NAME))
+}
+
+/** Walks up from `start` looking for a `.harness` directory. */
+export function walkUp(start: string): string | null {
+  let dir = resolve(start)
+  for (;;) {
+    const candidate = join(dir, HARNESS_DIR_NAME)
+    if (isDirectory(candidate)) return candidate
+    const parent = dirname(dir)
+    if (parent === dir) return null
+    dir = parent
+  }
+}
+
+/**
+ * Creates `.harness/` (0700) for commands that write. A `.gitignore` of `*` inside keeps it out of
+ * `git status` of the user's repository without touching their files.
+ */
+export function ensureProjectDirs(paths: ProjectPaths): void {
+  mkdirSync(paths.sessionsDir, { recursive: true, mode: 0o700 })
+  const ignore = join(paths.harnessDir, '.gitignore')
+  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', { mode: 0o600 })
+  paths.exists = true
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,174 @@
+import type { SessionView } from '../sessions/reconcile.js'
+import type { SessionRecord } from '../sessions/schema.js'
+import { type Column, renderTable } from './table.js'
+import { type Colour, paint } from './text.js'
+import { elapsed, relativeTime } from './time.js'
+
+export interface RenderOptions {
+  now?: Date
+  width?: number
+  color?: boolean
+}
+
+const STATUS_COLOURS: Record<string, Colour> = {
+  RUNNING: 'cyan',
+  PAUSED: 'yellow',
+  COMPLETED: 'green',
+  FAILED: 'red',
+  KILLED: 'magenta',
+}
+
+/** "RUNNING", or "RUNNING (orphaned)" when liveness is anything but running. */
+export function statusLabel(session: SessionView): string {
+  return session.liveness && session.liveness !== 'running'
+    ? `${session.status} (${session.liveness})`
+    : session.status
+}
+
+export function renderSessionList(sessions: SessionView[], options: RenderOptions = {}): string {
+  if (sessions.length === 0) return 'No sessions.'
+  const now = options.now ?? new Date()
+  const color = options.color ?? false
+  const columns: Column<SessionView>[] = [
+    { header: 'ID', value: (s) => s.id },
+    { header: 'AGENT', value: (s) => s.provider },
+    { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
+    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 1, min: 12 },
+    { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
+    { header: 'TASK', value: (s) => (s.prompt ?? '').replace(/\s+/g, ' ').trim() || '-', shrink: 2, min: 8 },
+  ]
+  return renderTable(columns, sessions, options.width)
+}
+
+const KNOWN_FIELDS = new Set([
+  'id',
+  'provider',
+  'permission',
+  'status',
+  'worktree_dir',
+  'is_worktree',
+  'git_branch',
+  'base_dir',
+  'pid',
+  'exit_code',
+  'prompt',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'schema_version',
+  'rev',
+  'model',
+  'task_hash',
+  'base_commit',
+  'agent_session_id',
+  'stop_reason',
+  'stop_request',
+  'runs',
+  'checkpoints',
+  'files_modified',
+  'metadata',
+  'liveness',
+])
+
+/** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
+export function renderSessionDetail(session: SessionView, options: RenderOptions = {}): string {
+  const now = options.now ?? new Date()
+  const color = options.color ?? false
+  const when = (iso: string | null | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : undefined)
+  const fields: [string, string | number | boolean | null | undefined][] = [
+    ['ID', session.id],
+    ['Status', paint(statusLabel(session), STATUS_COLOURS[session.status], color)],
+    ['Agent', session.provider],
+    ['Model', session.model],
+    ['Permission', session.permission],
+    ['Task', session.prompt],
+    ['Worktree', session.worktree_dir],
+    ['Is worktree', session.is_worktree],
+    ['Branch', session.git_branch],
+    ['Base dir', session.base_dir],
+    ['Base commit', session.base_commit],
+    ['PID', session.pid],
+    ['Exit code', session.exit_code],
+    ['Stop reason', session.stop_reason],
+    [
+      'Stop request',
+      session.stop_request ? `${session.stop_request.action} at ${session.stop_request.at}` : undefined,
+    ],
+    ['Created', when(session.created_at)],
+    ['Updated', when(session.updated_at)],
+    ['Completed', when(session.completed_at)],
+    ['Duration', elapsed(session.created_at, session.completed_at)],
+    ['Agent session', session.agent_session_id],
+    ['Task hash', session.task_hash],
+    ['Revision', session.rev],
+    ['Schema', session.schema_version],
+  ]
+  for (const [key, value] of Object.entries(session)) {
+    if (!KNOWN_FIELDS.has(key) && value !== undefined) fields.push([key, JSON.stringify(value)])
+  }
+  const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
+  const labelWidth = Math.max(...shown.map(([label]) => label.length))
+  const lines = shown.map(([label, value]) => `${`${label}:`.padEnd(labelWidth + 2)}${value}`)
+  lines.push(
+    ...renderRuns(session),
+    ...renderCheckpoints(session),
+    ...renderFiles(session),
+    ...renderMetadata(session),
+  )
+  return lines.join('\n')
+}
+
+function renderRuns(session: SessionRecord): string[] {
+  if (!session.runs?.length) return []
+  const lines = ['', 'Runs:']
+  for (const run of session.runs) {
+    const outcome =
+      run.signal != null
+        ? `signal ${run.signal}`
+        : run.exit_code != null
+          ? `exit ${run.exit_code}`
+          : run.ended_at
+            ? 'ended'
+            : 'not ended'
+    const duration = elapsed(run.started_at, run.ended_at)
+    lines.push(
+      `  #${run.n} ${run.kind}  ${run.started_at}${duration ? ` (${duration})` : ''}  pid ${run.pid ?? '-'}  ${outcome}`,
+    )
+    if (run.args?.length) lines.push(`     args: ${run.args.map(quoteArg).join(' ')}`)
+  }
+  return lines
+}
+
+function renderCheckpoints(session: SessionRecord): string[] {
+  if (!session.checkpoints?.length) return []
+  return [
+    '',
+    'Checkpoints:',
+    ...session.checkpoints.map((c) =>
+      `  #${c.n} ${c.commit.slice(0, 12)}  ${c.created_at}  ${c.message ?? ''}`.trimEnd(),
+    ),
+  ]
+}
+
+function renderFiles(session: SessionRecord): string[] {
+  if (!session.files_modified?.length) return []
+  return [
+    '',
+    `Files modified (${session.files_modified.length}):`,
+    ...session.files_modified.map((f) => `  ${f}`),
+  ]
+}
+
+function renderMetadata(session: SessionRecord): string[] {
+  const meta = session.metadata
+  if (!meta) return []
+  const parts = Object.entries(meta)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+  return parts.length ? ['', `Metadata: ${parts.join('  ')}`] : []
+}
+
+/** Shows an argv element so that it could be pasted into a shell. */
+export function quoteArg(arg: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
+}

@@ -1,0 +1,66 @@
+import type { Context } from '../cli/context.js'
+import { AmbiguousSessionIdError, SessionNotFoundError } from '../errors.js'
+import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from './ids.js'
+import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
+import type { SessionStatus } from './schema.js'
+import type { SessionStore } from './store.js'
+
+/** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
+export function resolveSessionId(store: SessionStore, input: string): string {
+  assertValidSessionId(input)
+  if (store.exists(input)) return input
+  const resolution = resolveIdAmong(input, store.ids())
+  switch (resolution.kind) {
+    case 'exact':
+    case 'unique':
+      return resolution.id
+    case 'ambiguous':
+      throw new AmbiguousSessionIdError(input, resolution.candidates)
+    case 'none':
+      throw new SessionNotFoundError(
+        input,
+        input.length < MIN_PREFIX_LENGTH
+          ? `a prefix needs at least ${MIN_PREFIX_LENGTH} characters; run "harness session list" to see sessions`
+          : undefined,
+      )
+  }
+}
+
+/** Loads one session by id or prefix, reconciling it if it is stale. */
+export async function getSession(ctx: Context, input: string, dryRun = false): Promise<SessionView> {
+  const store = await ctx.store()
+  const id = resolveSessionId(store, input)
+  const record = store.get(id)
+  if (!record) throw new SessionNotFoundError(id)
+  return record.status === 'RUNNING' ? reconcileView(store, record, dryRun) : record
+}
+
+export interface ListFilters {
+  status?: SessionStatus[]
+  agent?: string[]
+  limit?: number
+  sort: 'created' | 'updated'
+}
+
+/** Newest first by created_at (or updated_at), ties broken by id. */
+export function compareSessions(sort: 'created' | 'updated') {
+  const key = (r: SessionView) =>
+    Date.parse((sort === 'updated' ? r.updated_at : undefined) ?? r.created_at) || 0
+  return (a: SessionView, b: SessionView) => key(b) - key(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+}
+
+export async function listSessions(ctx: Context, filters: ListFilters): Promise<SessionView[]> {
+  const store = await ctx.store()
+  let records = store.list()
+  if (filters.agent) records = records.filter((r) => filters.agent?.includes(r.provider))
+  let views = await reconcileViews(store, records)
+  // Filter on status after reconciling: a stale RUNNING session is PAUSED by now.
+  if (filters.status) views = views.filter((r) => filters.status?.includes(r.status))
+  views.sort(compareSessions(filters.sort))
+  return filters.limit === undefined ? views : views.slice(0, filters.limit)
+}
+
+export async function sessionPath(ctx: Context, input: string): Promise<{ id: string; path: string }> {
+  const session = await getSession(ctx, input)
+  return { id: session.id, path: session.worktree_dir }
+}

@@ -1,0 +1,108 @@
+import * as z from 'zod/mini'
+import en from 'zod/v4/locales/en.js'
+
+// zod/mini ships without messages; English ones make corrupt-record reports readable.
+z.config(en())
+
+export const SESSION_STATUSES = ['RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'KILLED'] as const
+export const SCHEMA_VERSION = 1
+
+/** Read case-insensitively ("running" and "RUNNING"), always written upper case. */
+export const SessionStatusSchema = z.pipe(
+  z.pipe(
+    z.string(),
+    z.transform((s) => s.toUpperCase()),
+  ),
+  z.enum(SESSION_STATUSES),
+)
+export type SessionStatus = (typeof SESSION_STATUSES)[number]
+
+/** ISO 8601 with a zone; records written by older tools may lack milliseconds. */
+const TimeSchema = z.iso.datetime({ offset: true })
+const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
+
+export const StopRequestSchema = z.looseObject({
+  action: z.enum(['kill', 'pause']),
+  at: TimeSchema,
+  by_pid: opt(z.number()),
+})
+export type StopRequest = z.infer<typeof StopRequestSchema>
+
+export const RunSchema = z.looseObject({
+  n: z.number(),
+  kind: z.enum(['start', 'resume']),
+  pid: opt(z.number()),
+  pid_start_time: opt(z.string()),
+  supervisor_pid: opt(z.number()),
+  supervisor_start_time: opt(z.string()),
+  args: opt(z.array(z.string())),
+  started_at: TimeSchema,
+  ended_at: opt(TimeSchema),
+  exit_code: opt(z.number()),
+  signal: opt(z.string()),
+  hostname: opt(z.string()),
+  boot_id: opt(z.string()),
+  pid_namespace: opt(z.string()),
+  detached: opt(z.boolean()),
+})
+export type Run = z.infer<typeof RunSchema>
+
+export const CheckpointSchema = z.looseObject({
+  n: z.number(),
+  ref: z.string(),
+  commit: z.string(),
+  message: opt(z.string()),
+  created_at: TimeSchema,
+})
+
+export const MetadataSchema = z.looseObject({
+  os: opt(z.string()),
+  hostname: opt(z.string()),
+  pid_namespace: opt(z.string()),
+  boot_id: opt(z.string()),
+  harness_version: opt(z.string()),
+  node_version: opt(z.string()),
+})
+
+export const SessionRecordSchema = z.looseObject({
+  id: z.string(),
+  provider: z.string(),
+  permission: opt(z.string()),
+  status: SessionStatusSchema,
+  worktree_dir: z.string(),
+  is_worktree: opt(z.boolean()),
+  git_branch: opt(z.string()),
+  base_dir: opt(z.string()),
+  pid: opt(z.number()),
+  exit_code: opt(z.number()),
+  prompt: opt(z.string()),
+  created_at: TimeSchema,
+  updated_at: opt(TimeSchema),
+  completed_at: opt(TimeSchema),
+  schema_version: opt(z.number()),
+  rev: opt(z.number()),
+  model: opt(z.string()),
+  task_hash: opt(z.string()),
+  base_commit: opt(z.string()),
+  agent_session_id: opt(z.string()),
+  stop_reason: opt(z.string()),
+  stop_request: opt(StopRequestSchema),
+  runs: opt(z.array(RunSchema)),
+  checkpoints: opt(z.array(CheckpointSchema)),
+  files_modified: opt(z.array(z.string())),
+  metadata: opt(MetadataSchema),
+})
+export type SessionRecord = z.infer<typeof SessionRecordSchema>
+
+/** Validates a parsed record; returns a reason string on failure (path: message of the first issues). */
+export function parseSessionRecord(
+  value: unknown,
+): { ok: true; record: SessionRecord } | { ok: false; reason: string } {
+  const result = z.safeParse(SessionRecordSchema, value)
+  if (result.success) return { ok: true, record: result.data }
+  const reason = result.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(record)'}: ${issue.message}`)
+    .join('; ')
+  return { ok: false, reason }
+}

@@ -1,0 +1,366 @@
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import { CorruptRecordError, SessionExistsError, SessionNotFoundError } from '../errors.js'
+import { processExists } from '../process/identity.js'
+import { assertValidSessionId } from './ids.js'
+import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
+import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
+
+export interface StoreProblem {
+  path: string
+  reason: string
+}
+
+export interface StoreOptions {
+  /** Receives corrupt files and repairs; the CLI prints them on stderr. */
+  warn?: (problem: StoreProblem) => void
+  lock?: LockOptions
+}
+
+const RECORD_SUFFIX = '.json'
+const LOCK_SUFFIX = '.lock'
+
+/**
+ * The only module that reads and writes session records (`<sessions>/<id>.json`).
+ *
+ * Invariants:
+ * - a record is replaced only by rename of a fsynced temp file in the same folder, then the folder is fsynced;
+ * - every write (create, update, delete) holds the record's lock, so temp files of a record exist only while
+ *   its lock is held; one found by a lock holder is a leftover of a killed writer and is swept;
+ * - create never takes an existing id, even racing another process: the final name is made with link(2).
+ */
+export class SessionStore {
+  constructor(
+    readonly dir: string,
+    private readonly options: StoreOptions = {},
+  ) {}
+
+  recordPath(id: string): string {
+    return join(this.dir, `${id}${RECORD_SUFFIX}`)
+  }
+
+  private lockPath(id: string): string {
+    return join(this.dir, `${id}${LOCK_SUFFIX}`)
+  }
+
+  private lockOptions(id: string): LockOptions {
+    return { what: `session "${id}"`, ...this.options.lock }
+  }
+
+  /** Ensures the folder exists (0700). Read-only callers never call this. */
+  ensureDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+  }
+
+  /** Ids of every `<id>.json` in the folder (no validation of the content). */
+  ids(): string[] {
+    return this.readDir()
+      .filter((name) => name.endsWith(RECORD_SUFFIX))
+      .map((name) => name.slice(0, -RECORD_SUFFIX.length))
+  }
+
+  exists(id: string): boolean {
+    try {
+      return statSync(this.recordPath(assertValidSessionId(id))).isFile()
+    } catch {
+      return false
+    }
+  }
+
+  /** The record, or null when there is none. Throws CorruptRecordError for a file that cannot be repaired. */
+  get(id: string): SessionRecord | null {
+    assertValidSessionId(id)
+    const read = this.readRecord(id)
+    if (read.kind === 'ok') return read.record
+    if (this.hasLeftovers(id)) {
+      const repaired = this.trySweep(id)
+      if (repaired) return repaired
+    }
+    if (read.kind === 'missing') return null
+    throw new CorruptRecordError(this.recordPath(id), read.reason)
+  }
+
+  /** Every valid record. Corrupt files are reported through `warn` and skipped, never touched. */
+  list(): SessionRecord[] {
+    const names = this.readDir()
+    const records: SessionRecord[] = []
+    const leftovers = new Set<string>()
+    const recordIds = new Set<string>()
+    for (const name of names) {
+      if (name.endsWith(RECORD_SUFFIX)) {
+        recordIds.add(name.slice(0, -RECORD_SUFFIX.length))
+        continue
+      }
+      const owner = leftoverOwner(name)
+      if (owner) leftovers.add(owner)
+    }
+    for (const id of recordIds) {
+      if (leftovers.has(id)) continue // handled below, under its lock
+      const read = this.readRecord(id)
+      if (read.kind === 'ok') records.push(read.record)
+      else if (read.kind === 'corrupt')
+        this.options.warn?.({ path: this.recordPath(id), reason: read.reason })
+    }
+    for (const id of leftovers) {
+      const repaired = this.trySweep(id)
+      if (repaired) {
+        records.push(repaired)
+        continue
+      }
+      if (!recordIds.has(id)) continue
+      const read = this.readRecord(id)
+      if (read.kind === 'ok') records.push(read.record)
+      else if (read.kind === 'corrupt')
+        this.options.warn?.({ path: this.recordPath(id), reason: read.reason })
+    }
+    return records
+  }
+
+  /** Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). */
+  async create(record: SessionRecord): Promise<SessionRecord> {
+    const id = assertValidSessionId(record.id)
+    this.ensureDir()
+    return withLock(this.lockPath(id), this.lockOptions(id), () => {
+      this.sweepLocked(id)
+      const next = stamp(record, 1)
+      const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
+      writeDurable(temp, serialize(next))
+      try {
+        linkSync(temp, this.recordPath(id))
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
+        throw error
+      } finally {
+        safeUnlink(temp)
+      }
+      fsyncDir(this.dir)
+      return next
+    })
+  }
+
+  /**
+   * Read-modify-write under the record's lock. `mutate` gets the current record (re-read under the lock)
+   * and returns the new one, or undefined to leave it as it is. Throws SessionNotFoundError if it is gone.
+   */
+  async update(
+    id: string,
+    mutate: (current: SessionRecord) => SessionRecord | undefined,
+  ): Promise<SessionRecord> {
+    assertValidSessionId(id)
+    return withLock(this.lockPath(id), this.lockOptions(id), async () => {
+      const current = this.readForWrite(id)
+      const changed = mutate(structuredClone(current))
+      if (changed === undefined) return current
+      const next = stamp(changed, (current.rev ?? 0) + 1)
+      // Loaded on first write: reading commands never pay for it. It mutates its options: a fresh one each call.
+      const { default: writeFileAtomic } = await import('write-file-atomic')
+      await writeFileAtomic(this.recordPath(id), serialize(next), { mode: 0o600, fsync: true })
+      fsyncDir(this.dir)
+      return next
+    })
+  }
+
+  /** Removes a record (and its leftovers) under its lock; `check` may veto by throwing. */
+  async delete(id: string, check?: (current: SessionRecord) => void): Promise<void> {
+    assertValidSessionId(id)
+    await withLock(this.lockPath(id), this.lockOptions(id), () => {
+      const current = this.readForWrite(id)
+      check?.(current)
+      unlinkSync(this.recordPath(id))
+      this.sweepLocked(id)
+      fsyncDir(this.dir)
+    })
+  }
+
+  private readForWrite(id: string): SessionRecord {
+    const repaired = this.sweepLocked(id)
+    if (repaired) return repaired
+    const read = this.readRecord(id)
+    if (read.kind === 'ok') return read.record
+    if (read.kind === 'missing') throw new SessionNotFoundError(id)
+    throw new CorruptRecordError(this.recordPath(id), read.reason)
+  }
+
+  private readRecord(
+    id: string,
+  ): { kind: 'ok'; record: SessionRecord } | { kind: 'missing' } | { kind: 'corrupt'; reason: string } {
+    let text: string
+    try {
+      text = readFileSync(this.recordPath(id), 'utf8')
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return { kind: 'missing' }
+      return { kind: 'corrupt', reason: `cannot read: ${code ?? String(error)}` }
+    }
+    return parseRecordText(text, id)
+  }
+
+  private hasLeftovers(id: string): boolean {
+    return this.readDir().some((name) => leftoverOwner(name) === id)
+  }
+
+  /** Sweeps leftovers if the lock is free right now; returns the record if that repaired it. */
+  private trySweep(id: string): SessionRecord | null {
+    let lock: FileLock | null = null
+    try {
+      lock = FileLock.tryAcquire(this.lockPath(id), this.lockOptions(id))
+    } catch {
+      return null // read-only folder or similar: reading goes on without repair
+    }
+    if (!lock) return null
+    try {
+      return this.sweepLocked(id)
+    } finally {
+      lock.release()
+    }
+  }
+
+  /**
+   * With the lock held: removes temp files left by killed writers. If the record is missing or corrupt and a
+   * leftover holds a valid record of this id, the newest such leftover replaces it (returned).
+   */
+  private sweepLocked(id: string): SessionRecord | null {
+    const temps = this.readDir().filter((name) => leftoverOwner(name) === id)
+    if (temps.length === 0) return null
+    const current = this.readRecord(id)
+    let repaired: SessionRecord | null = null
+    if (current.kind !== 'ok') {
+      const candidates = temps
+        .filter((name) => isUpdateTemp(name, id))
+        .map((name) => ({ name, mtime: mtimeOf(join(this.dir, name)) }))
+        .sort((a, b) => b.mtime - a.mtime)
+      for (const { name } of candidates) {
+        const path = join(this.dir, name)
+        let parsed: ReturnType<typeof parseRecordText>
+        try {
+          parsed = parseRecordText(readFileSync(path, 'utf8'), id)
+        } catch {
+          continue
+        }
+        if (parsed.kind !== 'ok') continue
+        renameSync(path, this.recordPath(id))
+        this.options.warn?.({
+          path: this.recordPath(id),
+          reason: `${current.kind === 'missing' ? 'missing' : 'corrupt'} record repaired from ${name}`,
+        })
+        repaired = parsed.record
+        break
+      }
+    }
+    for (const name of temps) safeUnlink(join(this.dir, name))
+    fsyncDir(this.dir)
+    return repaired
+  }
+
+  private readDir(): string[] {
+    try {
+      return readdirSync(this.dir)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+      throw error
+    }
+  }
+}
+
+function parseRecordText(
+  text: string,
+  id: string,
+): { kind: 'ok'; record: SessionRecord } | { kind: 'corrupt'; reason: string } {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { kind: 'corrupt', reason: `not valid JSON (${(error as Error).message})` }
+  }
+  const parsed = parseSessionRecord(value)
+  if (!parsed.ok) return { kind: 'corrupt', reason: parsed.reason }
+  if (parsed.record.id !== id) {
+    return { kind: 'corrupt', reason: `its id "${parsed.record.id}" does not match the file name` }
+  }
+  return { kind: 'ok', record: parsed.record }
+}
+
+/**
+ * Temp files: `<id>.json.<hash>` (write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
+ * `<id>.lock.<pid>.<hex>.tmp|.stale` (the lock). Returns the id a leftover belongs to.
+ * A lock temp exists for a moment *before* its lock is held, so it is a leftover only if its writer is dead.
+ */
+function leftoverOwner(name: string): string | null {
+  const json = name.indexOf(`${RECORD_SUFFIX}.`)
+  if (json > 0) return name.slice(0, json)
+  const lock = name.indexOf(`${LOCK_SUFFIX}.`)
+  if (lock > 0) {
+    const pid = Number(name.slice(lock + LOCK_SUFFIX.length + 1).split('.')[0])
+    return Number.isInteger(pid) && pid > 0 && !processExists(pid) ? name.slice(0, lock) : null
+  }
+  return null
+}
+
+function isUpdateTemp(name: string, id: string): boolean {
+  return (
+    /^[0-9a-f]+$/.test(name.slice(`${id}${RECORD_SUFFIX}.`.length)) &&
+    name.startsWith(`${id}${RECORD_SUFFIX}.`)
+  )
+}
+
+function stamp(record: SessionRecord, rev: number): SessionRecord {
+  return {
+    ...record,
+    schema_version: record.schema_version ?? SCHEMA_VERSION,
+    rev,
+    updated_at: new Date().toISOString(),
+  }
+}
+
+function serialize(record: SessionRecord): string {
+  return `${JSON.stringify(record, null, 2)}\n`
+}
+
+/** Writes and fsyncs a new file (0600) that nobody else can see yet. */
+function writeDurable(path: string, data: string): void {
+  const fd = openSync(path, 'wx', 0o600)
+  try {
+    writeSync(fd, data)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+export function fsyncDir(dir: string): void {
+  let fd: number | undefined
+  try {
+    fd = openSync(dir, 'r')
+    fsyncSync(fd)
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+function safeUnlink(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {}
+}

@@ -1,0 +1,82 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll } from 'vitest'
+
+const created: string[] = []
+afterAll(() => {
+  if (process.env.HARNESS_KEEP_TMP) return
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh directory (real path: macOS /tmp is a symlink), removed after the test file. */
+export function tmpDir(prefix = 'harness-test-'): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  created.push(dir)
+  return dir
+}
+
+/** Environment that isolates git from the user's configuration. */
+export function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('HARNESS_') || key.startsWith('GIT_')) delete env[key]
+  }
+  return {
+    ...env,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'Test',
+    GIT_AUTHOR_EMAIL: 'test@example.com',
+    GIT_COMMITTER_NAME: 'Test',
+    GIT_COMMITTER_EMAIL: 'test@example.com',
+    NO_COLOR: '1',
+    ...extra,
+  }
+}
+
+export interface TmpRepo {
+  /** The repository's top directory. */
+  dir: string
+  home: string
+  env: NodeJS.ProcessEnv
+  git: (...args: string[]) => string
+  write: (path: string, content: string) => void
+}
+
+/** A real git repository with one commit on `main`, and an isolated HOME/git config. */
+export function tmpGitRepo(options: { commit?: boolean } = {}): TmpRepo {
+  const root = tmpDir()
+  const home = join(root, 'home')
+  const dir = join(root, 'repo')
+  mkdirSync(home)
+  mkdirSync(dir)
+  const env = isolatedEnv(home)
+  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim()
+  const write = (path: string, content: string) => {
+    const full = join(dir, path)
+    mkdirSync(join(full, '..'), { recursive: true })
+    writeFileSync(full, content)
+  }
+  git('init', '-q')
+  if (options.commit !== false) {
+    write('README.md', '# test repo\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'initial')
+  }
+  return { dir, home, env, git, write }
+}
+
+/** A plain directory (no git) with an isolated HOME. */
+export function tmpPlainDir(): { dir: string; home: string; env: NodeJS.ProcessEnv } {
+  const root = tmpDir()
+  const home = join(root, 'home')
+  const dir = join(root, 'work')
+  mkdirSync(home)
+  mkdirSync(dir)
+  return { dir, home, env: isolatedEnv(home) }
+}
