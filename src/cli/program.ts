@@ -57,8 +57,9 @@ export function fromCommanderError(error: CommanderError): UsageError | 'help-sh
   if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return null
   if (error.code === 'commander.help') return 'help-shown'
   const message = error.message.replace(/^error: /, '')
-  const hint = /command/.test(error.code)
-    ? 'run "harness --help" for the commands'
-    : 'run with --help for usage'
+  const hint =
+    error.code === 'commander.unknownCommand'
+      ? 'run "harness --help" for the commands'
+      : 'run with --help for usage'
   return new UsageError(message, hint)
 }
