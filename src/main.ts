@@ -1,37 +1,48 @@
+import { ExitRequest } from './errors.js'
 import { type GlobalOptions, Output } from './cli/output.js'
 
 /**
- * The entry point, and the only place that sets process.exitCode. Global flags are pre-read from argv so that
- * errors thrown before commander has parsed anything still honour --json.
+ * The entry point, and the only place that sets process.exitCode (or re-raises a signal). Global flags are
+ * pre-read from argv so that errors thrown before commander has parsed anything still honour --json.
  */
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Signals }> {
+  // Everything after the first `--` belongs to the agent, never to harness's own parser.
+  const split = argv.indexOf('--')
+  const own = split < 0 ? argv : argv.slice(0, split)
+  const passthrough = split < 0 ? [] : argv.slice(split + 1)
   const options: GlobalOptions = {
-    json: argv.includes('--json'),
-    color: !argv.includes('--no-color'),
-    quiet: argv.includes('-q') || argv.includes('--quiet'),
+    json: own.includes('--json'),
+    color: !own.includes('--no-color'),
+    quiet: own.includes('-q') || own.includes('--quiet'),
   }
   const out = new Output(options)
   try {
     const { buildProgram, fromCommanderError } = await import('./cli/program.js')
     const { CommanderError } = await import('commander')
-    const program = buildProgram(out)
+    const program = buildProgram(out, passthrough)
     try {
-      await program.parseAsync(argv, { from: 'user' })
+      await program.parseAsync(own, { from: 'user' })
     } catch (error) {
       if (error instanceof CommanderError) {
         const usage = fromCommanderError(error)
-        if (usage === 'help-shown') return 2
+        if (usage === 'help-shown') return { code: 2 }
         if (usage) throw usage
-        return 0
+        return { code: 0 }
       }
       throw error
     }
-    return 0
+    return { code: 0 }
   } catch (error) {
-    return out.error(error)
+    if (error instanceof ExitRequest && error.signal) return { code: error.exitCode, signal: error.signal }
+    return { code: out.error(error) }
   }
 }
 
-void main(process.argv.slice(2)).then((code) => {
+void main(process.argv.slice(2)).then(({ code, signal }) => {
   process.exitCode = code
+  if (signal) {
+    // The agent died from SIGINT/SIGQUIT: die the same way so a calling shell loop stops too.
+    process.removeAllListeners(signal)
+    process.kill(process.pid, signal)
+  }
 })

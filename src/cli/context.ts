@@ -9,6 +9,8 @@ export class Context {
 
   constructor(
     readonly out: Output,
+    /** Arguments after `--`, for the agent (`harness run -a exec -- npm test`). */
+    readonly passthrough: string[] = [],
     readonly cwd: string = process.cwd(),
     readonly env: NodeJS.ProcessEnv = process.env,
   ) {}

@@ -48,7 +48,7 @@ export class Output {
   }
 
   /** Raw text on stdout (e.g. `session path`), never under --json. */
-  writeOut(text: string): void {
+  writeOut(text: string | Uint8Array): void {
     this.stdout.write(text)
   }
 

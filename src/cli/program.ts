@@ -1,7 +1,14 @@
 import { Command, type CommanderError } from 'commander'
+import { registerRun } from '../commands/run.js'
 import { registerList } from '../commands/session/list.js'
+import { registerLogs } from '../commands/session/logs.js'
 import { registerPath } from '../commands/session/path.js'
+import { registerRecover } from '../commands/session/recover.js'
+import { registerResume } from '../commands/session/resume.js'
 import { registerShow } from '../commands/session/show.js'
+import { registerStop } from '../commands/session/stop.js'
+import { registerWait } from '../commands/session/wait.js'
+import { registerSupervise } from '../commands/supervise.js'
 import { UsageError } from '../errors.js'
 import { Context } from './context.js'
 import type { GlobalOptions, Output } from './output.js'
@@ -10,8 +17,8 @@ declare const HARNESS_VERSION: string
 export const VERSION = typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev'
 
 /** Builds the whole command tree. Commands register themselves; none holds logic. */
-export function buildProgram(out: Output): Command {
-  const ctx = new Context(out)
+export function buildProgram(out: Output, passthrough: string[] = []): Command {
+  const ctx = new Context(out, passthrough)
   const program = new Command('harness')
     .description('run AI coding agents as sessions: one worktree, one branch, one record each')
     .version(VERSION, '-V, --version', 'print the version')
@@ -30,6 +37,9 @@ export function buildProgram(out: Output): Command {
       writeErr: (text) => process.stderr.write(text),
     })
   program.hook('preAction', (_root, leaf) => {
+    if (passthrough.length && leaf.name() !== 'run') {
+      throw new UsageError('arguments after -- are only for "harness run"')
+    }
     const globals = leaf.optsWithGlobals() as Partial<GlobalOptions>
     Object.assign(out.options, {
       dir: globals.dir,
@@ -41,11 +51,19 @@ export function buildProgram(out: Output): Command {
 
   const session = program
     .command('session')
-    .description('list, inspect and locate sessions')
+    .description('list, inspect, locate, stop, resume and recover sessions')
     .addHelpCommand(false)
+  registerRun(program, ctx)
   registerList(session, ctx)
   registerShow(session, ctx)
   registerPath(session, ctx)
+  registerResume(session, ctx)
+  registerStop(session, ctx, 'kill')
+  registerStop(session, ctx, 'pause')
+  registerWait(session, ctx)
+  registerLogs(session, ctx)
+  registerRecover(session, ctx)
+  registerSupervise(program)
   return program
 }
 

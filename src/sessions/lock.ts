@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { LockTimeoutError } from '../errors.js'
 import { checkIdentity, identify } from '../process/identity.js'
 
@@ -32,12 +32,15 @@ interface LockContent {
 
 const DEFAULT_TIMEOUT_MS = 5000
 const DEFAULT_UNVERIFIABLE_STALE_MS = 30_000
+/** Each generation is used up only by a breaker killed mid-break, within microseconds. */
+const MAX_GUARD_GENERATIONS = 16
 
 export class FileLock {
   private released = false
   private constructor(
     readonly path: string,
     private readonly inode: number,
+    private readonly content: string,
   ) {}
 
   static async acquire(path: string, options: LockOptions = {}): Promise<FileLock> {
@@ -64,17 +67,18 @@ export class FileLock {
       pid_namespace: self?.pid_namespace ?? null,
       acquired_at: new Date().toISOString(),
     }
+    const text = JSON.stringify(content)
     const temp = `${path}.${process.pid}.${uniqueSuffix()}.tmp`
-    writeFileSync(temp, JSON.stringify(content), { mode: 0o600 })
+    writeFileSync(temp, text, { mode: 0o600 })
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
           linkSync(temp, path)
-          return new FileLock(path, statSync(path).ino)
+          return new FileLock(path, statSync(path).ino, text)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
-        if (!breakIfStale(path, options.unverifiableStaleMs ?? DEFAULT_UNVERIFIABLE_STALE_MS)) return null
+        if (!breakIfStale(path, temp, options.unverifiableStaleMs ?? DEFAULT_UNVERIFIABLE_STALE_MS)) return null
       }
       return null
     } finally {
@@ -87,7 +91,9 @@ export class FileLock {
     if (this.released) return
     this.released = true
     try {
-      if (statSync(this.path).ino === this.inode) unlinkSync(this.path)
+      // Inode and content: a file system may give a freed inode number to the very next file.
+      const now = inspect(this.path)
+      if (now?.ino === this.inode && now.text === this.content) unlinkSync(this.path)
     } catch {}
   }
 }
@@ -104,50 +110,78 @@ export async function withLock<T>(path: string, options: LockOptions, fn: () => 
 
 /**
  * Removes the lock at `path` if its holder is verifiably gone. Returns true when the caller should retry.
- * The lock is moved aside first and its inode compared, so that two waiters breaking the same stale lock
- * never remove a fresh lock that a third process took in between.
+ *
+ * Breakers of one lock file take turns through a guard file named after that file (its holder's pid, its
+ * acquisition time, its inode), made with link(2) from the caller's lock temp file, so the guard names its
+ * live holder. Under the guard the lock file is checked again (same inode, same content) and only then
+ * removed: nobody but a guard holder removes a dead holder's lock, so it cannot change in between, and a
+ * waiter that judged an older lock file never removes a newer one. Removing by name after a rename-aside
+ * instead lets a third waiter take the lock while it is aside, and two processes then hold it.
+ * A guard whose holder died (killed while breaking) is never removed while it matters: the next breaker
+ * takes the next generation of it.
  */
-function breakIfStale(path: string, unverifiableStaleMs: number): boolean {
-  let inode: number
-  let holder: LockContent | null
-  let ageMs: number
-  try {
-    const stat = statSync(path)
-    inode = stat.ino
-    ageMs = Date.now() - stat.mtimeMs
-    holder = readLockContent(path)
-  } catch {
-    return true // vanished between link and stat: retry at once
-  }
-  if (holder) {
-    const state = checkIdentity(holder)
-    if (state === 'alive') return false
-    if (state === 'unverifiable' && ageMs < unverifiableStaleMs) return false
-  } else if (ageMs < 2000) {
-    return false // unreadable content can only come from a foreign writer; give it a moment
-  }
-  const aside = `${path}.${process.pid}.${uniqueSuffix()}.stale`
-  try {
-    renameSync(path, aside)
-  } catch {
-    return true // someone else broke or released it
-  }
-  try {
-    if (statSync(aside).ino !== inode) {
-      // We moved a lock taken after our check: put it back.
-      try {
-        linkSync(aside, path)
-      } catch {}
+function breakIfStale(path: string, temp: string, unverifiableStaleMs: number): boolean {
+  const seen = inspect(path)
+  if (!seen) return true // vanished between link and stat: retry at once
+  if (!isStale(seen, unverifiableStaleMs)) return false
+  const since = seen.holder ? Date.parse(seen.holder.acquired_at) || 0 : Math.floor(seen.mtimeMs)
+  // `<lock>.<pid>.` like the lock's temp files: once that pid is dead, the store sweeps leftovers.
+  const base = `${path}.${seen.holder?.pid ?? 0}.${since}-${seen.ino}`
+  for (let generation = 0; generation < MAX_GUARD_GENERATIONS; generation++) {
+    const guard = `${base}.${generation}.break`
+    try {
+      linkSync(temp, guard)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const breaker = inspect(guard)
+      if (breaker && !isStale(breaker, unverifiableStaleMs)) return false // another waiter is breaking it
+      continue
     }
-  } finally {
-    safeUnlink(aside)
+    try {
+      const now = inspect(path)
+      if (now && now.ino === seen.ino && now.text === seen.text) unlinkSync(path)
+    } finally {
+      // The judged lock file is gone now, so its guards (ours and dead breakers') mean nothing any more.
+      for (let g = 0; g <= generation; g++) safeUnlink(`${base}.${g}.break`)
+    }
+    return true
   }
-  return true
+  return false
 }
 
-function readLockContent(path: string): LockContent | null {
+interface LockFileState {
+  ino: number
+  mtimeMs: number
+  text: string | null
+  holder: LockContent | null
+}
+
+function inspect(path: string): LockFileState | null {
+  let stat: ReturnType<typeof statSync>
   try {
-    const value = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockContent>
+    stat = statSync(path)
+  } catch {
+    return null
+  }
+  let text: string | null = null
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {}
+  return { ino: stat.ino, mtimeMs: stat.mtimeMs, text, holder: text === null ? null : parseLockContent(text) }
+}
+
+/** Whether a lock (or a breaker's guard) file's holder is gone: verifiably, or unverifiable for too long. */
+function isStale(state: LockFileState, unverifiableStaleMs: number): boolean {
+  const ageMs = Date.now() - state.mtimeMs
+  if (!state.holder) return ageMs >= 2000 // unreadable content can only come from a foreign writer
+  const check = checkIdentity(state.holder)
+  if (check === 'alive') return false
+  return check === 'dead' || ageMs >= unverifiableStaleMs
+}
+
+function parseLockContent(text: string): LockContent | null {
+  try {
+    const value = JSON.parse(text) as Partial<LockContent>
     if (typeof value.pid !== 'number') return null
     return value as LockContent
   } catch {
@@ -156,7 +190,7 @@ function readLockContent(path: string): LockContent | null {
 }
 
 function describeHolder(path: string): string {
-  const holder = readLockContent(path)
+  const holder = inspect(path)?.holder
   return holder ? `process ${holder.pid} (since ${holder.acquired_at})` : 'another process'
 }
 

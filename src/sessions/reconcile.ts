@@ -5,13 +5,18 @@ import type { SessionStore } from './store.js'
 
 export type SessionView = SessionRecord & { liveness?: Liveness }
 
-/** Marks a stale RUNNING record PAUSED/interrupted. Pure: used under the lock and for --dry-run alike. */
-export function markInterrupted(record: SessionRecord, now = new Date()): SessionRecord {
-  const status = transition(record.status, 'reconcile', record.id)
+/**
+ * Ends a RUNNING record whose processes are gone as PAUSED (resumable): `reconcile` for a stale one
+ * (stop_reason "interrupted"), `recover` for an unverified one on the user's word ("recovered").
+ * Pure: used under the lock and for --dry-run alike.
+ */
+export function markPaused(record: SessionRecord, event: 'reconcile' | 'recover' = 'reconcile', now = new Date()): SessionRecord {
+  const status = transition(record.status, event, record.id)
   const runs = record.runs ? [...record.runs] : record.runs
   const run = runs?.[runs.length - 1]
   if (runs && run && !run.ended_at) runs[runs.length - 1] = { ...run, ended_at: now.toISOString() }
-  return { ...record, status, stop_reason: 'interrupted', stop_request: null, runs }
+  const stopReason = event === 'reconcile' ? 'interrupted' : 'recovered'
+  return { ...record, status, stop_reason: stopReason, stop_request: null, runs }
 }
 
 /**
@@ -26,10 +31,10 @@ export async function reconcileView(
 ): Promise<SessionView> {
   const liveness = computeLiveness(record)
   if (liveness !== 'stale') return liveness ? { ...record, liveness } : record
-  if (dryRun) return markInterrupted(record)
+  if (dryRun) return markPaused(record)
   const updated = await store.update(record.id, (current) =>
     current.status === 'RUNNING' && computeLiveness(current) === 'stale'
-      ? markInterrupted(current)
+      ? markPaused(current)
       : undefined,
   )
   const after = computeLiveness(updated)

@@ -1,0 +1,57 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../cli/action.js'
+import type { Context } from '../cli/context.js'
+
+export const PermissionSchema = z.enum(['readonly', 'supervised', 'autonomous'])
+
+const RunOptionsSchema = z.object({
+  agent: z.optional(z.string()),
+  model: z.optional(z.string()),
+  permission: z.optional(PermissionSchema),
+  worktree: z.boolean(),
+  base: z.optional(z.string()),
+  branch: z.optional(z.string()),
+  sessionId: z.optional(z.string()),
+  detach: z.optional(z.boolean()),
+})
+
+export function registerRun(program: Command, ctx: Context): void {
+  program
+    .command('run [prompt...]')
+    .alias('chat')
+    .description('start an agent as a new session in its own worktree (args after -- go to the agent)')
+    .option('-a, --agent <name>', 'claude, codex, gemini, opencode, agy, pi-agent, aider, exec, or one from config')
+    .option('-m, --model <model>', "passed through the agent's own model flag")
+    .option('-P, --permission <mode>', 'readonly | supervised | autonomous (default: supervised)')
+    .option('--no-worktree', 'run in the current directory instead of a new worktree')
+    .option('--base <ref>', 'start the worktree from this commit or branch (default: HEAD)')
+    .option('--branch <name>', 'branch name for the worktree (default: harness/<id>)')
+    .option('--session-id <id>', 'use this id; resumes the session if it already exists')
+    .option('-d, --detach', 'run in the background; return once the agent has started')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  harness run -a claude "add auth endpoints"        interactive in a terminal, headless in CI
+  harness run -a codex -P autonomous --detach "fix lint"
+  id=$(harness run -a claude --detach --json "fix lint" | jq -r .id)
+  harness run -a exec -- npm test                   any command as a session`,
+    )
+    .action(
+      action(RunOptionsSchema, async (options, prompt: string[]) => {
+        const { startSession } = await import('../sessions/start.js')
+        const { renderDetachedRun, runSummary } = await import('../render/run.js')
+        const outcome = await startSession(ctx, {
+          ...options,
+          detach: options.detach === true,
+          prompt,
+          extraArgs: ctx.passthrough,
+        })
+        if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
+        else ctx.out.result(outcome.record, renderDetachedRun)
+        if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
+        if (outcome.exit) throw outcome.exit
+      }),
+    )
+}

@@ -1,0 +1,30 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { UsageError } from '../../errors.js'
+
+export function registerRecover(session: Command, ctx: Context): void {
+  session
+    .command('recover [id]')
+    .description('find sessions left RUNNING by a crash (--scan), or mark them PAUSED (<id> or --all)')
+    .option('--scan', 'list RUNNING sessions whose liveness is stale, orphaned or unverified')
+    .option('--all', 'recover every stale and unverified session')
+    .addHelpText(
+      'after',
+      '\nOrphaned sessions (agent alive, supervisor gone) must be killed first: harness session kill <id>.',
+    )
+    .action(
+      action(z.object({ scan: z.optional(z.boolean()), all: z.optional(z.boolean()) }), async (options, id?: string) => {
+        const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
+        if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
+        const { scanRecoverable, recoverSessions } = await import('../../sessions/control.js')
+        const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
+        if (options.scan) {
+          ctx.out.result(await scanRecoverable(ctx), renderRecoverScan)
+          return
+        }
+        ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)
+      }),
+    )
+}

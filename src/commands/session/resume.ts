@@ -1,0 +1,23 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+export function registerResume(session: Command, ctx: Context): void {
+  session
+    .command('resume <id> [prompt...]')
+    .alias('continue')
+    .description("resume a session's conversation in its worktree (recreated from its branch if removed)")
+    .option('-d, --detach', 'run in the background')
+    .action(
+      action(z.object({ detach: z.optional(z.boolean()) }), async (options, id: string, prompt: string[]) => {
+        const { resumeSession } = await import('../../sessions/start.js')
+        const { renderDetachedRun, runSummary } = await import('../../render/run.js')
+        const outcome = await resumeSession(ctx, id, prompt, { detach: options.detach === true })
+        if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
+        else ctx.out.result(outcome.record, renderDetachedRun)
+        if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
+        if (outcome.exit) throw outcome.exit
+      }),
+    )
+}

@@ -1,0 +1,29 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { parseDuration } from '../../cli/duration.js'
+import { ExitRequest } from '../../errors.js'
+
+export function registerWait(session: Command, ctx: Context): void {
+  session
+    .command('wait <id>')
+    .description("wait until a session is no longer running; exit with the agent's exit code")
+    .option('--timeout <duration>', 'give up after this long (exit 124)')
+    .addHelpText(
+      'after',
+      "\nExit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED, 124 on timeout.",
+    )
+    .action(
+      action(z.object({ timeout: z.optional(z.string()) }), async (options, id: string) => {
+        const timeoutMs =
+          options.timeout === undefined ? undefined : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
+        const { waitForSession, waitExitCode } = await import('../../sessions/control.js')
+        const { renderWaitResult } = await import('../../render/run.js')
+        const record = await waitForSession(ctx, id, timeoutMs)
+        ctx.out.result(record, renderWaitResult)
+        const code = waitExitCode(record)
+        if (code !== 0) throw new ExitRequest(code)
+      }),
+    )
+}

@@ -1,0 +1,226 @@
+import { writeSync } from 'node:fs'
+import { ExternalToolError } from '../errors.js'
+import { identify, type ProcessIdentity } from './identity.js'
+import { stopProcessTree } from './stop.js'
+
+/**
+ * The only module that spawns agents (SPEC §5). It knows processes, not records: what to record is the
+ * caller's business, told through hooks.
+ */
+export interface AgentLaunch {
+  command: string
+  args: string[]
+  cwd: string
+  /** The complete environment of the agent. */
+  env: NodeJS.ProcessEnv
+  /**
+   * interactive: inherits the terminal and stays in harness's process group (Ctrl-C, resizes, raw mode reach it).
+   * headless: stdin /dev/null, output appended to the log and copied to `tee`.
+   * background: its own process group, stdin /dev/null, output straight into the log file descriptor.
+   */
+  mode: 'interactive' | 'headless' | 'background'
+  logFd?: number
+  tee?: NodeJS.WritableStream
+}
+
+export interface AgentHooks {
+  /** The agent has a pid; identity is null only if it already exited. Resolves once recorded. */
+  started(pid: number, identity: ProcessIdentity | null): Promise<void>
+  /** harness was told to stop (SIGTERM/SIGHUP, or SIGINT when in the background): how long to wait before SIGKILL. */
+  stopping(signal: NodeJS.Signals): Promise<{ graceMs: number }>
+}
+
+export interface AgentExit {
+  exitCode: number | null
+  signal: NodeJS.Signals | null
+  /** harness received a stop signal while the agent ran. */
+  stopSignal: NodeJS.Signals | null
+  spawnError?: string
+}
+
+export interface SupervisedAgent {
+  exit: AgentExit
+  /** Removes the signal handlers; call after the outcome is recorded, so no signal can interrupt that. */
+  release(): void
+}
+
+const STOP_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT']
+
+/** Starts the agent, records its start through hooks, stops its whole tree when harness is told to stop. */
+export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Promise<SupervisedAgent> {
+  const { execa } = await import('execa')
+  let identity: ProcessIdentity | null = null
+  let stopSignal: NodeJS.Signals | null = null
+  let stopping: Promise<void> | null = null
+  let started: Promise<void> = Promise.resolve()
+
+  const stop = (signal: NodeJS.Signals) => {
+    stopSignal ??= signal
+    if (stopping) return
+    stopping = (async () => {
+      await started
+      const { graceMs } = await hooks.stopping(signal)
+      if (identity?.start_time) await stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs })
+    })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
+  }
+  // In the foreground Ctrl-C belongs to the agent (it shares our terminal and process group): harness stays.
+  const handlers = new Map<NodeJS.Signals, () => void>()
+  for (const signal of STOP_SIGNALS) {
+    const handler =
+      signal === 'SIGINT' && launch.mode !== 'background'
+        ? () => {}
+        : () => {
+            stop(signal)
+          }
+    handlers.set(signal, handler)
+    process.on(signal, handler)
+  }
+  const release = () => {
+    for (const [signal, handler] of handlers) process.removeListener(signal, handler)
+  }
+
+  const child = execa(launch.command, launch.args, {
+    cwd: launch.cwd,
+    env: launch.env,
+    extendEnv: false,
+    ...stdioFor(launch),
+    detached: launch.mode === 'background',
+    reject: false,
+    cleanup: false,
+    buffer: false,
+    stripFinalNewline: false,
+    windowsHide: true,
+  })
+  if (launch.mode === 'headless') pipeOutput(child, launch)
+
+  if (child.pid !== undefined) {
+    const pid = child.pid
+    identity = identify(pid)
+    started = hooks.started(pid, identity)
+    await started
+  }
+  const result = await child
+  await stopping
+  const spawnError = child.pid === undefined || result.exitCode === undefined && !result.signal ? spawnFailure(result) : undefined
+  return {
+    exit: {
+      exitCode: spawnError ? null : (result.exitCode ?? null),
+      signal: (result.signal as NodeJS.Signals | undefined) ?? null,
+      stopSignal,
+      ...(spawnError ? { spawnError } : {}),
+    },
+    release,
+  }
+}
+
+// execa's types only list descriptors 3–9; any open descriptor works at run time.
+type Output = 'inherit' | 'ignore' | 'pipe' | 3
+function stdioFor(launch: AgentLaunch): { stdin: 'inherit' | 'ignore'; stdout: Output; stderr: Output } {
+  if (launch.mode === 'interactive') return { stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
+  if (launch.mode === 'headless') return { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }
+  const log = (launch.logFd ?? 'ignore') as Output
+  return { stdin: 'ignore', stdout: log, stderr: log }
+}
+
+/** Headless: every chunk goes to the log first (it must survive us), then to the terminal stream. */
+function pipeOutput(child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null }, launch: AgentLaunch) {
+  const onData = (chunk: Buffer) => {
+    if (launch.logFd !== undefined) {
+      try {
+        writeSync(launch.logFd, chunk)
+      } catch {}
+    }
+    try {
+      launch.tee?.write(chunk)
+    } catch {}
+  }
+  child.stdout?.on('data', onData)
+  child.stderr?.on('data', onData)
+}
+
+function spawnFailure(result: { cause?: unknown; shortMessage?: string; message?: string }): string {
+  const cause = result.cause as NodeJS.ErrnoException | undefined
+  if (cause?.code === 'ENOENT') return `command not found: ${cause.path ?? ''}`.trim()
+  if (cause?.code === 'EACCES') return `permission denied: ${cause.path ?? ''}`.trim()
+  return cause?.message ?? result.shortMessage ?? result.message ?? 'the agent could not be started'
+}
+
+function report(launch: AgentLaunch, message: string): void {
+  if (launch.logFd === undefined) return
+  try {
+    writeSync(launch.logFd, `\n[harness] ${message}\n`)
+  } catch {}
+}
+
+/** Finds `command` on PATH (or checks it directly when it holds a '/'); an agent that is not there is exit 5. */
+export async function assertExecutable(command: string, env: NodeJS.ProcessEnv, cwd: string, what: string): Promise<string> {
+  const { access, stat } = await import('node:fs/promises')
+  const { constants } = await import('node:fs')
+  const { delimiter, isAbsolute, join, resolve } = await import('node:path')
+  const candidates = command.includes('/')
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command))
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK)
+      if ((await stat(candidate)).isFile()) return candidate
+    } catch {}
+  }
+  throw new ExternalToolError(
+    `${what}: "${command}" is not installed or not on PATH`,
+    `install it, or point the provider's "command" at it in .harness/config.json`,
+    'AGENT_NOT_FOUND',
+  )
+}
+
+export interface DetachedSupervisor {
+  identity: ProcessIdentity
+  /** Hands the supervisor its work; it starts nothing before this (EOF without it: it exits). */
+  send(spec: unknown): void
+  /** Gives up: the supervisor sees EOF and exits without starting anything. */
+  abandon(): void
+}
+
+/**
+ * Starts harness itself as a detached supervisor (hidden `__supervise` command) in its own session, with no
+ * inherited stdio: `$(harness run --detach …)` returns at once. Its work arrives on a private stdin pipe
+ * only after the record holding its identity was committed, so a record never names an unknown supervisor.
+ */
+export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<DetachedSupervisor> {
+  const { spawn } = await import('node:child_process')
+  const entry = process.argv[1]
+  // Under a single executable the binary is the entry itself.
+  const args = entry && !isSingleExecutable() ? [entry, '__supervise'] : ['__supervise']
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env,
+    cwd: '/',
+  })
+  child.unref()
+  const pid = child.pid
+  const identity = pid === undefined ? null : identify(pid)
+  if (pid === undefined || !identity) {
+    throw new ExternalToolError('could not start the background supervisor', undefined, 'SUPERVISOR_FAILED')
+  }
+  const stdin = child.stdin
+  stdin?.on('error', () => {})
+  return {
+    identity,
+    send(spec) {
+      stdin?.end(`${JSON.stringify(spec)}\n`)
+    },
+    abandon() {
+      stdin?.end()
+    },
+  }
+}
+
+function isSingleExecutable(): boolean {
+  try {
+    const sea = process.getBuiltinModule('node:sea') as { isSea?: () => boolean } | undefined
+    return sea?.isSea?.() ?? false
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,43 @@
+import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control.js'
+import type { SessionRecord } from '../sessions/schema.js'
+import { truncate } from './text.js'
+
+/** One line about how a run ended (or started, in the background). */
+export function runSummary(record: SessionRecord): string {
+  const code = record.exit_code != null ? `, exit ${record.exit_code}` : ''
+  const where = record.is_worktree ? ` in ${record.worktree_dir}` : ''
+  if (record.status === 'RUNNING') {
+    return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
+  }
+  return `harness: session ${record.id} ${record.status}${code}${record.stop_reason === 'start-failed' ? ' (the agent could not be started)' : ''}`
+}
+
+/** stdout of `run --detach` for people: the id alone, so `id=$(harness run -d …)` works too. */
+export function renderDetachedRun(record: SessionRecord): string {
+  return record.id
+}
+
+export function renderStopResult(result: StopResult): string {
+  const verb = result.action === 'kill' ? 'killed' : 'paused'
+  return `session ${result.record.id} ${verb}${result.via === 'direct' ? ' (its supervisor was gone: stopped directly)' : ''}`
+}
+
+export function renderWaitResult(record: SessionRecord): string {
+  return `session ${record.id} ${record.status}${record.exit_code != null ? ` (exit ${record.exit_code})` : ''}`
+}
+
+export function renderRecoverScan(candidates: RecoverCandidate[]): string {
+  if (candidates.length === 0) return 'No sessions need recovery.'
+  const lines = candidates.map(
+    (c) => `${c.id}  ${c.provider}  ${c.liveness.padEnd(10)}  ${truncate(c.prompt ?? '', 50)}`.trimEnd(),
+  )
+  const hint =
+    'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first'
+  return [...lines, '', hint].join('\n')
+}
+
+export function renderRecoverResult(result: RecoverResult): string {
+  const lines = result.recovered.map((r) => `session ${r.id} marked ${r.status} (${r.stop_reason ?? 'recovered'})`)
+  for (const s of result.skipped) lines.push(`session ${s.id} skipped: ${s.reason}`)
+  return lines.length ? lines.join('\n') : 'No sessions needed recovery.'
+}

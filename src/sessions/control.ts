@@ -1,0 +1,215 @@
+import type { Context } from '../cli/context.js'
+import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
+import { checkIdentity } from '../process/identity.js'
+import { computeLiveness, lastRun, type Liveness } from './liveness.js'
+import { applyRunExit, signalExitCode } from './outcome.js'
+import { getSession, resolveSessionId } from './query.js'
+import { markPaused, reconcileView, type SessionView } from './reconcile.js'
+import type { SessionRecord, StopRequest } from './schema.js'
+import type { SessionStore } from './store.js'
+
+export type StopAction = 'kill' | 'pause'
+
+export interface StopResult {
+  record: SessionView
+  /** This command's stop_request produced the final status (exit 0); otherwise exit 4. */
+  produced: boolean
+  action: StopAction
+  /** How the agent was stopped: by its supervisor, or directly because the supervisor was gone. */
+  via: 'supervisor' | 'direct' | 'none'
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * `session kill` / `session pause` (SPEC §5): commit a stop_request under the lock, ask the identity-checked
+ * supervisor (SIGTERM), and wait for the final status; if the supervisor is gone, stop the identity-checked
+ * agent tree directly and record the outcome.
+ */
+export async function stopSession(ctx: Context, input: string, action: StopAction, graceMs: number): Promise<StopResult> {
+  const store = await ctx.store()
+  const session = await getSession(ctx, input)
+  const id = session.id
+  if (session.status !== 'RUNNING') {
+    throw new IllegalStateError(`session "${id}" is ${session.status}, not running`, undefined, 'SESSION_NOT_RUNNING')
+  }
+  if (session.liveness === 'unverified') {
+    throw new IllegalStateError(
+      `session "${id}" cannot be verified (no process start times, or recorded on another host): it is never signalled`,
+      `if it is really gone, run "harness session recover ${id}"`,
+      'SESSION_UNVERIFIED',
+    )
+  }
+  const request: StopRequest & { grace_ms: number } = {
+    action,
+    at: new Date().toISOString(),
+    by_pid: process.pid,
+    grace_ms: graceMs,
+  }
+  const committed = await store.update(id, (current) =>
+    current.status === 'RUNNING' && !current.stop_request ? { ...current, stop_request: request } : undefined,
+  )
+  const ours = (record: SessionRecord) =>
+    record.stop_request?.by_pid === request.by_pid && record.stop_request?.at === request.at
+  if (committed.status !== 'RUNNING') return finish(committed, action, ours, 'none')
+
+  const run = lastRun(committed)
+  const place = { hostname: run?.hostname, boot_id: run?.boot_id, pid_namespace: run?.pid_namespace }
+  const supervisor = run?.supervisor_pid
+    ? { pid: run.supervisor_pid, start_time: run.supervisor_start_time, ...place }
+    : null
+  let via: StopResult['via'] = 'supervisor'
+  if (supervisor && checkIdentity(supervisor) === 'alive') {
+    if (supervisor.pid === process.pid) throw new IllegalStateError('a session cannot stop itself')
+    try {
+      process.kill(supervisor.pid, 'SIGTERM')
+    } catch {}
+    // The supervisor stops the tree within the grace period and records the outcome; allow a margin.
+    const deadline = Date.now() + graceMs + 5000
+    for (;;) {
+      const current = store.get(id)
+      if (!current || current.status !== 'RUNNING') return finish(current ?? committed, action, ours, via)
+      if (checkIdentity(supervisor) !== 'alive' || Date.now() > deadline) break
+      await sleep(10)
+    }
+  }
+  via = 'direct'
+  return finish(await stopDirectly(store, id, graceMs), action, ours, via)
+}
+
+/** The supervisor is gone (or hung): stop the identity-checked agent tree ourselves and record the outcome. */
+async function stopDirectly(store: SessionStore, id: string, graceMs: number): Promise<SessionRecord> {
+  const record = store.get(id)
+  if (!record || record.status !== 'RUNNING') return record as SessionRecord
+  const run = lastRun(record)
+  let signal: string | null = null
+  if (run?.pid && run.pid_start_time) {
+    const agent = {
+      pid: run.pid,
+      start_time: run.pid_start_time,
+      hostname: run.hostname,
+      boot_id: run.boot_id,
+      pid_namespace: run.pid_namespace,
+    }
+    if (checkIdentity(agent) === 'alive') {
+      const { stopProcessTree } = await import('../process/stop.js')
+      const outcome = await stopProcessTree({ pid: run.pid, start_time: run.pid_start_time }, { graceMs })
+      signal = outcome.killed > 0 ? 'SIGKILL' : 'SIGTERM'
+    }
+  }
+  return store.update(id, (current) =>
+    run ? applyRunExit(current, run.n, { exitCode: null, signal }) : undefined,
+  )
+}
+
+function finish(
+  record: SessionRecord,
+  action: StopAction,
+  ours: (record: SessionRecord) => boolean,
+  via: StopResult['via'],
+): StopResult {
+  const wanted = action === 'kill' ? 'KILLED' : 'PAUSED'
+  return { record, produced: record.status === wanted && ours(record), action, via }
+}
+
+/** The error a stop command exits with when its request did not produce the final status. */
+export function stopNotProduced(result: StopResult): HarnessError {
+  const { record, action } = result
+  const reason =
+    record.status === 'RUNNING'
+      ? 'it is still running'
+      : record.stop_request && !result.produced
+        ? `another ${record.stop_request.action} request came first; it is ${record.status}`
+        : `it ended by itself first (${record.status}${record.exit_code != null ? `, exit ${record.exit_code}` : ''})`
+  return new IllegalStateError(`session "${record.id}" was not ${action === 'kill' ? 'killed' : 'paused'}: ${reason}`)
+}
+
+/** The exit code `session wait` reports for a finished session (SPEC §5). */
+export function waitExitCode(record: SessionRecord): number {
+  if (typeof record.exit_code === 'number') return record.exit_code
+  if (record.status === 'PAUSED') return ExitCode.IllegalState
+  return signalExitCode(lastRun(record)?.signal) ?? ExitCode.Failure
+}
+
+export class WaitTimeoutError extends HarnessError {
+  constructor(id: string, ms: number) {
+    super('WAIT_TIMEOUT', `session "${id}" still running after ${ms} ms`, ExitCode.Timeout)
+  }
+}
+
+/** `session wait`: blocks until the session is no longer RUNNING (stale ones are reconciled on the way). */
+export async function waitForSession(ctx: Context, input: string, timeoutMs?: number): Promise<SessionView> {
+  const store = await ctx.store()
+  const id = resolveSessionId(store, input)
+  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
+  for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
+    const view = await getSession(ctx, id)
+    if (view.status !== 'RUNNING') return view
+    if (Date.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
+    await sleep(Math.min(delay, Math.max(0, deadline - Date.now())))
+  }
+}
+
+export interface RecoverCandidate {
+  id: string
+  liveness: Liveness
+  status: string
+  provider: string
+  prompt?: string | null
+}
+
+/** `session recover --scan`: RUNNING sessions whose liveness is stale, orphaned or unverified (read only). */
+export async function scanRecoverable(ctx: Context): Promise<RecoverCandidate[]> {
+  const store = await ctx.store()
+  const found: RecoverCandidate[] = []
+  for (const record of store.list()) {
+    if (record.status !== 'RUNNING') continue
+    const liveness = computeLiveness(record)
+    if (liveness && liveness !== 'running') {
+      found.push({ id: record.id, liveness, status: record.status, provider: record.provider, prompt: record.prompt })
+    }
+  }
+  return found.sort((a, b) => (a.id < b.id ? -1 : 1))
+}
+
+export interface RecoverResult {
+  recovered: SessionView[]
+  skipped: { id: string; liveness: Liveness | undefined; reason: string }[]
+}
+
+/**
+ * `session recover <id>` / `--all`: marks stale and unverified sessions PAUSED (unverified ones on the user's
+ * word). Orphaned and running ones are refused: their agent is alive and must be killed first.
+ */
+export async function recoverSessions(ctx: Context, input: string | undefined, all: boolean): Promise<RecoverResult> {
+  const store = await ctx.store()
+  const ids = all ? (await scanRecoverable(ctx)).map((c) => c.id) : [resolveSessionId(store, input ?? '')]
+  const result: RecoverResult = { recovered: [], skipped: [] }
+  for (const id of ids) {
+    const record = store.get(id)
+    if (!record) continue
+    if (record.status !== 'RUNNING') {
+      if (!all) throw new IllegalStateError(`session "${id}" is ${record.status}: nothing to recover`)
+      continue
+    }
+    const liveness = computeLiveness(record)
+    if (liveness === 'stale') {
+      result.recovered.push(await reconcileView(store, record))
+      continue
+    }
+    if (liveness === 'unverified') {
+      const updated = await store.update(id, (current) =>
+        current.status === 'RUNNING' && computeLiveness(current) === 'unverified' ? markPaused(current, 'recover') : undefined,
+      )
+      result.recovered.push(updated)
+      continue
+    }
+    const reason =
+      liveness === 'orphaned'
+        ? `its agent is still alive (orphaned): run "harness session kill ${id}" first`
+        : 'it is running'
+    if (!all) throw new IllegalStateError(`session "${id}" cannot be recovered: ${reason}`, undefined, 'SESSION_ALIVE')
+    result.skipped.push({ id, liveness, reason })
+  }
+  return result
+}

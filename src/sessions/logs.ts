@@ -1,0 +1,65 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import type { Context } from '../cli/context.js'
+import { HarnessError } from '../errors.js'
+import { getSession } from './query.js'
+import { logPathFor } from './runner.js'
+
+export class NoLogError extends HarnessError {
+  constructor(id: string, path: string) {
+    super('NO_LOG', `session "${id}" has no log (${path})`, 1, 'interactive runs write to the terminal, not to a log')
+  }
+}
+
+export interface LogInfo {
+  id: string
+  path: string
+}
+
+export async function sessionLog(ctx: Context, input: string): Promise<LogInfo> {
+  const session = await getSession(ctx, input)
+  const paths = await ctx.project()
+  const path = logPathFor(paths.logsDir, session.id)
+  try {
+    statSync(path)
+  } catch {
+    throw new NoLogError(session.id, path)
+  }
+  return { id: session.id, path }
+}
+
+/** Copies the log to `write` from `offset`; returns the new offset. */
+function copyFrom(path: string, offset: number, write: (chunk: Buffer) => void): number {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return offset
+  }
+  try {
+    const buffer = Buffer.allocUnsafe(64 * 1024)
+    let position = offset
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, position)
+      if (n <= 0) return position
+      write(buffer.subarray(0, n))
+      position += n
+    }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Prints the log; with `follow`, keeps printing what is appended until the session is no longer RUNNING
+ * (then prints whatever came last).
+ */
+export async function streamLog(ctx: Context, info: LogInfo, follow: boolean, write: (chunk: Buffer) => void): Promise<void> {
+  let offset = copyFrom(info.path, 0, write)
+  if (!follow) return
+  for (;;) {
+    const session = await getSession(ctx, info.id)
+    offset = copyFrom(info.path, offset, write)
+    if (session.status !== 'RUNNING') return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -1,0 +1,74 @@
+import { constants } from 'node:os'
+import { type SessionEvent, transition } from './lifecycle.js'
+import { lastRun } from './liveness.js'
+import type { Run, SessionRecord } from './schema.js'
+
+/** How a run ended, as the supervisor saw it. */
+export interface RunExit {
+  exitCode: number | null
+  signal: string | null
+  /** harness itself was told to stop (SIGTERM/SIGHUP) without a stop_request. */
+  interrupted?: boolean
+  /** The agent could not be started at all. */
+  spawnError?: string
+}
+
+/** 128+n for a signal, as shells report it. */
+export function signalExitCode(signal: string | null | undefined): number | null {
+  if (!signal) return null
+  const n = (constants.signals as Record<string, number>)[signal]
+  return n === undefined ? null : 128 + n
+}
+
+/**
+ * The final status of a run (SPEC §4), decided under the record's lock: a committed stop_request wins
+ * (kill → KILLED, pause → PAUSED) even if the agent happened to exit by itself at the same moment; that is
+ * what makes "KILLED exactly when the kill's request was committed first" hold.
+ * Returns undefined when the record is no longer this run's to finish (someone else already did).
+ */
+export function applyRunExit(record: SessionRecord, runN: number, exit: RunExit, now = new Date()): SessionRecord | undefined {
+  const run = lastRun(record)
+  if (record.status !== 'RUNNING' || !run || run.n !== runN) return undefined
+  const at = now.toISOString()
+  let event: SessionEvent
+  let stopReason: string
+  if (record.stop_request?.action === 'kill') {
+    event = 'kill'
+    stopReason = 'killed'
+  } else if (record.stop_request?.action === 'pause') {
+    event = 'pause'
+    stopReason = 'paused'
+  } else if (exit.interrupted) {
+    event = 'interrupt'
+    stopReason = 'interrupted'
+  } else if (exit.spawnError) {
+    event = 'exit-error'
+    stopReason = 'start-failed'
+  } else if (exit.exitCode === 0 && !exit.signal) {
+    event = 'exit-ok'
+    stopReason = 'exited'
+  } else {
+    event = 'exit-error'
+    stopReason = exit.signal ? 'signal' : 'exit-code'
+  }
+  const status = transition(record.status, event, record.id)
+  // A paused session has not finished: no final exit code (`session wait` then exits 4).
+  const topExit = status === 'PAUSED' ? null : (exit.exitCode ?? signalExitCode(exit.signal))
+  const endedRun: Run = {
+    ...run,
+    ended_at: at,
+    exit_code: exit.exitCode,
+    signal: exit.signal,
+    ...(exit.spawnError ? { error: exit.spawnError } : {}),
+  }
+  const runs = [...(record.runs ?? [])]
+  runs[runs.length - 1] = endedRun
+  return {
+    ...record,
+    status,
+    exit_code: topExit,
+    stop_reason: stopReason,
+    completed_at: status === 'PAUSED' ? null : at,
+    runs,
+  }
+}

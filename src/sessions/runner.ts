@@ -1,0 +1,198 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { join } from 'node:path'
+import { ExitRequest, ExternalToolError } from '../errors.js'
+import { identify, type ProcessIdentity } from '../process/identity.js'
+import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
+import { lastRun } from './liveness.js'
+import { applyRunExit, signalExitCode } from './outcome.js'
+import type { Run, SessionRecord } from './schema.js'
+import { SessionStore } from './store.js'
+
+export const DEFAULT_GRACE_MS = 1500
+
+/** Everything a supervisor needs to run one run of one session; also what the detached one receives. */
+export interface RunPlan {
+  sessionsDir: string
+  logsDir: string
+  id: string
+  runN: number
+  command: string
+  args: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  mode: AgentLaunch['mode']
+  /** Headless only: copy the agent's output to stderr (under --json) instead of stdout. */
+  teeToStderr?: boolean
+}
+
+/** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
+export type BeginRun = (run: Run) => Promise<SessionRecord>
+
+export interface RunResult {
+  record: SessionRecord
+  exit?: AgentExit
+}
+
+/** A run entry as first written: the supervisor is known, the agent not yet. */
+export function newRun(n: number, kind: 'start' | 'resume', supervisor: ProcessIdentity, args: string[], detached: boolean): Run {
+  return {
+    n,
+    kind,
+    pid: null,
+    pid_start_time: null,
+    supervisor_pid: supervisor.pid,
+    supervisor_start_time: supervisor.start_time,
+    args,
+    started_at: new Date().toISOString(),
+    ended_at: null,
+    exit_code: null,
+    signal: null,
+    hostname: supervisor.hostname,
+    boot_id: supervisor.boot_id,
+    pid_namespace: supervisor.pid_namespace,
+    detached,
+  }
+}
+
+export function logPathFor(logsDir: string, id: string): string {
+  return join(logsDir, `${id}.log`)
+}
+
+function openLog(plan: RunPlan): number {
+  mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
+  return openSync(logPathFor(plan.logsDir, plan.id), 'a', 0o600)
+}
+
+/**
+ * Supervises one run in this process: records the agent's pid, stops its tree when harness is told to stop,
+ * and records the outcome (before anything is printed).
+ */
+async function supervise(plan: RunPlan, store: SessionStore, logFd: number | undefined): Promise<RunResult> {
+  const { superviseAgent } = await import('../process/supervisor.js')
+  const launch: AgentLaunch = {
+    command: plan.command,
+    args: plan.args,
+    cwd: plan.cwd,
+    env: plan.env,
+    mode: plan.mode,
+    logFd,
+    tee: plan.mode === 'headless' ? (plan.teeToStderr ? process.stderr : process.stdout) : undefined,
+  }
+  const supervised = await superviseAgent(launch, {
+    started: async (pid, identity) => {
+      await store.update(plan.id, (current) => {
+        const run = lastRun(current)
+        if (!run || run.n !== plan.runN) return undefined
+        const runs = [...(current.runs ?? [])]
+        runs[runs.length - 1] = { ...run, pid, pid_start_time: identity?.start_time ?? null }
+        return { ...current, pid, runs }
+      })
+    },
+    stopping: async () => {
+      const current = store.get(plan.id)
+      const grace = (current?.stop_request as { grace_ms?: unknown } | null | undefined)?.grace_ms
+      return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
+    },
+  })
+  try {
+    const { exit } = supervised
+    const record = await store.update(plan.id, (current) =>
+      applyRunExit(current, plan.runN, {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        interrupted: exit.stopSignal !== null,
+        spawnError: exit.spawnError,
+      }),
+    )
+    return { record, exit }
+  } finally {
+    supervised.release()
+  }
+}
+
+/** A foreground run: harness is the supervisor and exits with the agent's code. */
+export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promise<RunResult> {
+  const self = identify(process.pid)
+  if (!self) throw new Error('cannot read this process identity')
+  const store = new SessionStore(plan.sessionsDir)
+  await beginRun(newRun(plan.runN, kindOf(plan), self, [plan.command, ...plan.args], false))
+  const logFd = plan.mode === 'interactive' ? undefined : openLog(plan)
+  try {
+    return await supervise(plan, store, logFd)
+  } finally {
+    if (logFd !== undefined) closeSync(logFd)
+  }
+}
+
+function kindOf(plan: RunPlan): 'start' | 'resume' {
+  return plan.runN === 1 ? 'start' : 'resume'
+}
+
+/**
+ * A background run: starts the detached supervisor, commits the run with its identity, hands it the plan,
+ * and returns once the record holds the agent's pid (or the run already ended).
+ */
+export async function runInBackground(plan: RunPlan, beginRun: BeginRun): Promise<SessionRecord> {
+  const { startDetachedSupervisor } = await import('../process/supervisor.js')
+  const supervisor = await startDetachedSupervisor(process.env)
+  let committed = false
+  try {
+    await beginRun(newRun(plan.runN, kindOf(plan), supervisor.identity, [plan.command, ...plan.args], true))
+    committed = true
+    supervisor.send(plan)
+  } finally {
+    if (!committed) supervisor.abandon()
+  }
+  return waitForAgentStart(new SessionStore(plan.sessionsDir), plan, supervisor.identity)
+}
+
+async function waitForAgentStart(store: SessionStore, plan: RunPlan, supervisor: ProcessIdentity): Promise<SessionRecord> {
+  const { checkIdentity } = await import('../process/identity.js')
+  const deadline = Date.now() + 30_000
+  for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
+    const record = store.get(plan.id)
+    const run = record && lastRun(record)
+    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
+    if (checkIdentity(supervisor) === 'dead' || Date.now() > deadline) {
+      throw new ExternalToolError(
+        `the background supervisor of session "${plan.id}" stopped before starting the agent`,
+        `see "harness session logs ${plan.id}"`,
+        'SUPERVISOR_FAILED',
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}
+
+/** The hidden `__supervise` command: the detached supervisor's whole life. */
+export async function superviseDetached(input: string): Promise<void> {
+  if (!input.trim()) return // the launcher gave up before committing the run
+  const plan = JSON.parse(input) as RunPlan
+  const store = new SessionStore(plan.sessionsDir)
+  const record = store.get(plan.id)
+  const run = record && lastRun(record)
+  // Only the supervisor the record names may run it.
+  if (!record || record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.supervisor_pid !== process.pid) return
+  const logFd = openLog(plan)
+  try {
+    await supervise({ ...plan, mode: 'background' }, store, logFd)
+  } finally {
+    closeSync(logFd)
+  }
+}
+
+/**
+ * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
+ * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too).
+ */
+export function foregroundExit(result: RunResult): ExitRequest {
+  const exit = result.exit
+  if (!exit) return new ExitRequest(0)
+  if (exit.spawnError) return new ExitRequest(5)
+  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
+    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
+  }
+  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
+  return new ExitRequest(exit.exitCode ?? 1)
+}
+

@@ -1,0 +1,400 @@
+import { createHash } from 'node:crypto'
+import { existsSync, statSync } from 'node:fs'
+import { arch, platform, release } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { Context } from '../cli/context.js'
+import { type HarnessConfig, loadConfig } from '../config.js'
+import { ExitRequest, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
+import { hostFacts } from '../process/identity.js'
+import { ensureProjectDirs, type ProjectPaths } from '../project.js'
+import { buildAgentInvocation, newAgentSessionId, type Permission, resolveProvider } from '../providers/args.js'
+import { assertValidSessionId, generateSessionId } from './ids.js'
+import { transition } from './lifecycle.js'
+import { getSession } from './query.js'
+import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
+import type { Run, SessionRecord } from './schema.js'
+import { SCHEMA_VERSION } from './schema.js'
+import type { SessionStore } from './store.js'
+
+declare const HARNESS_VERSION: string
+
+export interface StartOptions {
+  agent?: string
+  model?: string
+  permission?: Permission
+  worktree: boolean
+  base?: string
+  branch?: string
+  sessionId?: string
+  detach: boolean
+  prompt: string[]
+  extraArgs: string[]
+}
+
+export interface RunOutcome {
+  record: SessionRecord
+  /** Foreground runs: how harness must exit (the agent's code, or its signal re-raised). */
+  exit?: ExitRequest
+}
+
+function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
+  if (detach) return 'background'
+  // --json promises one document on stdout: the agent cannot have the terminal.
+  if (ctx.options.json) return 'headless'
+  return process.stdin.isTTY ? 'interactive' : 'headless'
+}
+
+function agentEnv(paths: ProjectPaths, id: string): NodeJS.ProcessEnv {
+  return { ...process.env, HARNESS_SESSION_ID: id, HARNESS_DIR: paths.harnessDir }
+}
+
+/** Ctrl-C or SIGTERM before the agent starts: abort the set-up and undo it. */
+function abortOnSignals(): { signal: AbortSignal; received: () => NodeJS.Signals | null; dispose: () => void } {
+  const controller = new AbortController()
+  let received: NodeJS.Signals | null = null
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => {
+    const handler = () => {
+      received ??= sig
+      controller.abort()
+    }
+    process.on(sig, handler)
+    return [sig, handler] as const
+  })
+  return {
+    signal: controller.signal,
+    received: () => received,
+    dispose: () => {
+      for (const [sig, handler] of handlers) process.removeListener(sig, handler)
+    },
+  }
+}
+
+function worktreeRoot(paths: ProjectPaths, config: HarnessConfig): string {
+  return resolve(paths.root, config.worktree?.root ?? join('.harness', 'worktrees'))
+}
+
+/** The worktree's counterpart of the directory the user ran harness from, if it exists there. */
+function startDir(worktreeDir: string, subdir: string | null | undefined): string {
+  if (!subdir) return worktreeDir
+  let dir = join(worktreeDir, subdir)
+  while (dir.length > worktreeDir.length) {
+    if (isDir(dir)) return dir
+    dir = resolve(dir, '..')
+  }
+  return worktreeDir
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function sessionMetadata(): Record<string, string | null> {
+  const host = hostFacts()
+  return {
+    os: `${platform()} ${release()} ${arch()}`,
+    hostname: host.hostname,
+    boot_id: host.boot_id,
+    pid_namespace: host.pid_namespace,
+    harness_version: typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev',
+    node_version: process.version,
+  }
+}
+
+/** `harness run`: a new session (or, with --session-id of an existing one, its resume). */
+export async function startSession(ctx: Context, options: StartOptions): Promise<RunOutcome> {
+  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
+  if (!options.worktree && (options.base || options.branch)) {
+    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
+  }
+  const paths = await ctx.project()
+  const store = await ctx.store()
+  if (options.sessionId && store.exists(options.sessionId)) {
+    return resumeSession(ctx, options.sessionId, options.prompt, { detach: options.detach, exact: true })
+  }
+  const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
+  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? 'claude', config)
+  const permission = options.permission ?? config.defaults?.permission ?? 'supervised'
+  const model = options.model ?? config.defaults?.model
+  const prompt = options.prompt.join(' ').trim() || undefined
+  const mode = agentMode(ctx, options.detach)
+  const agentSessionId = newAgentSessionId(provider)
+  const invocation = buildAgentInvocation({
+    provider,
+    mode: mode === 'interactive' ? 'interactive' : 'headless',
+    kind: 'start',
+    prompt,
+    model,
+    permission,
+    agentSessionId,
+    extraArgs: options.extraArgs,
+  })
+  const { assertExecutable } = await import('../process/supervisor.js')
+  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+
+  ensureProjectDirs(paths)
+  const id = options.sessionId ?? (await unusedId(store))
+  const workspace = await prepareWorkspace(ctx, paths, config, id, options)
+  let committed = false
+  try {
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id,
+      provider: provider.name,
+      permission,
+      status: 'RUNNING',
+      worktree_dir: workspace.dir,
+      is_worktree: workspace.isWorktree,
+      git_branch: workspace.branch,
+      base_dir: workspace.baseDir,
+      pid: null,
+      exit_code: null,
+      prompt: prompt ?? null,
+      created_at: now,
+      updated_at: now,
+      completed_at: null,
+      schema_version: SCHEMA_VERSION,
+      rev: 0,
+      model: model ?? null,
+      task_hash: prompt ? `sha256:${createHash('sha256').update(prompt).digest('hex')}` : null,
+      base_commit: workspace.baseCommit,
+      base_ref: workspace.baseRef,
+      start_subdir: workspace.subdir,
+      extra_args: options.extraArgs,
+      agent_session_id: agentSessionId ?? null,
+      stop_reason: null,
+      stop_request: null,
+      runs: [],
+      checkpoints: [],
+      files_modified: [],
+      metadata: sessionMetadata(),
+    }
+    const plan: RunPlan = {
+      sessionsDir: paths.sessionsDir,
+      logsDir: paths.logsDir,
+      id,
+      runN: 1,
+      command: invocation.command,
+      args: invocation.args,
+      cwd: startDir(workspace.dir, workspace.subdir),
+      env: agentEnv(paths, id),
+      mode,
+      teeToStderr: ctx.options.json,
+    }
+    const begin = async (run: Run) => {
+      const created = await store.create({ ...record, runs: [run] })
+      committed = true
+      return created
+    }
+    return await launch(plan, begin)
+  } finally {
+    if (!committed) await workspace.undo()
+  }
+}
+
+async function launch(plan: RunPlan, begin: (run: Run) => Promise<SessionRecord>): Promise<RunOutcome> {
+  if (plan.mode === 'background') return { record: await runInBackground(plan, begin) }
+  const result = await runInForeground(plan, begin)
+  return { record: result.record, exit: foregroundExit(result) }
+}
+
+async function unusedId(store: SessionStore): Promise<string> {
+  for (;;) {
+    const id = await generateSessionId()
+    if (!store.exists(id)) return id
+  }
+}
+
+interface Workspace {
+  dir: string
+  isWorktree: boolean
+  branch: string | null
+  baseDir: string
+  baseCommit: string | null
+  baseRef: string | null
+  subdir: string | null
+  /** Removes what was made (worktree, branch) when the session never got its record. */
+  undo: () => Promise<void>
+}
+
+/** The session's worktree (abortable with Ctrl-C), or the current directory when there is no usable repo. */
+async function prepareWorkspace(
+  ctx: Context,
+  paths: ProjectPaths,
+  config: HarnessConfig,
+  id: string,
+  options: StartOptions,
+): Promise<Workspace> {
+  const { inspectRepo } = await import('../git/repo.js')
+  const repo = await inspectRepo(ctx.cwd)
+  const plain = (dir: string): Workspace => ({
+    dir,
+    isWorktree: false,
+    branch: null,
+    baseDir: dir,
+    baseCommit: repo.isRepo && repo.hasCommits ? (repo.head ?? null) : null,
+    baseRef: null,
+    subdir: null,
+    undo: async () => {},
+  })
+  if (!options.worktree) return plain(resolve(ctx.cwd))
+  if (!repo.isRepo) {
+    if (options.base || options.branch) throw new UsageError('--base and --branch need a git repository')
+    ctx.out.info(`harness: not a git repository: session ${id} runs in the current directory`)
+    return plain(resolve(ctx.cwd))
+  }
+  if (!repo.hasCommits) {
+    if (options.base || options.branch) throw new UsageError('--base and --branch need a repository with commits')
+    ctx.out.info(`harness: the repository has no commits yet: session ${id} runs in the current directory`)
+    return plain(resolve(ctx.cwd))
+  }
+  const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
+  const repoDir = repo.mainRoot ?? repo.topLevel
+  const base = options.base ?? 'HEAD'
+  const baseCommit = await resolveCommit(repoDir, base, ctx.cwd)
+  const branch = options.branch ?? `harness/${id}`
+  const dir = join(worktreeRoot(paths, config), id)
+  if (existsSync(dir)) throw new IllegalStateError(`worktree folder ${dir} already exists`, 'remove it or choose another --session-id')
+  const abort = abortOnSignals()
+  try {
+    await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
+    const undo = async () => {
+      await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
+      await deleteBranch(repoDir, branch, { force: true }).catch(() => {})
+    }
+    try {
+      if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+      await setUpWorktree(ctx, config, repo.topLevel, dir, abort.signal)
+      if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+    } catch (error) {
+      await undo()
+      throw error
+    }
+    return {
+      dir,
+      isWorktree: true,
+      branch,
+      baseDir: repoDir,
+      baseCommit,
+      baseRef: options.base ?? repo.branch ?? null,
+      subdir: repo.relativeCwd || null,
+      undo,
+    }
+  } catch (error) {
+    const sig = abort.received()
+    if (sig && !(error instanceof ExitRequest)) throw new ExitRequest(130, sig)
+    throw error
+  } finally {
+    abort.dispose()
+  }
+}
+
+/** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
+async function setUpWorktree(ctx: Context, config: HarnessConfig, from: string, dir: string, signal: AbortSignal) {
+  const include = config.worktree?.include ?? []
+  if (include.length) {
+    const { copyIncludedFiles } = await import('../git/worktree.js')
+    await copyIncludedFiles(from, dir, include)
+  }
+  const setup = config.worktree?.setup
+  if (!setup) return
+  const { runSetupCommand } = await import('../process/setup.js')
+  ctx.out.info(`harness: running worktree setup in ${dir}`)
+  await runSetupCommand(setup, dir, signal)
+}
+
+export interface ResumeOptions {
+  detach: boolean
+  /** --session-id: the id is exact, never a prefix. */
+  exact?: boolean
+}
+
+/** `harness session resume`: runs the provider's resume form in the session's worktree. */
+export async function resumeSession(ctx: Context, input: string, promptWords: string[], options: ResumeOptions): Promise<RunOutcome> {
+  const paths = await ctx.project()
+  const store = await ctx.store()
+  const session = options.exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
+  const id = session.id
+  if (session.status === 'RUNNING') {
+    throw new IllegalStateError(
+      `session "${id}" is still running${session.liveness && session.liveness !== 'running' ? ` (${session.liveness})` : ''}`,
+      session.liveness === 'unverified'
+        ? `if it is really gone, run "harness session recover ${id}"`
+        : `stop it first: "harness session kill ${id}"`,
+      'SESSION_RUNNING',
+    )
+  }
+  transition(session.status, 'resume', id)
+  const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
+  const provider = resolveProvider(session.provider, config)
+  const mode = agentMode(ctx, options.detach)
+  const prompt = promptWords.join(' ').trim() || undefined
+  const extraArgs = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
+  const invocation = buildAgentInvocation({
+    provider,
+    mode: mode === 'interactive' ? 'interactive' : 'headless',
+    kind: 'resume',
+    prompt,
+    model: session.model ?? undefined,
+    permission: (session.permission as Permission | null | undefined) ?? undefined,
+    agentSessionId: session.agent_session_id ?? undefined,
+    extraArgs,
+  })
+  const { assertExecutable } = await import('../process/supervisor.js')
+  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  await ensureWorktree(ctx, session)
+  ensureProjectDirs(paths)
+  const runN = (session.runs?.length ?? 0) + 1
+  const plan: RunPlan = {
+    sessionsDir: paths.sessionsDir,
+    logsDir: paths.logsDir,
+    id,
+    runN,
+    command: invocation.command,
+    args: invocation.args,
+    cwd: startDir(session.worktree_dir, typeof session.start_subdir === 'string' ? session.start_subdir : null),
+    env: agentEnv(paths, id),
+    mode,
+    teeToStderr: ctx.options.json,
+  }
+  const begin = (run: Run) =>
+    store.update(id, (current) => {
+      if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {
+        throw new IllegalStateError(`session "${id}" was resumed by another command meanwhile`, undefined, 'SESSION_RUNNING')
+      }
+      return {
+        ...current,
+        status: transition(current.status, 'resume', id),
+        pid: null,
+        exit_code: null,
+        completed_at: null,
+        stop_reason: null,
+        stop_request: null,
+        runs: [...(current.runs ?? []), run],
+      }
+    })
+  return launch(plan, begin)
+}
+
+async function getExact(ctx: Context, store: SessionStore, id: string) {
+  const { reconcileView } = await import('./reconcile.js')
+  const record = store.get(id)
+  if (!record) throw new SessionNotFoundError(id)
+  return record.status === 'RUNNING' ? reconcileView(store, record) : record
+}
+
+/** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
+async function ensureWorktree(ctx: Context, session: SessionRecord): Promise<void> {
+  if (isDir(session.worktree_dir)) return
+  if (!session.is_worktree || !session.git_branch) {
+    throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
+  }
+  const { recreateWorktree } = await import('../git/worktree.js')
+  const repoDir = session.base_dir ?? (await ctx.project()).root
+  await recreateWorktree({ repoDir, path: session.worktree_dir, branch: session.git_branch })
+  ctx.out.info(`harness: recreated worktree ${session.worktree_dir} from branch ${session.git_branch}`)
+}
+

@@ -1,0 +1,67 @@
+import { describe, expect, test } from 'vitest'
+import { parseSessionRecord } from '../../src/sessions/schema.js'
+
+const SPEC_EXAMPLE = {
+  id: '3f9a12c8',
+  provider: 'claude',
+  permission: 'supervised',
+  status: 'COMPLETED',
+  worktree_dir: '/home/user/project/.harness/worktrees/3f9a12c8',
+  is_worktree: true,
+  git_branch: 'harness/3f9a12c8',
+  base_dir: '/home/user/project',
+  pid: 48120,
+  exit_code: 0,
+  prompt: 'Implement REST endpoints for authentication',
+  created_at: '2026-09-24T18:00:00Z',
+  updated_at: '2026-09-24T18:32:10Z',
+  completed_at: '2026-09-24T18:32:10Z',
+}
+
+describe('SessionRecordSchema', () => {
+  test('the SPEC §3 example validates unchanged', () => {
+    const parsed = parseSessionRecord(SPEC_EXAMPLE)
+    expect(parsed.ok).toBe(true)
+    if (parsed.ok) expect(parsed.record).toEqual(SPEC_EXAMPLE)
+  })
+
+  test('status is read case-insensitively and normalised to upper case', () => {
+    const parsed = parseSessionRecord({ ...SPEC_EXAMPLE, status: 'running' })
+    expect(parsed.ok && parsed.record.status).toBe('RUNNING')
+  })
+
+  test('unknown fields are kept, also nested ones', () => {
+    const parsed = parseSessionRecord({
+      ...SPEC_EXAMPLE,
+      future_field: { a: 1 },
+      runs: [{ n: 1, kind: 'start', started_at: '2026-09-24T18:00:00.000Z', future_run_field: 'x' }],
+    })
+    expect(parsed.ok).toBe(true)
+    if (!parsed.ok) return
+    expect((parsed.record as Record<string, unknown>).future_field).toEqual({ a: 1 })
+    expect((parsed.record.runs?.[0] as Record<string, unknown> | undefined)?.future_run_field).toBe('x')
+  })
+
+  test('optional fields may be null', () => {
+    const parsed = parseSessionRecord({
+      ...SPEC_EXAMPLE,
+      pid: null,
+      exit_code: null,
+      completed_at: null,
+      model: null,
+    })
+    expect(parsed.ok).toBe(true)
+  })
+
+  test.each([
+    [{ ...SPEC_EXAMPLE, status: 'DONE' }, 'status'],
+    [{ ...SPEC_EXAMPLE, created_at: 'yesterday' }, 'created_at'],
+    [{ ...SPEC_EXAMPLE, id: 42 }, 'id'],
+    [{ ...SPEC_EXAMPLE, runs: [{ n: 1 }] }, 'runs.0'],
+    [[1, 2], '(record)'],
+  ])('invalid record %# names the field', (value, field) => {
+    const parsed = parseSessionRecord(value)
+    expect(parsed.ok).toBe(false)
+    if (!parsed.ok) expect(parsed.reason).toContain(field)
+  })
+})
