@@ -1,13 +1,13 @@
 import { ExternalToolError } from '../errors.js'
 
-/**
- * Runs the project's `worktree.setup` in a new worktree before the agent starts. An array is argv (no shell);
- * a string is the user's own shell snippet from their config, run with `sh -c` like an npm script.
- */
-export async function runSetupCommand(setup: string | string[], cwd: string, signal: AbortSignal): Promise<void> {
+/** Runs the project's `worktree.setup` in a new worktree before the agent starts; its failure fails the run. */
+export async function runSetupCommand(
+  setup: { command: string; args: string[] },
+  cwd: string,
+  signal: AbortSignal,
+): Promise<void> {
   const { execa } = await import('execa')
-  const [command, ...args] = typeof setup === 'string' ? ['sh', '-c', setup] : setup
-  if (!command) return
+  const { command, args } = setup
   const result = await execa(command, args, {
     cwd,
     reject: false,
@@ -20,7 +20,7 @@ export async function runSetupCommand(setup: string | string[], cwd: string, sig
     const output = (result.all ?? '').toString().trim()
     const tail = output.split('\n').slice(-20).join('\n')
     throw new ExternalToolError(
-      `worktree setup failed (${result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')}): ${typeof setup === 'string' ? setup : setup.join(' ')}${tail ? `\n${tail}` : ''}`,
+      `worktree setup failed (${result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')}): ${[command, ...args].join(' ')}${tail ? `\n${tail}` : ''}`,
       'fix "worktree.setup" in .harness/config.json',
       'SETUP_FAILED',
     )

@@ -60,7 +60,8 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     stopping = (async () => {
       await started
       const { graceMs } = await hooks.stopping(signal)
-      if (identity?.start_time) await stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs })
+      if (identity?.start_time)
+        await stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs })
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
   // In the foreground Ctrl-C belongs to the agent (it shares our terminal and process group): harness stays.
@@ -101,7 +102,10 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
   }
   const result = await child
   await stopping
-  const spawnError = child.pid === undefined || result.exitCode === undefined && !result.signal ? spawnFailure(result) : undefined
+  const spawnError =
+    child.pid === undefined || (result.exitCode === undefined && !result.signal)
+      ? spawnFailure(result)
+      : undefined
   return {
     exit: {
       exitCode: spawnError ? null : (result.exitCode ?? null),
@@ -123,7 +127,10 @@ function stdioFor(launch: AgentLaunch): { stdin: 'inherit' | 'ignore'; stdout: O
 }
 
 /** Headless: every chunk goes to the log first (it must survive us), then to the terminal stream. */
-function pipeOutput(child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null }, launch: AgentLaunch) {
+function pipeOutput(
+  child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null },
+  launch: AgentLaunch,
+) {
   const onData = (chunk: Buffer) => {
     if (launch.logFd !== undefined) {
       try {
@@ -153,13 +160,21 @@ function report(launch: AgentLaunch, message: string): void {
 }
 
 /** Finds `command` on PATH (or checks it directly when it holds a '/'); an agent that is not there is exit 5. */
-export async function assertExecutable(command: string, env: NodeJS.ProcessEnv, cwd: string, what: string): Promise<string> {
+export async function assertExecutable(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  what: string,
+): Promise<string> {
   const { access, stat } = await import('node:fs/promises')
   const { constants } = await import('node:fs')
   const { delimiter, isAbsolute, join, resolve } = await import('node:path')
   const candidates = command.includes('/')
     ? [isAbsolute(command) ? command : resolve(cwd, command)]
-    : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command))
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command))
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK)

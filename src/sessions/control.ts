@@ -1,7 +1,7 @@
 import type { Context } from '../cli/context.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
-import { computeLiveness, lastRun, type Liveness } from './liveness.js'
+import { computeLiveness, type Liveness, lastRun } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
 import { getSession, resolveSessionId } from './query.js'
 import { markPaused, reconcileView, type SessionView } from './reconcile.js'
@@ -26,12 +26,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * supervisor (SIGTERM), and wait for the final status; if the supervisor is gone, stop the identity-checked
  * agent tree directly and record the outcome.
  */
-export async function stopSession(ctx: Context, input: string, action: StopAction, graceMs: number): Promise<StopResult> {
+export async function stopSession(
+  ctx: Context,
+  input: string,
+  action: StopAction,
+  graceMs: number,
+): Promise<StopResult> {
   const store = await ctx.store()
   const session = await getSession(ctx, input)
   const id = session.id
   if (session.status !== 'RUNNING') {
-    throw new IllegalStateError(`session "${id}" is ${session.status}, not running`, undefined, 'SESSION_NOT_RUNNING')
+    throw new IllegalStateError(
+      `session "${id}" is ${session.status}, not running`,
+      undefined,
+      'SESSION_NOT_RUNNING',
+    )
   }
   if (session.liveness === 'unverified') {
     throw new IllegalStateError(
@@ -121,7 +130,9 @@ export function stopNotProduced(result: StopResult): HarnessError {
       : record.stop_request && !result.produced
         ? `another ${record.stop_request.action} request came first; it is ${record.status}`
         : `it ended by itself first (${record.status}${record.exit_code != null ? `, exit ${record.exit_code}` : ''})`
-  return new IllegalStateError(`session "${record.id}" was not ${action === 'kill' ? 'killed' : 'paused'}: ${reason}`)
+  return new IllegalStateError(
+    `session "${record.id}" was not ${action === 'kill' ? 'killed' : 'paused'}: ${reason}`,
+  )
 }
 
 /** The exit code `session wait` reports for a finished session (SPEC §5). */
@@ -166,7 +177,13 @@ export async function scanRecoverable(ctx: Context): Promise<RecoverCandidate[]>
     if (record.status !== 'RUNNING') continue
     const liveness = computeLiveness(record)
     if (liveness && liveness !== 'running') {
-      found.push({ id: record.id, liveness, status: record.status, provider: record.provider, prompt: record.prompt })
+      found.push({
+        id: record.id,
+        liveness,
+        status: record.status,
+        provider: record.provider,
+        prompt: record.prompt,
+      })
     }
   }
   return found.sort((a, b) => (a.id < b.id ? -1 : 1))
@@ -181,7 +198,11 @@ export interface RecoverResult {
  * `session recover <id>` / `--all`: marks stale and unverified sessions PAUSED (unverified ones on the user's
  * word). Orphaned and running ones are refused: their agent is alive and must be killed first.
  */
-export async function recoverSessions(ctx: Context, input: string | undefined, all: boolean): Promise<RecoverResult> {
+export async function recoverSessions(
+  ctx: Context,
+  input: string | undefined,
+  all: boolean,
+): Promise<RecoverResult> {
   const store = await ctx.store()
   const ids = all ? (await scanRecoverable(ctx)).map((c) => c.id) : [resolveSessionId(store, input ?? '')]
   const result: RecoverResult = { recovered: [], skipped: [] }
@@ -199,7 +220,9 @@ export async function recoverSessions(ctx: Context, input: string | undefined, a
     }
     if (liveness === 'unverified') {
       const updated = await store.update(id, (current) =>
-        current.status === 'RUNNING' && computeLiveness(current) === 'unverified' ? markPaused(current, 'recover') : undefined,
+        current.status === 'RUNNING' && computeLiveness(current) === 'unverified'
+          ? markPaused(current, 'recover')
+          : undefined,
       )
       result.recovered.push(updated)
       continue
@@ -208,7 +231,12 @@ export async function recoverSessions(ctx: Context, input: string | undefined, a
       liveness === 'orphaned'
         ? `its agent is still alive (orphaned): run "harness session kill ${id}" first`
         : 'it is running'
-    if (!all) throw new IllegalStateError(`session "${id}" cannot be recovered: ${reason}`, undefined, 'SESSION_ALIVE')
+    if (!all)
+      throw new IllegalStateError(
+        `session "${id}" cannot be recovered: ${reason}`,
+        undefined,
+        'SESSION_ALIVE',
+      )
     result.skipped.push({ id, liveness, reason })
   }
   return result

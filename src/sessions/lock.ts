@@ -78,7 +78,8 @@ export class FileLock {
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
-        if (!breakIfStale(path, temp, options.unverifiableStaleMs ?? DEFAULT_UNVERIFIABLE_STALE_MS)) return null
+        if (!breakIfStale(path, temp, options.unverifiableStaleMs ?? DEFAULT_UNVERIFIABLE_STALE_MS))
+          return null
       }
       return null
     } finally {

@@ -6,7 +6,12 @@ import { logPathFor } from './runner.js'
 
 export class NoLogError extends HarnessError {
   constructor(id: string, path: string) {
-    super('NO_LOG', `session "${id}" has no log (${path})`, 1, 'interactive runs write to the terminal, not to a log')
+    super(
+      'NO_LOG',
+      `session "${id}" has no log (${path})`,
+      1,
+      'interactive runs write to the terminal, not to a log',
+    )
   }
 }
 
@@ -53,7 +58,12 @@ function copyFrom(path: string, offset: number, write: (chunk: Buffer) => void):
  * Prints the log; with `follow`, keeps printing what is appended until the session is no longer RUNNING
  * (then prints whatever came last).
  */
-export async function streamLog(ctx: Context, info: LogInfo, follow: boolean, write: (chunk: Buffer) => void): Promise<void> {
+export async function streamLog(
+  ctx: Context,
+  info: LogInfo,
+  follow: boolean,
+  write: (chunk: Buffer) => void,
+): Promise<void> {
   let offset = copyFrom(info.path, 0, write)
   if (!follow) return
   for (;;) {

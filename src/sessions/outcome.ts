@@ -26,7 +26,12 @@ export function signalExitCode(signal: string | null | undefined): number | null
  * what makes "KILLED exactly when the kill's request was committed first" hold.
  * Returns undefined when the record is no longer this run's to finish (someone else already did).
  */
-export function applyRunExit(record: SessionRecord, runN: number, exit: RunExit, now = new Date()): SessionRecord | undefined {
+export function applyRunExit(
+  record: SessionRecord,
+  runN: number,
+  exit: RunExit,
+  now = new Date(),
+): SessionRecord | undefined {
   const run = lastRun(record)
   if (record.status !== 'RUNNING' || !run || run.n !== runN) return undefined
   const at = now.toISOString()

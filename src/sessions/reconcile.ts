@@ -10,7 +10,11 @@ export type SessionView = SessionRecord & { liveness?: Liveness }
  * (stop_reason "interrupted"), `recover` for an unverified one on the user's word ("recovered").
  * Pure: used under the lock and for --dry-run alike.
  */
-export function markPaused(record: SessionRecord, event: 'reconcile' | 'recover' = 'reconcile', now = new Date()): SessionRecord {
+export function markPaused(
+  record: SessionRecord,
+  event: 'reconcile' | 'recover' = 'reconcile',
+  now = new Date(),
+): SessionRecord {
   const status = transition(record.status, event, record.id)
   const runs = record.runs ? [...record.runs] : record.runs
   const run = runs?.[runs.length - 1]
@@ -33,9 +37,7 @@ export async function reconcileView(
   if (liveness !== 'stale') return liveness ? { ...record, liveness } : record
   if (dryRun) return markPaused(record)
   const updated = await store.update(record.id, (current) =>
-    current.status === 'RUNNING' && computeLiveness(current) === 'stale'
-      ? markPaused(current)
-      : undefined,
+    current.status === 'RUNNING' && computeLiveness(current) === 'stale' ? markPaused(current) : undefined,
   )
   const after = computeLiveness(updated)
   return after ? { ...updated, liveness: after } : updated

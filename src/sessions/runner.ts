@@ -34,7 +34,13 @@ export interface RunResult {
 }
 
 /** A run entry as first written: the supervisor is known, the agent not yet. */
-export function newRun(n: number, kind: 'start' | 'resume', supervisor: ProcessIdentity, args: string[], detached: boolean): Run {
+export function newRun(
+  n: number,
+  kind: 'start' | 'resume',
+  supervisor: ProcessIdentity,
+  args: string[],
+  detached: boolean,
+): Run {
   return {
     n,
     kind,
@@ -146,7 +152,11 @@ export async function runInBackground(plan: RunPlan, beginRun: BeginRun): Promis
   return waitForAgentStart(new SessionStore(plan.sessionsDir), plan, supervisor.identity)
 }
 
-async function waitForAgentStart(store: SessionStore, plan: RunPlan, supervisor: ProcessIdentity): Promise<SessionRecord> {
+async function waitForAgentStart(
+  store: SessionStore,
+  plan: RunPlan,
+  supervisor: ProcessIdentity,
+): Promise<SessionRecord> {
   const { checkIdentity } = await import('../process/identity.js')
   const deadline = Date.now() + 30_000
   for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
@@ -172,7 +182,14 @@ export async function superviseDetached(input: string): Promise<void> {
   const record = store.get(plan.id)
   const run = record && lastRun(record)
   // Only the supervisor the record names may run it.
-  if (!record || record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.supervisor_pid !== process.pid) return
+  if (
+    !record ||
+    record.status !== 'RUNNING' ||
+    !run ||
+    run.n !== plan.runN ||
+    run.supervisor_pid !== process.pid
+  )
+    return
   const logFd = openLog(plan)
   try {
     await supervise({ ...plan, mode: 'background' }, store, logFd)
@@ -195,4 +212,3 @@ export function foregroundExit(result: RunResult): ExitRequest {
   if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
   return new ExitRequest(exit.exitCode ?? 1)
 }
-

@@ -3,11 +3,12 @@ import { existsSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from '../cli/context.js'
-import { type HarnessConfig, loadConfig } from '../config.js'
+import { type HarnessConfig, loadConfig, worktreeRoot, worktreeSetupCommand } from '../config.js'
 import { ExitRequest, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
-import { buildAgentInvocation, newAgentSessionId, type Permission, resolveProvider } from '../providers/args.js'
+import { buildAgentInvocation, newAgentSessionId, resolveProvider } from '../providers/args.js'
+import type { Permission } from '../providers/schema.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { getSession } from './query.js'
@@ -49,7 +50,11 @@ function agentEnv(paths: ProjectPaths, id: string): NodeJS.ProcessEnv {
 }
 
 /** Ctrl-C or SIGTERM before the agent starts: abort the set-up and undo it. */
-function abortOnSignals(): { signal: AbortSignal; received: () => NodeJS.Signals | null; dispose: () => void } {
+function abortOnSignals(): {
+  signal: AbortSignal
+  received: () => NodeJS.Signals | null
+  dispose: () => void
+} {
   const controller = new AbortController()
   let received: NodeJS.Signals | null = null
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => {
@@ -67,10 +72,6 @@ function abortOnSignals(): { signal: AbortSignal; received: () => NodeJS.Signals
       for (const [sig, handler] of handlers) process.removeListener(sig, handler)
     },
   }
-}
-
-function worktreeRoot(paths: ProjectPaths, config: HarnessConfig): string {
-  return resolve(paths.root, config.worktree?.root ?? join('.harness', 'worktrees'))
 }
 
 /** The worktree's counterpart of the directory the user ran harness from, if it exists there. */
@@ -247,17 +248,22 @@ async function prepareWorkspace(
     return plain(resolve(ctx.cwd))
   }
   if (!repo.hasCommits) {
-    if (options.base || options.branch) throw new UsageError('--base and --branch need a repository with commits')
+    if (options.base || options.branch)
+      throw new UsageError('--base and --branch need a repository with commits')
     ctx.out.info(`harness: the repository has no commits yet: session ${id} runs in the current directory`)
     return plain(resolve(ctx.cwd))
   }
   const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
   const repoDir = repo.mainRoot ?? repo.topLevel
   const base = options.base ?? 'HEAD'
-  const baseCommit = await resolveCommit(repoDir, base, ctx.cwd)
+  const baseCommit = await resolveCommit(repoDir, base)
   const branch = options.branch ?? `harness/${id}`
-  const dir = join(worktreeRoot(paths, config), id)
-  if (existsSync(dir)) throw new IllegalStateError(`worktree folder ${dir} already exists`, 'remove it or choose another --session-id')
+  const dir = join(worktreeRoot(config, paths.root), id)
+  if (existsSync(dir))
+    throw new IllegalStateError(
+      `worktree folder ${dir} already exists`,
+      'remove it or choose another --session-id',
+    )
   const abort = abortOnSignals()
   try {
     await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
@@ -293,13 +299,19 @@ async function prepareWorkspace(
 }
 
 /** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
-async function setUpWorktree(ctx: Context, config: HarnessConfig, from: string, dir: string, signal: AbortSignal) {
+async function setUpWorktree(
+  ctx: Context,
+  config: HarnessConfig,
+  from: string,
+  dir: string,
+  signal: AbortSignal,
+) {
   const include = config.worktree?.include ?? []
   if (include.length) {
     const { copyIncludedFiles } = await import('../git/worktree.js')
     await copyIncludedFiles(from, dir, include)
   }
-  const setup = config.worktree?.setup
+  const setup = worktreeSetupCommand(config)
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
   ctx.out.info(`harness: running worktree setup in ${dir}`)
@@ -313,7 +325,12 @@ export interface ResumeOptions {
 }
 
 /** `harness session resume`: runs the provider's resume form in the session's worktree. */
-export async function resumeSession(ctx: Context, input: string, promptWords: string[], options: ResumeOptions): Promise<RunOutcome> {
+export async function resumeSession(
+  ctx: Context,
+  input: string,
+  promptWords: string[],
+  options: ResumeOptions,
+): Promise<RunOutcome> {
   const paths = await ctx.project()
   const store = await ctx.store()
   const session = options.exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
@@ -355,7 +372,10 @@ export async function resumeSession(ctx: Context, input: string, promptWords: st
     runN,
     command: invocation.command,
     args: invocation.args,
-    cwd: startDir(session.worktree_dir, typeof session.start_subdir === 'string' ? session.start_subdir : null),
+    cwd: startDir(
+      session.worktree_dir,
+      typeof session.start_subdir === 'string' ? session.start_subdir : null,
+    ),
     env: agentEnv(paths, id),
     mode,
     teeToStderr: ctx.options.json,
@@ -363,7 +383,11 @@ export async function resumeSession(ctx: Context, input: string, promptWords: st
   const begin = (run: Run) =>
     store.update(id, (current) => {
       if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {
-        throw new IllegalStateError(`session "${id}" was resumed by another command meanwhile`, undefined, 'SESSION_RUNNING')
+        throw new IllegalStateError(
+          `session "${id}" was resumed by another command meanwhile`,
+          undefined,
+          'SESSION_RUNNING',
+        )
       }
       return {
         ...current,
@@ -397,4 +421,3 @@ async function ensureWorktree(ctx: Context, session: SessionRecord): Promise<voi
   await recreateWorktree({ repoDir, path: session.worktree_dir, branch: session.git_branch })
   ctx.out.info(`harness: recreated worktree ${session.worktree_dir} from branch ${session.git_branch}`)
 }
-

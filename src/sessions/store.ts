@@ -294,8 +294,9 @@ function parseRecordText(
 
 /**
  * Temp files: `<id>.json.<hash>` (write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
- * `<id>.lock.<pid>.<hex>.tmp|.stale` (the lock). Returns the id a leftover belongs to.
- * A lock temp exists for a moment *before* its lock is held, so it is a leftover only if its writer is dead.
+ * `<id>.lock.<pid>.<hex>.tmp` (the lock), `<id>.lock.<dead holder pid>.<…>.break` (a lock breaker's guard).
+ * Returns the id a leftover belongs to. A lock temp exists for a moment *before* its lock is held, so it is a
+ * leftover only if its pid is dead.
  */
 function leftoverOwner(name: string): string | null {
   const json = name.indexOf(`${RECORD_SUFFIX}.`)
