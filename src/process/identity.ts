@@ -60,6 +60,9 @@ function readPsStat(pid: number): ProcStat | null {
     const out = execFileSync('ps', ['-o', 'stat=,ppid=,pgid=,sess=,lstart=', '-p', String(pid)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
+      // lstart is local time in the locale's words: fix both, or a start time recorded by one process would
+      // not match the same process read by another with a different TZ or locale.
+      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
     }).trim()
     const m = /^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.+)$/.exec(out)
     if (!m) return null
