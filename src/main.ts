@@ -1,5 +1,5 @@
-import { ExitRequest } from './errors.js'
 import { type GlobalOptions, Output } from './cli/output.js'
+import { ExitRequest } from './errors.js'
 
 /**
  * The entry point, and the only place that sets process.exitCode (or re-raises a signal). Global flags are

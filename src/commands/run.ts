@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../cli/action.js'
 import type { Context } from '../cli/context.js'
+import { UsageError } from '../errors.js'
 
 export const PermissionSchema = z.enum(['readonly', 'supervised', 'autonomous'])
 
@@ -14,6 +15,7 @@ const RunOptionsSchema = z.object({
   branch: z.optional(z.string()),
   sessionId: z.optional(z.string()),
   detach: z.optional(z.boolean()),
+  prompt: z.optional(z.string()),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -21,7 +23,10 @@ export function registerRun(program: Command, ctx: Context): void {
     .command('run [prompt...]')
     .alias('chat')
     .description('start an agent as a new session in its own worktree (args after -- go to the agent)')
-    .option('-a, --agent <name>', 'claude, codex, gemini, opencode, agy, pi-agent, aider, exec, or one from config')
+    .option(
+      '-a, --agent <name>',
+      'claude, codex, gemini, opencode, agy, pi-agent, aider, exec, or one from config',
+    )
     .option('-m, --model <model>', "passed through the agent's own model flag")
     .option('-P, --permission <mode>', 'readonly | supervised | autonomous (default: supervised)')
     .option('--no-worktree', 'run in the current directory instead of a new worktree')
@@ -29,6 +34,7 @@ export function registerRun(program: Command, ctx: Context): void {
     .option('--branch <name>', 'branch name for the worktree (default: harness/<id>)')
     .option('--session-id <id>', 'use this id; resumes the session if it already exists')
     .option('-d, --detach', 'run in the background; return once the agent has started')
+    .option('--prompt <text>', 'the prompt, for one that begins with "-" (--prompt="-v crashes")')
     .addHelpText(
       'after',
       `
@@ -39,13 +45,13 @@ Examples:
   harness run -a exec -- npm test                   any command as a session`,
     )
     .action(
-      action(RunOptionsSchema, async (options, prompt: string[]) => {
+      action(RunOptionsSchema, async (options, words: string[]) => {
         const { startSession } = await import('../sessions/start.js')
         const { renderDetachedRun, runSummary } = await import('../render/run.js')
         const outcome = await startSession(ctx, {
           ...options,
           detach: options.detach === true,
-          prompt,
+          prompt: promptWords(options.prompt, words),
           extraArgs: ctx.passthrough,
         })
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
@@ -54,4 +60,11 @@ Examples:
         if (outcome.exit) throw outcome.exit
       }),
     )
+}
+
+/** The prompt from --prompt or from the positional words, not both. */
+export function promptWords(flag: string | undefined, words: string[]): string[] {
+  if (flag === undefined) return words
+  if (words.length) throw new UsageError('give the prompt either as words or with --prompt, not both')
+  return [flag]
 }

@@ -28,8 +28,8 @@ export function renderWaitResult(record: SessionRecord): string {
 
 export function renderRecoverScan(candidates: RecoverCandidate[]): string {
   if (candidates.length === 0) return 'No sessions need recovery.'
-  const lines = candidates.map(
-    (c) => `${c.id}  ${c.provider}  ${c.liveness.padEnd(10)}  ${truncate(c.prompt ?? '', 50)}`.trimEnd(),
+  const lines = candidates.map((c) =>
+    `${c.id}  ${c.provider}  ${c.liveness.padEnd(10)}  ${truncate(c.prompt ?? '', 50)}`.trimEnd(),
   )
   const hint =
     'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first'
@@ -37,7 +37,9 @@ export function renderRecoverScan(candidates: RecoverCandidate[]): string {
 }
 
 export function renderRecoverResult(result: RecoverResult): string {
-  const lines = result.recovered.map((r) => `session ${r.id} marked ${r.status} (${r.stop_reason ?? 'recovered'})`)
+  const lines = result.recovered.map(
+    (r) => `session ${r.id} marked ${r.status} (${r.stop_reason ?? 'recovered'})`,
+  )
   for (const s of result.skipped) lines.push(`session ${s.id} skipped: ${s.reason}`)
   return lines.length ? lines.join('\n') : 'No sessions needed recovery.'
 }

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { ExitRequest, ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
@@ -23,6 +23,8 @@ export interface RunPlan {
   mode: AgentLaunch['mode']
   /** Headless only: copy the agent's output to stderr (under --json) instead of stdout. */
   teeToStderr?: boolean
+  /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
+  sessionIdCapture?: { key: string; args: string[] } | null
 }
 
 /** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
@@ -66,7 +68,7 @@ export function logPathFor(logsDir: string, id: string): string {
 
 function openLog(plan: RunPlan): number {
   mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
-  return openSync(logPathFor(plan.logsDir, plan.id), 'a', 0o600)
+  return openSync(logPathFor(plan.logsDir, plan.id), 'a+', 0o600)
 }
 
 /**
@@ -84,6 +86,7 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
     logFd,
     tee: plan.mode === 'headless' ? (plan.teeToStderr ? process.stderr : process.stdout) : undefined,
   }
+  const logStart = logFd === undefined ? 0 : fstatSync(logFd).size
   const supervised = await superviseAgent(launch, {
     started: async (pid, identity) => {
       await store.update(plan.id, (current) => {
@@ -102,18 +105,33 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
   })
   try {
     const { exit } = supervised
-    const record = await store.update(plan.id, (current) =>
-      applyRunExit(current, plan.runN, {
+    const captured = await capturedSessionId(plan, logFd, logStart)
+    const record = await store.update(plan.id, (current) => {
+      const ended = applyRunExit(current, plan.runN, {
         exitCode: exit.exitCode,
         signal: exit.signal,
         interrupted: exit.stopSignal !== null,
         spawnError: exit.spawnError,
-      }),
-    )
+      })
+      return ended && captured ? { ...ended, agent_session_id: captured } : ended
+    })
     return { record, exit }
   } finally {
     supervised.release()
   }
+}
+
+const CAPTURE_LIMIT = 4 * 1024 * 1024
+
+/** The agent's own session id, read from what this run wrote to the log (first 4 MiB). */
+async function capturedSessionId(plan: RunPlan, logFd: number | undefined, from: number): Promise<string | undefined> {
+  if (!plan.sessionIdCapture || logFd === undefined) return undefined
+  const length = Math.min(fstatSync(logFd).size - from, CAPTURE_LIMIT)
+  if (length <= 0) return undefined
+  const buffer = Buffer.alloc(length)
+  const read = readSync(logFd, buffer, 0, length, from)
+  const { findCapturedSessionId } = await import('../providers/capture.js')
+  return findCapturedSessionId({ session_id_capture: plan.sessionIdCapture }, buffer.subarray(0, read).toString('utf8'))
 }
 
 /** A foreground run: harness is the supervisor and exits with the agent's code. */

@@ -3,7 +3,14 @@ import { existsSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from '../cli/context.js'
-import { type HarnessConfig, loadConfig, worktreeRoot, worktreeSetupCommand } from '../config.js'
+import {
+  DEFAULT_AGENT,
+  DEFAULT_PERMISSION,
+  type HarnessConfig,
+  loadConfig,
+  worktreeRoot,
+  worktreeSetupCommand,
+} from '../config.js'
 import { ExitRequest, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
@@ -117,9 +124,10 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
     return resumeSession(ctx, options.sessionId, options.prompt, { detach: options.detach, exact: true })
   }
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
-  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? 'claude', config)
-  const permission = options.permission ?? config.defaults?.permission ?? 'supervised'
-  const model = options.model ?? config.defaults?.model
+  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
+  const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
+  // A configured default model applies only to agents that have a model flag; an explicit -m always does.
+  const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
   const prompt = options.prompt.join(' ').trim() || undefined
   const mode = agentMode(ctx, options.detach)
   const agentSessionId = newAgentSessionId(provider)
@@ -184,6 +192,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       env: agentEnv(paths, id),
       mode,
       teeToStderr: ctx.options.json,
+      sessionIdCapture: provider.session_id_capture,
     }
     const begin = async (run: Run) => {
       const created = await store.create({ ...record, runs: [run] })
@@ -269,7 +278,8 @@ async function prepareWorkspace(
     await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
     const undo = async () => {
       await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
-      await deleteBranch(repoDir, branch, { force: true }).catch(() => {})
+      // Only while it still points where it was made: never delete work.
+      await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit }).catch(() => {})
     }
     try {
       if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
@@ -379,6 +389,7 @@ export async function resumeSession(
     env: agentEnv(paths, id),
     mode,
     teeToStderr: ctx.options.json,
+    sessionIdCapture: provider.session_id_capture,
   }
   const begin = (run: Run) =>
     store.update(id, (current) => {

@@ -11,7 +11,8 @@ export function registerLogs(session: Command, ctx: Context): void {
     .option('-f, --follow', 'keep printing new output until the session ends')
     .action(
       action(z.object({ follow: z.optional(z.boolean()) }), async (options, id: string) => {
-        if (ctx.options.json && options.follow) throw new UsageError('--follow cannot be combined with --json')
+        if (ctx.options.json && options.follow)
+          throw new UsageError('--follow cannot be combined with --json')
         const { sessionLog, streamLog } = await import('../../sessions/logs.js')
         const info = await sessionLog(ctx, id)
         if (ctx.options.json) {

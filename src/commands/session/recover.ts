@@ -15,16 +15,19 @@ export function registerRecover(session: Command, ctx: Context): void {
       '\nOrphaned sessions (agent alive, supervisor gone) must be killed first: harness session kill <id>.',
     )
     .action(
-      action(z.object({ scan: z.optional(z.boolean()), all: z.optional(z.boolean()) }), async (options, id?: string) => {
-        const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
-        if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-        const { scanRecoverable, recoverSessions } = await import('../../sessions/control.js')
-        const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
-        if (options.scan) {
-          ctx.out.result(await scanRecoverable(ctx), renderRecoverScan)
-          return
-        }
-        ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)
-      }),
+      action(
+        z.object({ scan: z.optional(z.boolean()), all: z.optional(z.boolean()) }),
+        async (options, id?: string) => {
+          const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
+          if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
+          const { scanRecoverable, recoverSessions } = await import('../../sessions/control.js')
+          const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
+          if (options.scan) {
+            ctx.out.result(await scanRecoverable(ctx), renderRecoverScan)
+            return
+          }
+          ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)
+        },
+      ),
     )
 }

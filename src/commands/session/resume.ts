@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
+import { promptWords } from '../run.js'
 
 export function registerResume(session: Command, ctx: Context): void {
   session
@@ -9,15 +10,21 @@ export function registerResume(session: Command, ctx: Context): void {
     .alias('continue')
     .description("resume a session's conversation in its worktree (recreated from its branch if removed)")
     .option('-d, --detach', 'run in the background')
+    .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
     .action(
-      action(z.object({ detach: z.optional(z.boolean()) }), async (options, id: string, prompt: string[]) => {
-        const { resumeSession } = await import('../../sessions/start.js')
-        const { renderDetachedRun, runSummary } = await import('../../render/run.js')
-        const outcome = await resumeSession(ctx, id, prompt, { detach: options.detach === true })
-        if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
-        else ctx.out.result(outcome.record, renderDetachedRun)
-        if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
-        if (outcome.exit) throw outcome.exit
-      }),
+      action(
+        z.object({ detach: z.optional(z.boolean()), prompt: z.optional(z.string()) }),
+        async (options, id: string, words: string[]) => {
+          const { resumeSession } = await import('../../sessions/start.js')
+          const { renderDetachedRun, runSummary } = await import('../../render/run.js')
+          const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
+            detach: options.detach === true,
+          })
+          if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
+          else ctx.out.result(outcome.record, renderDetachedRun)
+          if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
+          if (outcome.exit) throw outcome.exit
+        },
+      ),
     )
 }

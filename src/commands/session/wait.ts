@@ -17,7 +17,9 @@ export function registerWait(session: Command, ctx: Context): void {
     .action(
       action(z.object({ timeout: z.optional(z.string()) }), async (options, id: string) => {
         const timeoutMs =
-          options.timeout === undefined ? undefined : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
+          options.timeout === undefined
+            ? undefined
+            : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
         const { waitForSession, waitExitCode } = await import('../../sessions/control.js')
         const { renderWaitResult } = await import('../../render/run.js')
         const record = await waitForSession(ctx, id, timeoutMs)

@@ -1,0 +1,195 @@
+import { readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { isAbsolute, join, resolve } from 'node:path'
+import * as z from 'zod/mini'
+import en from 'zod/v4/locales/en.js'
+import { parseDuration } from './cli/duration.js'
+import { ConfigError } from './errors.js'
+import { isBuiltinProvider } from './providers/builtin.js'
+import { mergeProviderSpecs } from './providers/merge.js'
+import {
+  PERMISSIONS,
+  type Permission,
+  PROVIDER_NAME_PATTERN,
+  type ProviderSpec,
+  ProviderSpecSchema,
+} from './providers/schema.js'
+
+// zod/mini ships without messages; the English ones name what was expected.
+z.config(en())
+
+export const DEFAULT_AGENT = 'claude'
+export const DEFAULT_PERMISSION: Permission = 'supervised'
+export const DEFAULT_WORKTREE_ROOT = '.harness/worktrees'
+export const DEFAULT_CLEANUP_OLDER_THAN = '7d'
+
+const NonEmptyStringSchema = z.string().check(z.minLength(1, 'must not be empty'))
+
+const DurationSchema = z.string().check(
+  z.refine(
+    (text) => {
+      try {
+        parseDuration(text, { bareUnit: 'd' })
+        return true
+      } catch {
+        return false
+      }
+    },
+    { error: (issue) => `invalid duration "${String(issue.input)}" (use 30, 12h, 7d, 2w)` },
+  ),
+)
+
+const ProviderNameSchema = z
+  .string()
+  .check(z.regex(PROVIDER_NAME_PATTERN, 'a provider name is letters, digits, ".", "_" and "-"'))
+
+/** Both files have this shape. Every object is strict: a misspelt key is an error, not silently ignored. */
+export const HarnessConfigSchema = z.strictObject({
+  /** Lets editors attach a JSON schema; ignored by harness. */
+  $schema: z.optional(z.string()),
+  providers: z.optional(z.record(ProviderNameSchema, ProviderSpecSchema)),
+  defaults: z.optional(
+    z.strictObject({
+      agent: z.optional(NonEmptyStringSchema),
+      permission: z.optional(z.enum(PERMISSIONS)),
+      model: z.optional(NonEmptyStringSchema),
+    }),
+  ),
+  worktree: z.optional(
+    z.strictObject({
+      /** Relative to the project root, or absolute. */
+      root: z.optional(NonEmptyStringSchema),
+      /** Globs of untracked files copied into each new worktree. */
+      include: z.optional(z.array(NonEmptyStringSchema)),
+      /** A string runs with `sh -c`; a list is an argv run directly. */
+      setup: z.optional(
+        z.union(
+          [
+            NonEmptyStringSchema,
+            z.tuple([NonEmptyStringSchema], z.string()), // the command, then its arguments
+          ],
+          { error: 'expected a shell command string or a non-empty list [command, ...args]' },
+        ),
+      ),
+    }),
+  ),
+  cleanup: z.optional(z.strictObject({ older_than: z.optional(DurationSchema) })),
+})
+export type HarnessConfig = z.infer<typeof HarnessConfigSchema>
+
+/** `$XDG_CONFIG_HOME/harness/config.json`, else `~/.config/harness/config.json` (a relative XDG path is ignored, per the XDG spec). */
+export function userConfigFile(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_CONFIG_HOME
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.config')
+  return join(base, 'harness', 'config.json')
+}
+
+/**
+ * The user's file, then the project's (`.harness/config.json`) laid over it. A missing file is an empty
+ * one; an unreadable, non-JSON or invalid one is a ConfigError naming the file and the key.
+ */
+export function loadConfig(options: { projectConfigFile: string; env: NodeJS.ProcessEnv }): HarnessConfig {
+  const files = [userConfigFile(options.env), resolve(options.projectConfigFile)]
+  const layers: { file: string; config: HarnessConfig }[] = []
+  for (const file of new Set(files)) {
+    const config = readConfigFile(file)
+    if (config) layers.push({ file, config })
+  }
+  const merged = layers.reduce<HarnessConfig>((base, layer) => mergeConfigs(base, layer.config), {})
+  for (const [name, spec] of Object.entries(merged.providers ?? {})) {
+    if (isBuiltinProvider(name) || spec.command) continue
+    const file = layers.findLast((layer) => layer.config.providers?.[name])?.file ?? files[1]
+    throw new ConfigError(
+      String(file),
+      `providers.${name}.command: required for a provider that is not built in`,
+    )
+  }
+  return merged
+}
+
+/** One file, validated; null when it does not exist. */
+export function readConfigFile(file: string): HarnessConfig | null {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null
+    throw new ConfigError(file, `cannot read it: ${code ?? (error as Error).message}`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw new ConfigError(file, `not valid JSON: ${(error as Error).message}`)
+  }
+  const result = z.safeParse(HarnessConfigSchema, value)
+  if (result.success) return result.data
+  const problems = result.error.issues.flatMap((issue) => describeIssue(issue, []))
+  throw new ConfigError(file, problems.slice(0, 3).join('; '))
+}
+
+/** `override` laid over `base`: section by section, provider by provider (see mergeProviderSpecs). */
+export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): HarnessConfig {
+  const merged: HarnessConfig = {}
+  const providers: Record<string, ProviderSpec> = { ...base.providers }
+  for (const [name, spec] of Object.entries(override.providers ?? {})) {
+    const previous = Object.hasOwn(providers, name) ? providers[name] : undefined
+    providers[name] = previous ? mergeProviderSpecs(previous, spec) : spec
+  }
+  if (Object.keys(providers).length > 0) merged.providers = providers
+  if (base.defaults || override.defaults) merged.defaults = { ...base.defaults, ...override.defaults }
+  if (base.worktree || override.worktree) merged.worktree = { ...base.worktree, ...override.worktree }
+  if (base.cleanup || override.cleanup) merged.cleanup = { ...base.cleanup, ...override.cleanup }
+  return merged
+}
+
+/** Where session worktrees go: `worktree.root` against the project root, else `.harness/worktrees`. */
+export function worktreeRoot(config: HarnessConfig, projectRoot: string): string {
+  return resolve(projectRoot, config.worktree?.root ?? DEFAULT_WORKTREE_ROOT)
+}
+
+/** `worktree.setup` as an argv: a string runs through `sh -c`, a list runs as given. */
+export function worktreeSetupCommand(config: HarnessConfig): { command: string; args: string[] } | null {
+  const setup = config.worktree?.setup
+  if (setup === undefined) return null
+  if (typeof setup === 'string') return { command: 'sh', args: ['-c', setup] }
+  const [command, ...args] = setup
+  return { command, args }
+}
+
+/** `cleanup.older_than` in milliseconds (default 7 days). */
+export function cleanupOlderThanMs(config: HarnessConfig): number {
+  return parseDuration(config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, { bareUnit: 'd' })
+}
+
+/** Readable lines for one zod issue: `providers.claude.command: expected string, received number`. */
+function describeIssue(issue: z.core.$ZodIssue, prefix: PropertyKey[]): string[] {
+  const path = [...prefix, ...issue.path]
+  switch (issue.code) {
+    case 'invalid_union': {
+      // The branch that got past its own type check explains the problem; otherwise the union's message.
+      const relevant = issue.errors.filter(
+        (errors) => !errors.every((e) => e.code === 'invalid_type' && e.path.length === 0),
+      )
+      const [only] = relevant
+      if (relevant.length === 1 && only) return only.flatMap((e) => describeIssue(e, path))
+      return [`${formatPath(path)}: ${issue.message}`]
+    }
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => `${formatPath([...path, key])}: unknown key`)
+    case 'invalid_key':
+      return [`${formatPath(path)}: ${issue.issues[0]?.message ?? issue.message}`]
+    default:
+      return [`${formatPath(path)}: ${issue.message.replace(/^Invalid (input|option): /, '')}`]
+  }
+}
+
+function formatPath(path: PropertyKey[]): string {
+  if (path.length === 0) return '(top level)'
+  return path
+    .map((part, index) =>
+      typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`,
+    )
+    .join('')
+}

@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs'
+import { IllegalStateError } from '../errors.js'
+import { type GitEnvOptions, resolveCommit, run, splitZ } from './common.js'
+import { writeWorktreeTree } from './snapshot.js'
+
+export type DiffMode = 'patch' | 'stat' | 'name-only'
+
+export interface DiffOptions extends GitEnvOptions {
+  /** The session's worktree; when it exists, uncommitted and untracked files count too. */
+  worktreeDir?: string
+  /** Any directory of the repository (used when the worktree is gone). */
+  repoDir: string
+  /** What to compare against: the recorded base commit (a moving branch name would show others' work). */
+  base: string
+  /** The session's branch, diffed when the worktree no longer exists. */
+  branch?: string
+  mode: DiffMode
+}
+
+const MODE_ARGS: Record<DiffMode, string[]> = {
+  patch: ['--patch'],
+  stat: ['--stat'],
+  'name-only': ['--name-only'],
+}
+
+/**
+ * Everything the session changed against `base`: with a worktree, its committed work plus uncommitted and
+ * untracked (not ignored) files, through a temporary-index tree; without one, `base..branch`. Returns git's
+ * text (name-only: one path per line, unquoted).
+ */
+export async function diffAgainst(options: DiffOptions): Promise<string> {
+  const { base, target, cwd } = await diffEnds(options)
+  if (options.mode === 'name-only') return (await changedPaths(cwd, base, target, options)).join('\n')
+  const args = ['diff', '--no-color', '--no-ext-diff', ...MODE_ARGS[options.mode], base, target, '--']
+  return (await run(args, cwd, options)).stdout
+}
+
+/** Sorted paths changed against `base` by commits, uncommitted edits and untracked files of the worktree. */
+export async function filesModified(
+  worktreeDir: string,
+  base: string,
+  options: GitEnvOptions = {},
+): Promise<string[]> {
+  const baseCommit = await resolveCommit(worktreeDir, base, options)
+  const { tree, topLevel } = await writeWorktreeTree(worktreeDir, options)
+  return changedPaths(topLevel, baseCommit, tree, options)
+}
+
+async function diffEnds(options: DiffOptions): Promise<{ base: string; target: string; cwd: string }> {
+  const base = await resolveCommit(options.repoDir, options.base, options)
+  if (options.worktreeDir && existsSync(options.worktreeDir)) {
+    const { tree, topLevel } = await writeWorktreeTree(options.worktreeDir, options)
+    return { base, target: tree, cwd: topLevel }
+  }
+  if (options.branch) {
+    return {
+      base,
+      target: await resolveCommit(options.repoDir, options.branch, options),
+      cwd: options.repoDir,
+    }
+  }
+  throw new IllegalStateError(
+    'nothing to compare: the worktree is gone and there is no branch',
+    undefined,
+    'NOTHING_TO_DIFF',
+  )
+}
+
+async function changedPaths(
+  cwd: string,
+  base: string,
+  target: string,
+  options: GitEnvOptions,
+): Promise<string[]> {
+  // No rename pairing: a renamed file changed both its old and its new path.
+  const result = await run(['diff', '--name-only', '-z', '--no-renames', base, target, '--'], cwd, options)
+  return [...new Set(splitZ(result.stdout))].sort()
+}

@@ -1,0 +1,99 @@
+import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { UsageError } from '../errors.js'
+import { type GitEnvOptions, run, splitZ } from './common.js'
+
+export interface CopyIncludedResult {
+  /** Paths (relative, '/'-separated) copied into the new worktree. */
+  copied: string[]
+  /** Matching paths left alone because the worktree already has something there (or a symlink on the way). */
+  skipped: string[]
+}
+
+/**
+ * Copies untracked files (ignored or not, e.g. `.env`) that match `globs` from the checkout at `fromDir` into
+ * the worktree at `toDir`. Matching is git's own `:(glob)` pathspec magic, relative to the top of `fromDir`:
+ * `*` stays within one directory, `**` crosses them. Nothing in `toDir` is ever overwritten.
+ */
+export async function copyIncludedFiles(
+  fromDir: string,
+  toDir: string,
+  globs: string[],
+  options: GitEnvOptions = {},
+): Promise<CopyIncludedResult> {
+  const patterns = globs.filter((glob) => glob.trim() !== '')
+  for (const glob of patterns) assertRelativeGlob(glob)
+  if (patterns.length === 0) return { copied: [], skipped: [] }
+  const top = (await run(['rev-parse', '--show-toplevel'], fromDir, options)).stdout.trim()
+  // `--others` without exclude rules lists untracked files whether ignored or not, in one walk.
+  const listed = await run(
+    ['ls-files', '-z', '--others', '--', ...patterns.map((glob) => `:(top,glob)${glob}`)],
+    top,
+    options,
+  )
+  const result: CopyIncludedResult = { copied: [], skipped: [] }
+  for (const path of [...new Set(splitZ(listed.stdout))].sort()) {
+    // Nested repositories are listed as `dir/`; they are not files to copy.
+    if (path.endsWith('/')) continue
+    const source = join(top, path)
+    if (!isRegularFile(source)) continue
+    const target = join(toDir, path)
+    if (!safeParents(toDir, path) || exists(target)) {
+      result.skipped.push(path)
+      continue
+    }
+    mkdirSync(dirname(target), { recursive: true })
+    try {
+      // EXCL: a file that appeared meanwhile is still never overwritten.
+      copyFileSync(source, target, constants.COPYFILE_EXCL)
+      result.copied.push(path)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      result.skipped.push(path)
+    }
+  }
+  return result
+}
+
+function assertRelativeGlob(glob: string): void {
+  if (glob.startsWith('/') || glob.split('/').includes('..') || glob.includes('\0')) {
+    throw new UsageError(
+      `invalid include pattern "${glob}": must be relative to the repository and stay inside it`,
+      undefined,
+      'INVALID_INCLUDE',
+    )
+  }
+}
+
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Every existing ancestor of `rel` inside `root` is a real directory: a symlink could lead outside. */
+function safeParents(root: string, rel: string): boolean {
+  const parts = rel.split('/').slice(0, -1)
+  let dir = root
+  for (const part of parts) {
+    dir = join(dir, part)
+    try {
+      const stat = lstatSync(dir)
+      if (!stat.isDirectory() || stat.isSymbolicLink()) return false
+    } catch {
+      return true
+    }
+  }
+  return true
+}

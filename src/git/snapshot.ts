@@ -1,0 +1,253 @@
+import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { IllegalStateError } from '../errors.js'
+import {
+  assertFullRefName,
+  assertRefArg,
+  type GitEnvOptions,
+  gitDetail,
+  resolveCommit,
+  run,
+  splitZ,
+} from './common.js'
+
+export interface WorktreeTree {
+  /** The tree object of the working tree as `git add -A` would see it. */
+  tree: string
+  /** HEAD of that worktree, null before its first commit. */
+  head: string | null
+  /** Top directory of that worktree. */
+  topLevel: string
+}
+
+/**
+ * Writes the working tree's files (tracked and untracked, ignored ones excluded) as a tree object, through a
+ * temporary index: the worktree's own index, HEAD and branch are not touched. Blobs of untracked files become
+ * loose objects in the repository; unreferenced ones are pruned by git's gc as usual.
+ */
+export async function writeWorktreeTree(
+  worktreeDir: string,
+  options: GitEnvOptions = {},
+): Promise<WorktreeTree> {
+  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
+  const [headResult, indexPath] = await Promise.all([
+    run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], topLevel, { ...options, allowFailure: true }),
+    run(['rev-parse', '--path-format=absolute', '--git-path', 'index'], topLevel, options),
+  ])
+  const head = headResult.exitCode === 0 ? headResult.stdout.trim() : null
+  return withTempIndex(async (indexFile) => {
+    const extraEnv = { GIT_INDEX_FILE: indexFile }
+    const seed = async (fromRealIndex: boolean) => {
+      rmSync(indexFile, { force: true })
+      // Seeding from a copy of the real index keeps its stat data (no re-hashing of every file) and its
+      // sparse-checkout bits; HEAD is the fallback when there is no index or the copy is not usable.
+      if (fromRealIndex) copyFileSync(indexPath.stdout.trim(), indexFile)
+      else if (head) await run(['read-tree', head], topLevel, { ...options, extraEnv })
+    }
+    const realIndex = existsSync(indexPath.stdout.trim())
+    await seed(realIndex)
+    let added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
+    if (added.exitCode !== 0 && realIndex) {
+      await seed(false)
+      added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
+    }
+    if (added.exitCode !== 0) {
+      throw new IllegalStateError(
+        `could not snapshot ${topLevel}: ${gitDetail(added)}`,
+        'check the file named above (permissions?)',
+        'SNAPSHOT_FAILED',
+      )
+    }
+    const tree = (await run(['write-tree'], topLevel, { ...options, extraEnv })).stdout.trim()
+    return { tree, head, topLevel }
+  })
+}
+
+async function withTempIndex<T>(body: (indexFile: string) => Promise<T>): Promise<T> {
+  // A private directory: the index lists file names, which may be sensitive.
+  const dir = mkdtempSync(join(tmpdir(), 'harness-index-'))
+  try {
+    return await body(join(dir, 'index'))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+export interface SnapshotOptions extends GitEnvOptions {
+  worktreeDir: string
+  /** Full ref to store the commit under, e.g. refs/harness/<id>/checkpoints/3. */
+  ref: string
+  message: string
+  /** Parent commit; default the worktree's HEAD (none before its first commit). */
+  parent?: string
+  /** Replace an existing ref; by default an existing ref is an error so no snapshot is ever lost. */
+  overwrite?: boolean
+}
+
+export interface Snapshot {
+  commit: string
+  ref: string
+  tree: string
+}
+
+/** Stores the whole working tree (untracked files included, ignored ones not) as a commit under `ref`. */
+export async function snapshotWorktree(options: SnapshotOptions): Promise<Snapshot> {
+  await assertFullRefName(options.worktreeDir, options.ref, options)
+  const { tree, head, topLevel } = await writeWorktreeTree(options.worktreeDir, options)
+  const parent = options.parent !== undefined ? await resolveCommit(topLevel, options.parent, options) : head
+  const commit = await commitTree(topLevel, tree, parent ? [parent] : [], options.message, options)
+  await storeRef(topLevel, options.ref, commit, options.message, options)
+  return { commit, ref: options.ref, tree }
+}
+
+/** Stores the commit `target` names (e.g. a branch tip) under `ref`, so it outlives the branch. */
+export async function snapshotRef(
+  repo: string,
+  ref: string,
+  target: string,
+  options: GitEnvOptions & { overwrite?: boolean; message?: string } = {},
+): Promise<Snapshot> {
+  await assertFullRefName(repo, ref, options)
+  const commit = await resolveCommit(repo, target, options)
+  await storeRef(repo, ref, commit, options.message ?? `harness: keep ${target}`, options)
+  const tree = (await run(['rev-parse', `${commit}^{tree}`], repo, options)).stdout.trim()
+  return { commit, ref, tree }
+}
+
+async function commitTree(
+  cwd: string,
+  tree: string,
+  parents: string[],
+  message: string,
+  options: GitEnvOptions,
+): Promise<string> {
+  const args = [
+    'commit-tree',
+    '--no-gpg-sign',
+    tree,
+    ...parents.flatMap((parent) => ['-p', parent]),
+    '-F',
+    '-',
+  ]
+  const result = await run(args, cwd, {
+    ...options,
+    extraEnv: await identityEnv(cwd, options),
+    input: message,
+  })
+  return result.stdout.trim()
+}
+
+/** A snapshot must not fail for want of user.name/user.email: fall back to a harness identity. */
+async function identityEnv(cwd: string, options: GitEnvOptions): Promise<NodeJS.ProcessEnv> {
+  const [author, committer] = await Promise.all(
+    ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'].map((v) =>
+      run(['var', v], cwd, { ...options, allowFailure: true }),
+    ),
+  )
+  const fallback: NodeJS.ProcessEnv = {}
+  if (author?.exitCode !== 0)
+    Object.assign(fallback, { GIT_AUTHOR_NAME: 'harness', GIT_AUTHOR_EMAIL: 'harness@localhost' })
+  if (committer?.exitCode !== 0) {
+    Object.assign(fallback, { GIT_COMMITTER_NAME: 'harness', GIT_COMMITTER_EMAIL: 'harness@localhost' })
+  }
+  return fallback
+}
+
+async function storeRef(
+  cwd: string,
+  ref: string,
+  commit: string,
+  message: string,
+  options: GitEnvOptions & { overwrite?: boolean },
+): Promise<void> {
+  // An empty old value makes the update fail if the ref exists.
+  const args = [
+    'update-ref',
+    '--create-reflog',
+    '-m',
+    firstLine(message),
+    ref,
+    commit,
+    ...(options.overwrite ? [] : ['']),
+  ]
+  const result = await run(args, cwd, { ...options, allowFailure: true })
+  if (result.exitCode === 0) return
+  if (!options.overwrite && /exists/.test(result.stderr)) {
+    throw new IllegalStateError(`ref ${ref} already exists`, 'snapshots are never overwritten', 'REF_EXISTS')
+  }
+  throw new IllegalStateError(`could not store ${ref}: ${gitDetail(result)}`, undefined, 'SNAPSHOT_FAILED')
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n')[0]?.trim() || 'harness snapshot'
+  // update-ref's -m takes the next argument as its value, but keep reflog lines tidy anyway.
+  return line.startsWith('-') ? `harness: ${line}` : line
+}
+
+export interface RestoreResult {
+  /** Files written from the snapshot. */
+  written: number
+  /** Files deleted because the snapshot does not have them. */
+  removed: string[]
+  /** Paths the snapshot does not have that were left alone (nested repositories, submodules). */
+  kept: string[]
+}
+
+/**
+ * Makes the working tree's files equal to the snapshot's tree without moving HEAD or the branch and without
+ * touching the worktree's index: tracked and untracked-not-ignored files that the snapshot lacks are deleted,
+ * every file of the snapshot is written. Ignored files stay, except where a snapshot file needs their place.
+ * Callers take a snapshot of the current state first.
+ */
+export async function restoreSnapshot(
+  worktreeDir: string,
+  commit: string,
+  options: GitEnvOptions = {},
+): Promise<RestoreResult> {
+  assertRefArg(commit, 'snapshot')
+  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
+  const target = await resolveCommit(topLevel, commit, options)
+  const [wanted, present] = await Promise.all([
+    run(['ls-tree', '-r', '-z', '--name-only', '--full-tree', target], topLevel, options),
+    run(['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--full-name'], topLevel, options),
+  ])
+  const wantedSet = new Set(splitZ(wanted.stdout))
+  const result: RestoreResult = { written: wantedSet.size, removed: [], kept: [] }
+  for (const path of new Set(splitZ(present.stdout))) {
+    if (wantedSet.has(path)) continue
+    const full = join(topLevel, path)
+    let stat: ReturnType<typeof lstatSync>
+    try {
+      stat = lstatSync(full)
+    } catch {
+      continue
+    }
+    if (stat.isDirectory()) {
+      result.kept.push(path)
+      continue
+    }
+    unlinkSync(full)
+    result.removed.push(path)
+    removeEmptyParents(topLevel, dirname(full))
+  }
+  await withTempIndex(async (indexFile) => {
+    const extraEnv = { GIT_INDEX_FILE: indexFile }
+    await run(['read-tree', target], topLevel, { ...options, extraEnv })
+    await run(['checkout-index', '--all', '--force'], topLevel, { ...options, extraEnv })
+  })
+  result.removed.sort()
+  return result
+}
+
+function removeEmptyParents(top: string, dir: string): void {
+  let current = dir
+  while (current.length > top.length && current.startsWith(top)) {
+    try {
+      rmdirSync(current)
+    } catch {
+      return
+    }
+    current = dirname(current)
+  }
+}

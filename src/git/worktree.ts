@@ -1,0 +1,336 @@
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { ExternalToolError, IllegalStateError } from '../errors.js'
+import {
+  assertBranchName,
+  type GitEnvOptions,
+  gitDetail,
+  resolveCommit,
+  run,
+  samePath,
+  splitZ,
+} from './common.js'
+import { branchExists, branchTip } from './repo.js'
+import { findWorktree, listWorktrees } from './worktree-list.js'
+
+export { resolveCommit } from './common.js'
+export { type CopyIncludedResult, copyIncludedFiles } from './include.js'
+export { type DeleteBranchOptions, deleteBranch } from './repo.js'
+export { findWorktree, listWorktrees, parseWorktreeList, type WorktreeInfo } from './worktree-list.js'
+
+export interface CreateWorktreeOptions extends GitEnvOptions {
+  /** Any directory of the repository. */
+  repoDir: string
+  /** Where the worktree goes; must not exist, or be an empty directory. */
+  path: string
+  /** The new branch; an existing branch of that name is an error, never reused. */
+  branch: string
+  /** Revision to start from (a user-supplied ref is fine: it is validated). */
+  base: string
+  /**
+   * Aborting rolls back everything this call made. A git step that is already running is allowed to end
+   * first (killing git mid-checkout could leave its child processes writing), so the rollback is complete.
+   */
+  signal?: AbortSignal
+}
+
+export interface CreatedWorktree {
+  path: string
+  branch: string
+  /** The commit the branch was created at. */
+  base: string
+}
+
+/**
+ * Creates branch `branch` at `base` and checks it out in a new worktree at `path`. On failure or abort,
+ * removes exactly what this call created (the worktree, its directory, the branch while it still points at
+ * `base`) and rethrows.
+ */
+export async function createWorktree(options: CreateWorktreeOptions): Promise<CreatedWorktree> {
+  const { repoDir, branch, signal } = options
+  // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
+  const gitOptions: GitEnvOptions = { env: options.env }
+  const path = resolve(options.path)
+  signal?.throwIfAborted()
+  await assertBranchName(repoDir, branch, gitOptions)
+  const base = await resolveCommit(repoDir, options.base, gitOptions)
+  if (await branchExists(repoDir, branch, gitOptions)) {
+    throw new IllegalStateError(
+      `branch "${branch}" already exists`,
+      `choose another name, or look at it with "git log ${branch}" before deleting it`,
+      'BRANCH_EXISTS',
+    )
+  }
+  const pathWasEmptyDir = checkTargetPath(path)
+  if (await findWorktree(repoDir, path, gitOptions)) {
+    throw new IllegalStateError(
+      `a worktree is already registered at ${path}`,
+      'run "git worktree prune" if its directory was deleted',
+      'WORKTREE_EXISTS',
+    )
+  }
+  signal?.throwIfAborted()
+
+  let branchCreated = false
+  try {
+    // Creating the branch with an empty old value is atomic and fails if it exists: a branch that appears
+    // concurrently is never mistaken for ours and deleted on rollback.
+    const created = await run(
+      [
+        'update-ref',
+        '--create-reflog',
+        '-m',
+        `branch: Created from ${base}`,
+        `refs/heads/${branch}`,
+        base,
+        '',
+      ],
+      repoDir,
+      { ...gitOptions, allowFailure: true },
+    )
+    if (created.exitCode !== 0) {
+      throw new IllegalStateError(`branch "${branch}" already exists`, undefined, 'BRANCH_EXISTS')
+    }
+    branchCreated = true
+    signal?.throwIfAborted()
+    const added = await run(['worktree', 'add', '--', path, branch], repoDir, {
+      ...gitOptions,
+      allowFailure: true,
+    })
+    signal?.throwIfAborted()
+    if (added.exitCode !== 0) {
+      throw new ExternalToolError(`git worktree add failed: ${gitDetail(added)}`, undefined, 'GIT_FAILED')
+    }
+    return { path, branch, base }
+  } catch (error) {
+    const leftovers = await rollbackWorktree(
+      repoDir,
+      path,
+      pathWasEmptyDir,
+      branchCreated ? branch : null,
+      base,
+      gitOptions,
+    )
+    throw rollbackError(error, leftovers)
+  }
+}
+
+function rollbackError(error: unknown, leftovers: string[]): unknown {
+  if (leftovers.length === 0) return error
+  const reason = error instanceof Error ? error.message : String(error)
+  return new ExternalToolError(
+    `creating the worktree failed (${reason}) and could not be fully undone: ${leftovers.join('; ')}`,
+    'a branch that moved may hold work: check with "git worktree list" and "git log <branch>" first',
+    'WORKTREE_ROLLBACK_FAILED',
+  )
+}
+
+export interface RecreateWorktreeOptions extends GitEnvOptions {
+  repoDir: string
+  path: string
+  /** An existing branch, checked out as it is. */
+  branch: string
+  signal?: AbortSignal
+}
+
+/**
+ * Checks an existing branch out again in a worktree at `path` (a session whose worktree was removed). A stale
+ * registration left at that path by a deleted directory is dropped first. On failure or abort only the
+ * worktree is removed; the branch is never touched.
+ */
+export async function recreateWorktree(options: RecreateWorktreeOptions): Promise<CreatedWorktree> {
+  const { repoDir, branch, signal } = options
+  // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
+  const gitOptions: GitEnvOptions = { env: options.env }
+  const path = resolve(options.path)
+  signal?.throwIfAborted()
+  await assertBranchName(repoDir, branch, gitOptions)
+  const tip = await branchTip(repoDir, branch, gitOptions)
+  if (tip === null) {
+    throw new IllegalStateError(
+      `branch "${branch}" does not exist`,
+      'its work cannot be checked out again',
+      'BRANCH_MISSING',
+    )
+  }
+  const pathWasEmptyDir = checkTargetPath(path)
+  for (const worktree of await listWorktrees(repoDir, gitOptions)) {
+    const here = samePath(worktree.path, path)
+    if (here && existsSync(worktree.path)) {
+      throw new IllegalStateError(`a worktree is already registered at ${path}`, undefined, 'WORKTREE_EXISTS')
+    }
+    if (here) {
+      // Its directory is gone: only the registration is left, and it would block checking the branch out.
+      await run(['worktree', 'remove', '--force', '--force', '--', worktree.path], repoDir, gitOptions)
+    } else if (worktree.branch === branch) {
+      throw new IllegalStateError(
+        `branch "${branch}" is checked out in ${worktree.path}`,
+        'work there, or remove that worktree first',
+        'BRANCH_CHECKED_OUT',
+      )
+    }
+  }
+  signal?.throwIfAborted()
+  try {
+    const added = await run(['worktree', 'add', '--', path, branch], repoDir, {
+      ...gitOptions,
+      allowFailure: true,
+    })
+    signal?.throwIfAborted()
+    if (added.exitCode !== 0) {
+      throw new ExternalToolError(`git worktree add failed: ${gitDetail(added)}`, undefined, 'GIT_FAILED')
+    }
+    return { path, branch, base: tip }
+  } catch (error) {
+    const leftovers = await rollbackWorktree(repoDir, path, pathWasEmptyDir, null, tip, gitOptions)
+    throw rollbackError(error, leftovers)
+  }
+}
+
+/** Refuses a path that holds anything; returns whether it is an existing (empty) directory. */
+function checkTargetPath(path: string): boolean {
+  if (!existsSync(path)) return false
+  if (statSync(path).isDirectory() && readdirSync(path).length === 0) return true
+  throw new IllegalStateError(
+    `${path} already exists`,
+    'remove it or choose another location for the worktree',
+    'WORKTREE_PATH_EXISTS',
+  )
+}
+
+/** Best effort; returns what could not be removed. Never uses the caller's abort signal. */
+async function rollbackWorktree(
+  repoDir: string,
+  path: string,
+  keepEmptyDir: boolean,
+  branch: string | null,
+  base: string,
+  options: GitEnvOptions,
+): Promise<string[]> {
+  const leftovers: string[] = []
+  try {
+    // Twice forced: git locks a worktree while it is being set up, and an interrupted add leaves the lock.
+    if (await findWorktree(repoDir, path, options)) {
+      await run(['worktree', 'remove', '--force', '--force', '--', path], repoDir, {
+        ...options,
+        allowFailure: true,
+      })
+    }
+    // The path was absent or empty before this call, so anything in it now was made by this call.
+    if (existsSync(path)) rmSync(path, { recursive: true, force: true })
+    if (keepEmptyDir) mkdirSync(path, { recursive: true })
+    // With the directory gone, remove drops a registration that survived the first attempt.
+    if (await findWorktree(repoDir, path, options)) {
+      await run(['worktree', 'remove', '--force', '--force', '--', path], repoDir, {
+        ...options,
+        allowFailure: true,
+      })
+      if (await findWorktree(repoDir, path, options)) leftovers.push(`worktree registration ${path}`)
+    }
+  } catch (error) {
+    leftovers.push(`worktree ${path} (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (branch !== null) {
+    // Compare-and-delete: if anything moved the branch meanwhile, it holds work and stays.
+    const deleted = await run(['update-ref', '-d', `refs/heads/${branch}`, base], repoDir, {
+      ...options,
+      allowFailure: true,
+    }).catch(() => undefined)
+    if (deleted?.exitCode !== 0) leftovers.push(`branch ${branch}`)
+  }
+  return leftovers
+}
+
+export interface RemoveWorktreeOptions extends GitEnvOptions {
+  /** Remove even with modified or untracked files (ignored files always go with the directory). */
+  force?: boolean
+}
+
+/**
+ * Removes a registered worktree (its branch stays). False when nothing is registered at `path` and the
+ * directory does not exist; a directory that exists but is not a worktree of this repository is refused.
+ */
+export async function removeWorktree(
+  repo: string,
+  path: string,
+  options: RemoveWorktreeOptions = {},
+): Promise<boolean> {
+  const target = resolve(path)
+  const entry = await findWorktree(repo, target, options)
+  if (!entry) {
+    if (!existsSync(target)) return false
+    throw new IllegalStateError(
+      `${target} is not a worktree of this repository`,
+      'it was left untouched',
+      'NOT_A_WORKTREE',
+    )
+  }
+  if (entry.isMain) throw new IllegalStateError(`${target} is the main worktree`, undefined, 'MAIN_WORKTREE')
+  if (entry.locked && existsSync(target)) {
+    throw new IllegalStateError(
+      `worktree ${target} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
+      `unlock it with "git worktree unlock" first`,
+      'WORKTREE_LOCKED',
+    )
+  }
+  // A worktree whose directory is already gone only has its registration left; forcing drops it.
+  const force = options.force || !existsSync(target)
+  const args = [
+    'worktree',
+    'remove',
+    ...(force ? ['--force', ...(entry.locked ? ['--force'] : [])] : []),
+    '--',
+  ]
+  const result = await run([...args, entry.path], repo, { ...options, allowFailure: true })
+  if (result.exitCode === 0) return true
+  if (/modified or untracked files/.test(result.stderr)) {
+    throw new IllegalStateError(
+      `worktree ${target} has uncommitted changes or untracked files`,
+      'commit or snapshot them first, or force the removal',
+      'WORKTREE_DIRTY',
+    )
+  }
+  throw new ExternalToolError(`git worktree remove failed: ${gitDetail(result)}`, undefined, 'GIT_FAILED')
+}
+
+/** `git worktree prune`: drops registrations whose directory is gone; returns git's report lines. */
+export async function pruneWorktrees(repo: string, options: GitEnvOptions = {}): Promise<string[]> {
+  const result = await run(['worktree', 'prune', '--verbose'], repo, options)
+  return `${result.stdout}\n${result.stderr}`
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+}
+
+/**
+ * Dirty means work that would be lost by deleting the directory: a tracked change (staged or not) or an
+ * untracked file that is not ignored. Takes no optional locks, so it never rewrites the worktree's index.
+ */
+export async function isWorktreeDirty(path: string, options: GitEnvOptions = {}): Promise<boolean> {
+  return (await worktreeChanges(path, options)).length > 0
+}
+
+/** The raw porcelain v1 entries (`XY path`) behind `isWorktreeDirty`. */
+export async function worktreeChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
+  const result = await run(
+    [
+      '--no-optional-locks',
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignore-submodules=none',
+    ],
+    path,
+    options,
+  )
+  // Renames add their source path as an extra field, which has no status prefix; only count entries.
+  const entries: string[] = []
+  const fields = splitZ(result.stdout)
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] ?? ''
+    entries.push(field)
+    if (field[0] === 'R' || field[0] === 'C') i++
+  }
+  return entries
+}

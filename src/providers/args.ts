@@ -1,0 +1,231 @@
+import { UsageError } from '../errors.js'
+import { BUILTIN_PROVIDER_NAMES, BUILTIN_PROVIDERS, isBuiltinProvider } from './builtin.js'
+import { mergeProviderSpecs, type PerModeTokens, perMode } from './merge.js'
+import { PERMISSIONS, type Permission, type Placeholder, type ProviderSpec } from './schema.js'
+
+export type AgentMode = 'headless' | 'interactive'
+export type RunKind = 'start' | 'resume'
+export type ModeTokens = Record<AgentMode, string[]>
+
+/** A provider with every field filled: built-in data overlaid with the configuration. */
+export interface ResolvedProvider {
+  name: string
+  /** True when the name is one of the built-in providers (possibly overridden by configuration). */
+  builtin: boolean
+  description: string | null
+  /** null: the first extra argument is the command (the `exec` provider). */
+  command: string | null
+  mode_args: ModeTokens
+  prompt: ModeTokens
+  start_args: string[]
+  resume: ModeTokens
+  resume_by_id: ModeTokens | null
+  resume_prompt: string
+  /** null: the agent has no such mode. */
+  permission: Record<Permission, string[] | null>
+  model_args: string[] | null
+  session_id_capture: { key: string; args: string[] } | null
+}
+
+/** What `resolveProvider` needs from the configuration. */
+export interface ProvidersConfig {
+  providers?: Record<string, ProviderSpec> | undefined
+}
+
+export const DEFAULT_RESUME_PROMPT = 'continue'
+const DEFAULT_PROMPT = ['{prompt}']
+
+/**
+ * The provider `name`: a built-in overridden by the configuration, or one the configuration defines.
+ * An unknown name is a usage error that lists the known ones.
+ */
+export function resolveProvider(name: string, config?: ProvidersConfig): ResolvedProvider {
+  const configured =
+    config?.providers && Object.hasOwn(config.providers, name) ? config.providers[name] : undefined
+  const builtin = isBuiltinProvider(name)
+  if (!builtin && !configured) {
+    throw new UsageError(
+      `unknown provider "${name}"; known providers: ${providerNames(config).join(', ')}`,
+      'a new provider can be added under "providers" in .harness/config.json',
+      'UNKNOWN_PROVIDER',
+    )
+  }
+  const base: ProviderSpec = builtin ? BUILTIN_PROVIDERS[name] : {}
+  return fill(name, builtin, configured ? mergeProviderSpecs(base, configured) : base)
+}
+
+/** Every provider: built-ins in their documented order, then configured ones by name. */
+export function listProviders(config?: ProvidersConfig): ResolvedProvider[] {
+  return providerNames(config).map((name) => resolveProvider(name, config))
+}
+
+function providerNames(config?: ProvidersConfig): string[] {
+  const added = Object.keys(config?.providers ?? {})
+    .filter((name) => !isBuiltinProvider(name))
+    .sort()
+  return [...BUILTIN_PROVIDER_NAMES, ...added]
+}
+
+function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvider {
+  const permission = spec.permission ?? {}
+  const capture = spec.session_id_capture
+  return {
+    name,
+    builtin,
+    description: spec.description ?? null,
+    command: spec.command ?? null,
+    mode_args: modeTokens(spec.mode_args),
+    prompt: modeTokens(spec.prompt === undefined ? DEFAULT_PROMPT : spec.prompt),
+    start_args: spec.start_args ?? [],
+    resume: modeTokens(spec.resume),
+    resume_by_id: spec.resume_by_id ? modeTokens(spec.resume_by_id) : null,
+    resume_prompt: spec.resume_prompt ?? DEFAULT_RESUME_PROMPT,
+    permission: {
+      readonly: permission.readonly ?? null,
+      // The agents' own default is the supervised mode, so it needs no flag unless one is configured.
+      supervised: permission.supervised === undefined ? [] : permission.supervised,
+      autonomous: permission.autonomous ?? null,
+    },
+    model_args: spec.model_args ?? null,
+    session_id_capture: capture ? { key: capture.key, args: capture.args ?? [] } : null,
+  }
+}
+
+function modeTokens(value: string[] | PerModeTokens | null | undefined): ModeTokens {
+  const modes = value ? perMode(value) : {}
+  return { headless: modes.headless ?? [], interactive: modes.interactive ?? [] }
+}
+
+/** True when the provider takes a harness-made session id at start (`{session_id}` in `start_args`). */
+export function takesAgentSessionId(provider: ResolvedProvider): boolean {
+  return provider.start_args.some((token) => token.includes('{session_id}'))
+}
+
+/** A fresh UUID for providers that take one at start, else undefined. */
+export function newAgentSessionId(provider: ResolvedProvider): string | undefined {
+  return takesAgentSessionId(provider) ? globalThis.crypto.randomUUID() : undefined
+}
+
+export interface AgentInvocationInput {
+  provider: ResolvedProvider
+  mode: AgentMode
+  kind: RunKind
+  prompt?: string | undefined
+  model?: string | undefined
+  /** Default: supervised. */
+  permission?: Permission | undefined
+  /** The agent's own session id: passed at start (providers that take one) and used to resume by id. */
+  agentSessionId?: string | undefined
+  /** The user's arguments after `--`; for a provider without a command, the command itself. */
+  extraArgs?: string[] | undefined
+}
+
+export interface AgentInvocation {
+  command: string
+  args: string[]
+}
+
+/**
+ * The agent's argv, without a shell. Order (docs/providers.md):
+ * mode args, permission, model, JSON-capture flags (headless), start or resume tokens, prompt, extra args.
+ * Subcommand-style CLIs need the mode first (`codex exec`), and codex accepts `--sandbox` only before
+ * `resume`, hence flags before the start/resume tokens. A positional prompt that begins with "-" goes last,
+ * after `--`, so neither it nor the extra args can be taken for something else.
+ */
+export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocation {
+  const { provider, mode, kind } = input
+  let command = provider.command
+  let extraArgs = input.extraArgs ?? []
+  if (command === null) {
+    const [first, ...rest] = extraArgs
+    if (!first) {
+      throw new UsageError(
+        `${provider.name} needs a command after --`,
+        `for example: harness run -a ${provider.name} -- npm test`,
+        'MISSING_COMMAND',
+      )
+    }
+    command = first
+    extraArgs = rest
+  }
+
+  const prompt =
+    input.prompt || (kind === 'resume' && mode === 'headless' ? provider.resume_prompt : undefined)
+  const values: Partial<Record<Placeholder, string>> = {
+    prompt,
+    model: input.model || undefined,
+    session_id: input.agentSessionId || undefined,
+  }
+
+  const args = [...substitute(provider.mode_args[mode], values)]
+  args.push(...permissionArgs(provider, input.permission ?? 'supervised'))
+  if (values.model !== undefined) {
+    if (!provider.model_args) {
+      throw new UsageError(
+        `provider "${provider.name}" takes no model`,
+        'set "model_args" for it in config.json',
+        'UNSUPPORTED_MODEL',
+      )
+    }
+    args.push(...substitute(provider.model_args, values))
+  }
+  if (mode === 'headless' && provider.session_id_capture) args.push(...provider.session_id_capture.args)
+  if (kind === 'start') {
+    args.push(...substitute(provider.start_args, values))
+  } else {
+    const byId = values.session_id !== undefined && provider.resume_by_id
+    args.push(...substitute(byId ? byId[mode] : provider.resume[mode], values))
+  }
+
+  const promptPart = promptArgs(provider.prompt[mode], values)
+  if (promptPart.last) return { command, args: [...args, ...extraArgs, ...promptPart.tokens] }
+  return { command, args: [...args, ...promptPart.tokens, ...extraArgs] }
+}
+
+function permissionArgs(provider: ResolvedProvider, permission: Permission): string[] {
+  const tokens = provider.permission[permission]
+  if (tokens) return tokens
+  const supported = PERMISSIONS.filter((level) => provider.permission[level] !== null)
+  throw new UsageError(
+    `provider "${provider.name}" has no ${permission} mode`,
+    `its permission modes: ${supported.join(', ')}`,
+    'UNSUPPORTED_PERMISSION',
+  )
+}
+
+const PLACEHOLDER = /\{(prompt|session_id|model)\}/g
+
+/**
+ * Replaces placeholders in one pass (a prompt that contains "{model}" stays as written). A group that
+ * names a placeholder without a value is left out whole: no model, no `--model`.
+ */
+function substitute(tokens: readonly string[], values: Partial<Record<Placeholder, string>>): string[] {
+  const missing = tokens.some((token) =>
+    [...token.matchAll(PLACEHOLDER)].some((m) => values[m[1] as Placeholder] === undefined),
+  )
+  if (missing) return []
+  return tokens.map((token) => token.replace(PLACEHOLDER, (_, name: Placeholder) => values[name] ?? ''))
+}
+
+/**
+ * The prompt tokens, guarded against being read as flags when the prompt begins with "-": a positional
+ * prompt gets `--` before it (and must then come last); a flag's value is joined as `--flag=value`, which
+ * commander, yargs, clap, argparse and Go's flag packages all read as the value.
+ */
+function promptArgs(
+  template: readonly string[],
+  values: Partial<Record<Placeholder, string>>,
+): { tokens: string[]; last: boolean } {
+  const prompt = values.prompt
+  const at = template.indexOf('{prompt}')
+  if (prompt === undefined || at < 0 || !prompt.startsWith('-')) {
+    return { tokens: substitute(template, values), last: false }
+  }
+  const before = substitute(template.slice(0, at), values)
+  const after = substitute(template.slice(at + 1), values)
+  const flag = before[before.length - 1]
+  if (flag?.startsWith('-')) {
+    return { tokens: [...before.slice(0, -1), `${flag}=${prompt}`, ...after], last: false }
+  }
+  return { tokens: [...before, '--', prompt, ...after], last: true }
+}

@@ -1,0 +1,83 @@
+import * as z from 'zod/mini'
+
+/** Permission levels of SPEC §6, least to most trusting. */
+export const PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const
+export type Permission = (typeof PERMISSIONS)[number]
+
+/** Placeholders that may appear inside any argument token of a provider. */
+export const PLACEHOLDERS = ['prompt', 'session_id', 'model'] as const
+export type Placeholder = (typeof PLACEHOLDERS)[number]
+
+const PLACEHOLDER_PATTERN = /\{([A-Za-z0-9_]+)\}/g
+
+/** Names of `{…}` tokens in `token` that are not known placeholders (typos such as `{promt}`). */
+export function unknownPlaceholders(token: string): string[] {
+  return [...token.matchAll(PLACEHOLDER_PATTERN)]
+    .map((m) => m[1] ?? '')
+    .filter((name) => !(PLACEHOLDERS as readonly string[]).includes(name))
+}
+
+const TokenSchema = z.string().check(
+  z.refine((token) => unknownPlaceholders(token).length === 0, {
+    error: (issue) =>
+      `unknown placeholder ${unknownPlaceholders(String(issue.input))
+        .map((n) => `{${n}}`)
+        .join(', ')} (known: ${PLACEHOLDERS.map((n) => `{${n}}`).join(', ')})`,
+  }),
+)
+const TokensSchema = z.array(TokenSchema)
+
+/** Tokens used in both modes (a list), or per mode (an object; a missing mode keeps what it had). */
+const PerModeTokensSchema = z.union(
+  [
+    TokensSchema,
+    z.strictObject({ headless: z.optional(TokensSchema), interactive: z.optional(TokensSchema) }),
+  ],
+  { error: 'expected a list of strings, or an object with "headless" and/or "interactive" lists' },
+)
+
+/** `null` clears what a built-in (or the user's file) set, e.g. `"session_id_capture": null`. */
+const clearable = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
+
+/**
+ * One provider as written in config.json and in builtin.ts. Every field is optional so that an entry can
+ * override part of a built-in; a provider that is not built in needs at least `command`.
+ */
+export const ProviderSpecSchema = z.strictObject({
+  description: clearable(z.string()),
+  /** The binary. Absent (the `exec` provider): the first argument after `--` is the command. */
+  command: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  /** Right after the command, selecting the mode: a subcommand (`exec`, `run`) or a flag (`-p`). */
+  mode_args: clearable(PerModeTokensSchema),
+  /** How the prompt is passed, e.g. `["{prompt}"]` (positional) or `["--message", "{prompt}"]`. */
+  prompt: clearable(PerModeTokensSchema),
+  /** Added on a start, e.g. `["--session-id", "{session_id}"]` (harness then generates a UUID). */
+  start_args: clearable(TokensSchema),
+  /** Added on a resume that continues the agent's latest conversation in the worktree. */
+  resume: clearable(PerModeTokensSchema),
+  /** Added on a resume when the agent's session id is known, e.g. `["--resume", "{session_id}"]`. */
+  resume_by_id: clearable(PerModeTokensSchema),
+  /** Prompt of a headless resume that got none (headless CLIs need one). Default "continue". */
+  resume_prompt: clearable(z.string().check(z.minLength(1, 'must not be empty'))),
+  /** Flags per permission level; a missing level is not supported by the agent. */
+  permission: clearable(
+    z.strictObject({
+      readonly: clearable(TokensSchema),
+      supervised: clearable(TokensSchema),
+      autonomous: clearable(TokensSchema),
+    }),
+  ),
+  /** The agent's model flag, e.g. `["--model", "{model}"]`. */
+  model_args: clearable(TokensSchema),
+  /** A JSON key the agent prints in headless output holding its own session id, and the flags that ask for JSON. */
+  session_id_capture: clearable(
+    z.strictObject({
+      key: z.string().check(z.minLength(1, 'must not be empty')),
+      args: z.optional(TokensSchema),
+    }),
+  ),
+})
+export type ProviderSpec = z.infer<typeof ProviderSpecSchema>
+
+/** Provider names appear in records, `-a` and config keys: keep them plain. */
+export const PROVIDER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/

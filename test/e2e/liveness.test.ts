@@ -1,0 +1,215 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { fakeAgents, isAlive } from '../helpers/agents.js'
+import { cli, json } from '../helpers/cli.js'
+import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+
+type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
+
+const bystanders: ChildProcess[] = []
+afterEach(() => {
+  for (const child of bystanders.splice(0)) child.kill('SIGKILL')
+})
+
+/** An unrelated live process that harness must never signal. */
+function bystander(): number {
+  const child = spawn('sleep', ['120'], { stdio: 'ignore' })
+  bystanders.push(child)
+  if (!child.pid) throw new Error('could not start a bystander')
+  return child.pid
+}
+
+function startTime(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string
+}
+
+function writeRunning(dir: string, id: string, run: Record<string, unknown>): string {
+  const sessions = join(dir, '.harness', 'sessions')
+  mkdirSync(sessions, { recursive: true })
+  const path = join(sessions, `${id}.json`)
+  const record = {
+    id,
+    provider: 'claude',
+    status: 'RUNNING',
+    worktree_dir: dir,
+    is_worktree: false,
+    created_at: '2026-11-01T10:00:00.000Z',
+    pid: run.pid,
+    agent_session_id: '11111111-2222-3333-4444-555555555555',
+    runs: [{ n: 1, kind: 'start', started_at: '2026-11-01T10:00:00.000Z', ...run }],
+  }
+  writeFileSync(path, JSON.stringify(record, null, 2))
+  return path
+}
+
+const host = () => execFileSync('hostname', { encoding: 'utf8' }).trim()
+
+describe('liveness and recovery', () => {
+  test('pid reuse: a live unrelated process is never signalled; the record reconciles', async () => {
+    const { dir, env, home } = tmpPlainDir()
+    const agents = fakeAgents(home, env)
+    const agentPid = bystander()
+    const supervisorPid = bystander()
+    const wrong = String(Number(startTime(agentPid)) + 12345)
+    writeRunning(dir, 'reuse001', {
+      pid: agentPid,
+      pid_start_time: wrong,
+      supervisor_pid: supervisorPid,
+      supervisor_start_time: wrong,
+      hostname: host(),
+    })
+    writeRunning(dir, 'reuse002', {
+      pid: agentPid,
+      pid_start_time: wrong,
+      supervisor_pid: supervisorPid,
+      supervisor_start_time: wrong,
+      hostname: host(),
+    })
+    // kill reads the record first: it is stale (both pids belong to other processes now), so it is reconciled.
+    const kill = await cli(['session', 'kill', 'reuse001'], { cwd: dir, env })
+    expect(kill.exitCode).toBe(4)
+    expect(kill.stderr).toContain('PAUSED')
+    const list = json<Rec[]>(await cli(['session', 'list', '--json'], { cwd: dir, env }))
+    expect(list.map((r) => [r.id, r.status, r.stop_reason])).toEqual([
+      ['reuse001', 'PAUSED', 'interrupted'],
+      ['reuse002', 'PAUSED', 'interrupted'],
+    ])
+    const resume = await cli(['session', 'resume', 'reuse002', '--json', 'go on'], {
+      cwd: dir,
+      env: agents.env,
+    })
+    expect(resume.exitCode, resume.stderr).toBe(0)
+    expect(json<Rec>(resume).status).toBe('COMPLETED')
+    expect(isAlive(agentPid)).toBe(true)
+    expect(isAlive(supervisorPid)).toBe(true)
+  })
+
+  test('no start times: unverified, never signalled; recover marks it PAUSED', async () => {
+    const { dir, env } = tmpPlainDir()
+    const agentPid = bystander()
+    writeRunning(dir, 'unver001', { pid: agentPid })
+    const list = json<Rec[]>(await cli(['session', 'list', '--json'], { cwd: dir, env }))
+    expect(list[0]).toMatchObject({ status: 'RUNNING', liveness: 'unverified' })
+    const table = await cli(['session', 'list'], { cwd: dir, env })
+    expect(table.stdout).toContain('RUNNING (unverified)')
+    const kill = await cli(['session', 'kill', 'unver001', '--json'], { cwd: dir, env })
+    expect(kill.exitCode).toBe(4)
+    expect(JSON.parse(kill.stderr).error.code).toBe('SESSION_UNVERIFIED')
+    const resume = await cli(['session', 'resume', 'unver001'], { cwd: dir, env })
+    expect(resume.exitCode).toBe(4)
+    const scan = json<Rec[]>(await cli(['session', 'recover', '--scan', '--json'], { cwd: dir, env }))
+    expect(scan).toEqual([expect.objectContaining({ id: 'unver001', liveness: 'unverified' })])
+    const recover = await cli(['session', 'recover', 'unver001'], { cwd: dir, env })
+    expect(recover.exitCode, recover.stderr).toBe(0)
+    const shown = json<Rec>(await cli(['session', 'show', 'unver001', '--json'], { cwd: dir, env }))
+    expect(shown).toMatchObject({ status: 'PAUSED', stop_reason: 'recovered' })
+    expect(isAlive(agentPid)).toBe(true)
+  })
+
+  test('another host: unverified even with start times', async () => {
+    const { dir, env } = tmpPlainDir()
+    const pid = bystander()
+    writeRunning(dir, 'other001', { pid, pid_start_time: startTime(pid), hostname: 'some-other-host' })
+    const shown = json<Rec>(await cli(['session', 'show', 'other001', '--json'], { cwd: dir, env }))
+    expect(shown.liveness).toBe('unverified')
+    expect((await cli(['session', 'kill', 'other001'], { cwd: dir, env })).exitCode).toBe(4)
+    expect(isAlive(pid)).toBe(true)
+    const all = json<{ recovered: Rec[] }>(
+      await cli(['session', 'recover', '--all', '--json'], { cwd: dir, env }),
+    )
+    expect(all.recovered.map((r) => r.id)).toEqual(['other001'])
+  })
+
+  test('supervisor crash: orphaned while the agent lives, PAUSED/interrupted after it ends, then resumable', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 1500 })
+    const run = json<Rec>(
+      await cli(['run', '-a', 'gemini', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
+    )
+    const supervisor = run.runs[0]?.supervisor_pid as number
+    process.kill(supervisor, 'SIGKILL')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const orphan = json<Rec>(
+      await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
+    )
+    expect(orphan).toMatchObject({ status: 'RUNNING', liveness: 'orphaned' })
+    const scan = await cli(['session', 'recover', '--scan'], { cwd: repo.dir, env: repo.env })
+    expect(scan.stdout).toContain('orphaned')
+    const refused = await cli(['session', 'recover', run.id], { cwd: repo.dir, env: repo.env })
+    expect(refused.exitCode).toBe(4)
+    expect(refused.stderr).toContain('kill')
+    // The agent ends on its own; nobody is left to record it.
+    for (let i = 0; i < 100 && isAlive(run.pid as number); i++) await new Promise((r) => setTimeout(r, 50))
+    expect(isAlive(run.pid as number)).toBe(false)
+    const after = json<Rec>(
+      await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
+    )
+    expect(after).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupted' })
+    const resumed = await cli(['session', 'resume', run.id, '--json'], {
+      cwd: repo.dir,
+      env: { ...agents.env, FAKE_AGENT_SLEEP_MS: '0' },
+    })
+    expect(resumed.exitCode, resumed.stderr).toBe(0)
+    expect(json<Rec>(resumed).status).toBe('COMPLETED')
+    expect(agents.starts()[1]?.args).toEqual(['--resume', run.agent_session_id, '-p', 'continue'])
+  })
+
+  test('supervisor crash: kill stops the orphaned agent tree directly', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 60_000, ignoreTerm: true, children: 1 })
+    const run = json<Rec>(
+      await cli(['run', '-a', 'claude', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
+    )
+    for (let i = 0; i < 100 && agents.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
+    process.kill(run.runs[0]?.supervisor_pid as number, 'SIGKILL')
+    const kill = await cli(['session', 'kill', run.id, '--grace', '300ms'], { cwd: repo.dir, env: repo.env })
+    expect(kill.exitCode, kill.stderr).toBe(0)
+    expect(kill.stdout).toContain('stopped directly')
+    for (const pid of agents.pids()) expect(isAlive(pid)).toBe(false)
+    const shown = json<Rec>(
+      await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
+    )
+    expect(shown.status).toBe('KILLED')
+  })
+})
+
+describe('kill versus exit race', () => {
+  test('100 iterations: one final status each, KILLED exactly when kill exited 0, nothing left', async () => {
+    const { dir, env } = tmpPlainDir()
+    const iteration = async (i: number) => {
+      // Lives long enough, often enough, for both outcomes on a loaded 2-core machine.
+      const life = (Math.random() * 0.6).toFixed(3)
+      const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', life], {
+        cwd: dir,
+        env,
+      })
+      expect(run.exitCode, run.stderr).toBe(0)
+      const record = json<Rec>(run)
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 300))
+      const kill = await cli(['session', 'kill', record.id, '--grace', '500ms'], { cwd: dir, env })
+      const final = JSON.parse(
+        readFileSync(join(dir, '.harness', 'sessions', `${record.id}.json`), 'utf8'),
+      ) as Rec
+      expect([0, 4], `iteration ${i}: ${kill.stderr}`).toContain(kill.exitCode)
+      expect(final.status, `iteration ${i}`).toBe(kill.exitCode === 0 ? 'KILLED' : 'COMPLETED')
+      expect(final.runs).toHaveLength(1)
+      expect(final.runs[0]?.ended_at).toEqual(expect.any(String))
+      expect(isAlive(record.pid as number)).toBe(false)
+      return final.status
+    }
+    const statuses: string[] = []
+    const queue = Array.from({ length: 100 }, (_, i) => i)
+    await Promise.all(
+      Array.from({ length: 3 }, async () => {
+        for (let i = queue.shift(); i !== undefined; i = queue.shift()) statuses.push(await iteration(i))
+      }),
+    )
+    expect(statuses).toHaveLength(100)
+    // Both outcomes must occur, or the race was not exercised.
+    expect(statuses).toContain('KILLED')
+    expect(statuses).toContain('COMPLETED')
+  }, 240_000)
+})
