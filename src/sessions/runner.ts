@@ -25,6 +25,8 @@ export interface RunPlan {
   teeToStderr?: boolean
   /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
   sessionIdCapture?: { key: string; args: string[] } | null
+  /** A worktree and the commit it started from: `files_modified` is recorded against it when the run ends. */
+  changesAgainst?: { dir: string; base: string } | null
 }
 
 /** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
@@ -106,6 +108,7 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
   try {
     const { exit } = supervised
     const captured = await capturedSessionId(plan, logFd, logStart)
+    const files = await changedFiles(plan)
     const record = await store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, {
         exitCode: exit.exitCode,
@@ -113,7 +116,12 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
         interrupted: exit.stopSignal !== null,
         spawnError: exit.spawnError,
       })
-      return ended && captured ? { ...ended, agent_session_id: captured } : ended
+      if (!ended) return ended
+      return {
+        ...ended,
+        ...(captured ? { agent_session_id: captured } : {}),
+        ...(files ? { files_modified: files } : {}),
+      }
     })
     return { record, exit }
   } finally {
@@ -124,14 +132,32 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
 const CAPTURE_LIMIT = 4 * 1024 * 1024
 
 /** The agent's own session id, read from what this run wrote to the log (first 4 MiB). */
-async function capturedSessionId(plan: RunPlan, logFd: number | undefined, from: number): Promise<string | undefined> {
+async function capturedSessionId(
+  plan: RunPlan,
+  logFd: number | undefined,
+  from: number,
+): Promise<string | undefined> {
   if (!plan.sessionIdCapture || logFd === undefined) return undefined
   const length = Math.min(fstatSync(logFd).size - from, CAPTURE_LIMIT)
   if (length <= 0) return undefined
   const buffer = Buffer.alloc(length)
   const read = readSync(logFd, buffer, 0, length, from)
   const { findCapturedSessionId } = await import('../providers/capture.js')
-  return findCapturedSessionId({ session_id_capture: plan.sessionIdCapture }, buffer.subarray(0, read).toString('utf8'))
+  return findCapturedSessionId(
+    { session_id_capture: plan.sessionIdCapture },
+    buffer.subarray(0, read).toString('utf8'),
+  )
+}
+
+/** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
+async function changedFiles(plan: RunPlan): Promise<string[] | undefined> {
+  if (!plan.changesAgainst) return undefined
+  try {
+    const { filesModified } = await import('../git/diff.js')
+    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base)
+  } catch {
+    return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
+  }
 }
 
 /** A foreground run: harness is the supervisor and exits with the agent's code. */

@@ -193,6 +193,10 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       mode,
       teeToStderr: ctx.options.json,
       sessionIdCapture: provider.session_id_capture,
+      changesAgainst:
+        workspace.isWorktree && workspace.baseCommit
+          ? { dir: workspace.dir, base: workspace.baseCommit }
+          : null,
     }
     const begin = async (run: Run) => {
       const created = await store.create({ ...record, runs: [run] })
@@ -390,6 +394,10 @@ export async function resumeSession(
     mode,
     teeToStderr: ctx.options.json,
     sessionIdCapture: provider.session_id_capture,
+    changesAgainst:
+      session.is_worktree && session.base_commit
+        ? { dir: session.worktree_dir, base: session.base_commit }
+        : null,
   }
   const begin = (run: Run) =>
     store.update(id, (current) => {

@@ -171,6 +171,24 @@ describe('harness run', () => {
   })
 })
 
+test('files_modified lists what the run changed against base_commit: committed, uncommitted, untracked', async () => {
+  const repo = tmpGitRepo()
+  repo.write('keep.txt', 'same\n')
+  repo.write('edit.txt', 'before\n')
+  repo.git('add', '-A')
+  repo.git('commit', '-qm', 'files')
+  const script = [
+    'echo after > edit.txt',
+    'echo new > committed.txt',
+    'git add committed.txt',
+    'git -c user.name=a -c user.email=a@b commit -qm agent',
+    'echo loose > untracked.txt',
+  ].join(' && ')
+  const run = await cli(['run', '-a', 'exec', '--json', '--', 'sh', '-c', script], { cwd: repo.dir, env: repo.env })
+  expect(run.exitCode, run.stderr).toBe(0)
+  expect(json<Rec>(run).files_modified).toEqual(['committed.txt', 'edit.txt', 'untracked.txt'])
+})
+
 describe('background runs, wait and logs', () => {
   test('--detach --json returns once the agent runs; wait exits with its code; logs show output', async () => {
     const repo = tmpGitRepo()

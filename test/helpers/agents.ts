@@ -13,6 +13,7 @@ export interface FakeAgentOptions {
   output?: string
   stderr?: string
   onSigint?: boolean
+  ignoreHup?: boolean
 }
 
 export interface FakeAgents {
@@ -85,6 +86,7 @@ export function agentEnv(options: FakeAgentOptions): NodeJS.ProcessEnv {
   if (options.output) env.FAKE_AGENT_OUTPUT = options.output
   if (options.stderr) env.FAKE_AGENT_STDERR = options.stderr
   if (options.onSigint) env.FAKE_AGENT_ON_SIGINT = '1'
+  if (options.ignoreHup) env.FAKE_AGENT_IGNORE_HUP = '1'
   return env
 }
 

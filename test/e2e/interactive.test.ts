@@ -1,0 +1,131 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { fakeAgents, isAlive } from '../helpers/agents.js'
+import { HARNESS_BIN } from '../helpers/cli.js'
+import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+
+type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
+
+const tmux = new TmuxServer(tmpDir())
+afterAll(() => tmux.stop())
+
+const H = shellQuote(HARNESS_BIN)
+
+function records(dir: string): Rec[] {
+  const sessions = join(dir, '.harness', 'sessions')
+  if (!existsSync(sessions)) return []
+  return readdirSync(sessions)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as Rec)
+}
+
+describe('interactive runs in a real terminal', () => {
+  test('Ctrl-C reaches the agent exactly once; the outcome is recorded; the signal stops the calling loop', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { onSigint: true, sleepMs: 60_000 })
+    const out = join(repo.home, 'loop.out')
+    // A shell loop that would run the agent three times if harness swallowed the Ctrl-C.
+    const script = `cd ${shellQuote(repo.dir)}
+for i in 1 2 3; do ${H} run -a claude "task $i"; echo "iteration $i exit $?" >> ${shellQuote(out)}; done
+echo loop-finished >> ${shellQuote(out)}`
+    await tmux.start('ctrlc', script, agents.env)
+    const started = await waitFor('the agent to start', () => agents.starts()[0])
+    expect(started.stdin_tty).toBe(true)
+    tmux.sendKeys('ctrlc', 'C-c')
+    const [record] = await waitFor('the outcome', () => {
+      const found = records(repo.dir)
+      return found[0]?.status !== 'RUNNING' && found.length ? found : undefined
+    })
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(agents.entries().filter((e) => e.event === 'sigint')).toHaveLength(1)
+    expect(record).toMatchObject({ status: 'FAILED', exit_code: 130, stop_reason: 'signal' })
+    expect(record?.runs[0]).toMatchObject({ signal: 'SIGINT', exit_code: null })
+    expect(agents.starts()).toHaveLength(1)
+    expect(existsSync(out) ? readFileSync(out, 'utf8') : '').toBe('')
+    expect(isAlive(started.pid)).toBe(false)
+    expect(isAlive(started.ppid as number)).toBe(false)
+  })
+
+  test('closing the terminal records PAUSED (not a hung RUNNING) and the agent is gone', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { ignoreHup: true, sleepMs: 60_000 })
+    await tmux.start('hangup', `cd ${shellQuote(repo.dir)}\n${H} run -a codex "long task"`, agents.env)
+    const started = await waitFor('the agent to start', () => agents.starts()[0])
+    tmux.killSession('hangup')
+    const [record] = await waitFor('PAUSED', () => {
+      const found = records(repo.dir)
+      return found[0]?.status === 'PAUSED' ? found : undefined
+    })
+    expect(record).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupted', exit_code: null })
+    await waitFor('the agent to be gone', () => !isAlive(started.pid))
+    expect(isAlive(started.ppid as number)).toBe(false)
+  })
+
+  test('exact interactive argv of every provider, start and resume', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const done = join(repo.home, 'done')
+    const providers = ['claude', 'gemini', 'codex', 'opencode', 'agy', 'pi-agent', 'aider']
+    const permission: Record<string, string> = {
+      claude: 'autonomous',
+      gemini: 'autonomous',
+      codex: 'readonly',
+      opencode: 'autonomous',
+      agy: 'readonly',
+      'pi-agent': 'autonomous',
+      aider: 'autonomous',
+    }
+    const lines = providers.map(
+      (p) =>
+        `id=$(${H} run -a ${p} -P ${permission[p]} -m m1 --session-id s-${p} task </dev/tty >/dev/tty 2>&1; echo s-${p}); ${H} session resume "$id"`,
+    )
+    await tmux.start(
+      'argv',
+      `cd ${shellQuote(repo.dir)}\n${lines.join('\n')}\ntouch ${shellQuote(done)}\nsleep 60`,
+      agents.env,
+    )
+    await waitFor('all runs', () => existsSync(done), 60_000)
+    tmux.killSession('argv')
+    const starts = agents.starts()
+    expect(starts).toHaveLength(providers.length * 2)
+    for (const start of starts) expect(start.stdin_tty).toBe(true)
+    const uuid = (p: string) => records(repo.dir).find((r) => r.id === `s-${p}`)?.agent_session_id as string
+    const expected: Record<string, [string[], string[]]> = {
+      claude: [
+        ['--dangerously-skip-permissions', '--model', 'm1', '--session-id', uuid('claude'), 'task'],
+        ['--dangerously-skip-permissions', '--model', 'm1', '--resume', uuid('claude')],
+      ],
+      gemini: [
+        ['--approval-mode', 'yolo', '-m', 'm1', '--session-id', uuid('gemini'), '-i', 'task'],
+        ['--approval-mode', 'yolo', '-m', 'm1', '--resume', uuid('gemini')],
+      ],
+      codex: [
+        ['--sandbox', 'read-only', '-m', 'm1', 'task'],
+        ['--sandbox', 'read-only', '-m', 'm1', 'resume', '--last'],
+      ],
+      opencode: [
+        ['--auto', '-m', 'm1', '--prompt', 'task'],
+        ['--auto', '-m', 'm1', '--continue'],
+      ],
+      agy: [
+        ['--mode', 'plan', '--model', 'm1', '-i', 'task'],
+        ['--mode', 'plan', '--model', 'm1', '--continue'],
+      ],
+      'pi-agent': [
+        ['--dangerously-skip-permissions', '--model', 'm1', 'task'],
+        ['--dangerously-skip-permissions', '--model', 'm1', '--continue'],
+      ],
+      aider: [
+        ['--yes-always', '--model', 'm1', '--message', 'task'],
+        ['--yes-always', '--model', 'm1', '--restore-chat-history'],
+      ],
+    }
+    providers.forEach((p, i) => {
+      expect(starts[2 * i]?.args, `${p} start`).toEqual(expected[p]?.[0])
+      expect(starts[2 * i + 1]?.args, `${p} resume`).toEqual(expected[p]?.[1])
+    })
+    for (const record of records(repo.dir)) expect(record.status, record.id).toBe('COMPLETED')
+  }, 90_000)
+})

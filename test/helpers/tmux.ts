@@ -1,0 +1,74 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+/**
+ * A private tmux server (its own socket), started in the foreground as a child of the test so that it never
+ * outlives it. Panes are real pseudo-terminals: interactive runs see a TTY, Ctrl-C is a real SIGINT from the
+ * terminal driver, and killing a session is a real hang-up.
+ */
+export class TmuxServer {
+  private readonly server: ChildProcess
+  readonly socket: string
+
+  constructor(readonly root: string) {
+    this.socket = `harness-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`
+    this.server = spawn('tmux', ['-L', this.socket, '-f', '/dev/null', '-D'], { stdio: 'ignore' })
+  }
+
+  tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' })
+  }
+
+  /** Runs a bash script in a new detached session (retrying while the server starts). */
+  async start(name: string, script: string, env: NodeJS.ProcessEnv): Promise<void> {
+    const file = join(this.root, `${name}.sh`)
+    const exports = Object.entries(env)
+      .filter(([key, value]) => value !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+      .map(([key, value]) => `export ${key}=${shellQuote(value as string)}`)
+      .join('\n')
+    writeFileSync(file, `${exports}\n${script}\n`, { mode: 0o700 })
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '30', `bash ${shellQuote(file)}`)
+        return
+      } catch (error) {
+        if (attempt > 50) throw error
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    }
+  }
+
+  sendKeys(name: string, ...keys: string[]): void {
+    this.tmux('send-keys', '-t', name, ...keys)
+  }
+
+  killSession(name: string): void {
+    this.tmux('kill-session', '-t', name)
+  }
+
+  stop(): void {
+    try {
+      this.tmux('kill-server')
+    } catch {}
+    this.server.kill('SIGKILL')
+  }
+}
+
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = probe()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
