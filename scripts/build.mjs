@@ -20,3 +20,31 @@ await build({
   define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
 })
+
+// bin/harness compiles the bundle with node:vm, where a leftover import() has no loader: keep it out.
+if (/\bimport\(/.test(readFileSync('dist/harness.cjs', 'utf8'))) {
+  throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
+}
+
+// Warm V8's code cache with the hottest command (`session path`, which scripts call in loops) on a throwaway
+// project, so that starting harness deserialises the bundle instead of compiling it.
+{
+  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  const { execFileSync } = await import('node:child_process')
+  const dir = mkdtempSync(join(tmpdir(), 'harness-build-'))
+  try {
+    mkdirSync(join(dir, '.harness', 'sessions'), { recursive: true })
+    const now = new Date().toISOString()
+    const record = { id: 'warm0001', provider: 'exec', status: 'COMPLETED', worktree_dir: dir, created_at: now }
+    writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
+    execFileSync(process.execPath, [new URL('../bin/harness', import.meta.url).pathname, 'session', 'path', 'warm0001'], {
+      cwd: dir,
+      env: { ...process.env, HARNESS_WRITE_CODE_CACHE: '1' },
+      stdio: 'ignore',
+    })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -35,6 +35,26 @@ export async function diffAgainst(options: DiffOptions): Promise<string> {
   return (await run(args, cwd, options)).stdout
 }
 
+export interface DiffReport {
+  /** What was compared against the base: the worktree's files, or (its worktree gone) the branch's commits. */
+  source: 'worktree' | 'branch'
+  /** The base commit, resolved. */
+  base: string
+  /** Sorted changed paths. */
+  files: string[]
+  /** git's text in the requested mode ('' for name-only: see `files`). */
+  text: string
+}
+
+/** `diffAgainst` plus where the changes came from and the changed paths, with one snapshot of the worktree. */
+export async function diffReport(options: DiffOptions): Promise<DiffReport> {
+  const { base, target, cwd, source } = await diffEnds(options)
+  const files = await changedPaths(cwd, base, target, options)
+  if (options.mode === 'name-only') return { source, base, files, text: '' }
+  const args = ['diff', '--no-color', '--no-ext-diff', ...MODE_ARGS[options.mode], base, target, '--']
+  return { source, base, files, text: (await run(args, cwd, options)).stdout }
+}
+
 /** Sorted paths changed against `base` by commits, uncommitted edits and untracked files of the worktree. */
 export async function filesModified(
   worktreeDir: string,
@@ -46,17 +66,20 @@ export async function filesModified(
   return changedPaths(topLevel, baseCommit, tree, options)
 }
 
-async function diffEnds(options: DiffOptions): Promise<{ base: string; target: string; cwd: string }> {
+async function diffEnds(
+  options: DiffOptions,
+): Promise<{ base: string; target: string; cwd: string; source: DiffReport['source'] }> {
   const base = await resolveCommit(options.repoDir, options.base, options)
   if (options.worktreeDir && existsSync(options.worktreeDir)) {
     const { tree, topLevel } = await writeWorktreeTree(options.worktreeDir, options)
-    return { base, target: tree, cwd: topLevel }
+    return { base, target: tree, cwd: topLevel, source: 'worktree' }
   }
   if (options.branch) {
     return {
       base,
       target: await resolveCommit(options.repoDir, options.branch, options),
       cwd: options.repoDir,
+      source: 'branch',
     }
   }
   throw new IllegalStateError(

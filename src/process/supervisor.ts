@@ -1,4 +1,7 @@
-import { writeSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { constants, writeSync } from 'node:fs'
+import { access, stat } from 'node:fs/promises'
+import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
 import { stopProcessTree } from './stop.js'
@@ -166,9 +169,6 @@ export async function assertExecutable(
   cwd: string,
   what: string,
 ): Promise<string> {
-  const { access, stat } = await import('node:fs/promises')
-  const { constants } = await import('node:fs')
-  const { delimiter, isAbsolute, join, resolve } = await import('node:path')
   const candidates = command.includes('/')
     ? [isAbsolute(command) ? command : resolve(cwd, command)]
     : (env.PATH ?? '')
@@ -202,7 +202,6 @@ export interface DetachedSupervisor {
  * only after the record holding its identity was committed, so a record never names an unknown supervisor.
  */
 export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<DetachedSupervisor> {
-  const { spawn } = await import('node:child_process')
   const entry = process.argv[1]
   // Under a single executable the binary is the entry itself.
   const args = entry && !isSingleExecutable() ? [entry, '__supervise'] : ['__supervise']

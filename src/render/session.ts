@@ -68,6 +68,9 @@ const KNOWN_FIELDS = new Set([
   'files_modified',
   'metadata',
   'liveness',
+  'base_ref',
+  'start_subdir',
+  'extra_args',
 ])
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
@@ -87,6 +90,14 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Branch', session.git_branch],
     ['Base dir', session.base_dir],
     ['Base commit', session.base_commit],
+    ['Base ref', typeof session.base_ref === 'string' ? session.base_ref : undefined],
+    ['Start dir', typeof session.start_subdir === 'string' ? session.start_subdir : undefined],
+    [
+      'Extra args',
+      Array.isArray(session.extra_args) && session.extra_args.length
+        ? (session.extra_args as string[]).map(quoteArg).join(' ')
+        : undefined,
+    ],
     ['PID', session.pid],
     ['Exit code', session.exit_code],
     ['Stop reason', session.stop_reason],

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
@@ -16,7 +17,6 @@ export function registerLogs(session: Command, ctx: Context): void {
         const { sessionLog, streamLog } = await import('../../sessions/logs.js')
         const info = await sessionLog(ctx, id)
         if (ctx.options.json) {
-          const { readFileSync } = await import('node:fs')
           ctx.out.result({ ...info, content: readFileSync(info.path, 'utf8') }, () => '')
           return
         }
