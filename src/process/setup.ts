@@ -1,6 +1,12 @@
 import { ExternalToolError } from '../errors.js'
+import { identify } from './identity.js'
+import { stopProcessTree } from './stop.js'
 
-/** Runs the project's `worktree.setup` in a new worktree before the agent starts; its failure fails the run. */
+/**
+ * Runs the project's `worktree.setup` in a new worktree before the agent starts; its failure fails the run.
+ * It gets its own process group so that an abort (Ctrl-C during set-up) stops everything it started, not just
+ * the shell (a lingering `npm ci` would hold the output pipe open and outlive harness).
+ */
 export async function runSetupCommand(
   setup: { command: string; args: string[] },
   cwd: string,
@@ -8,19 +14,31 @@ export async function runSetupCommand(
 ): Promise<void> {
   const { execa } = await import('execa')
   const { command, args } = setup
-  const result = await execa(command, args, {
+  signal.throwIfAborted()
+  const child = execa(command, args, {
     cwd,
     reject: false,
     all: true,
     stdin: 'ignore',
-    cancelSignal: signal,
+    detached: true,
+    cleanup: false,
     stripFinalNewline: true,
   })
+  const identity = child.pid === undefined ? null : identify(child.pid)
+  const onAbort = () => {
+    if (identity?.start_time)
+      void stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs: 1000 })
+  }
+  signal.addEventListener('abort', onAbort, { once: true })
+  const result = await child.finally(() => signal.removeEventListener('abort', onAbort))
+  signal.throwIfAborted()
   if (result.failed) {
     const output = (result.all ?? '').toString().trim()
     const tail = output.split('\n').slice(-20).join('\n')
+    const how =
+      result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')
     throw new ExternalToolError(
-      `worktree setup failed (${result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')}): ${[command, ...args].join(' ')}${tail ? `\n${tail}` : ''}`,
+      `worktree setup failed (${how}): ${[command, ...args].join(' ')}${tail ? `\n${tail}` : ''}`,
       'fix "worktree.setup" in .harness/config.json',
       'SETUP_FAILED',
     )
