@@ -42,11 +42,14 @@ export interface ListFilters {
   sort: 'created' | 'updated'
 }
 
-/** Newest first by created_at (or updated_at), ties broken by id. */
-export function compareSessions(sort: 'created' | 'updated') {
-  const key = (r: SessionView) =>
-    Date.parse((sort === 'updated' ? r.updated_at : undefined) ?? r.created_at) || 0
-  return (a: SessionView, b: SessionView) => key(b) - key(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+/** Newest first by created_at (or updated_at), ties broken by id. Each time is parsed once, not per comparison. */
+export function sortSessions<T extends SessionView>(views: T[], sort: 'created' | 'updated' = 'created'): T[] {
+  const keyed = views.map((view) => ({
+    view,
+    time: Date.parse((sort === 'updated' ? view.updated_at : undefined) ?? view.created_at) || 0,
+  }))
+  keyed.sort((a, b) => b.time - a.time || (a.view.id < b.view.id ? -1 : a.view.id > b.view.id ? 1 : 0))
+  return keyed.map((k) => k.view)
 }
 
 export async function listSessions(ctx: Context, filters: ListFilters): Promise<SessionView[]> {
@@ -56,7 +59,7 @@ export async function listSessions(ctx: Context, filters: ListFilters): Promise<
   let views = await reconcileViews(store, records)
   // Filter on status after reconciling: a stale RUNNING session is PAUSED by now.
   if (filters.status) views = views.filter((r) => filters.status?.includes(r.status))
-  views.sort(compareSessions(filters.sort))
+  views = sortSessions(views, filters.sort)
   return filters.limit === undefined ? views : views.slice(0, filters.limit)
 }
 

@@ -1,0 +1,164 @@
+// Shared helpers for bench/run.mjs: timing child processes, medians, sections and the result table.
+import { spawn } from 'node:child_process'
+import { cpus, loadavg, release, totalmem } from 'node:os'
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/**
+ * Runs a command once, stdout drained through a pipe as a consumer like `jq` would read it, and returns the
+ * wall time in milliseconds from spawn to exit. A non-zero exit (or any stderr output) is an error: a
+ * benchmark of a failing command measures nothing.
+ */
+export function timeCommand({ command, args, cwd, env }) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    child.stdout.on('data', () => {})
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      const ms = performance.now() - started
+      if (code !== 0 || stderr) {
+        reject(new Error(`${command} ${args.join(' ')} failed (${code ?? signal}): ${stderr.trim()}`))
+      } else resolve(ms)
+    })
+  })
+}
+
+/** Runs a command once and returns its stdout, for checking that a benchmarked command does its job. */
+export function output({ command, args, cwd, env }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] })
+    const chunks = []
+    child.stdout.on('data', (chunk) => chunks.push(chunk))
+    child.on('error', reject)
+    child.on('close', (code) =>
+      code === 0 ? resolve(Buffer.concat(chunks).toString('utf8')) : reject(new Error(`exit ${code}`)),
+    )
+  })
+}
+
+/**
+ * Times a command (`{ command, args, cwd, env }`) against its floor (the same, plus a `label`), alternating the two so that background load drifts into both alike.
+ * Warm-up runs (not counted) fill the page cache and the module compile cache.
+ */
+export async function compare({ label, subject, floor, runs, warmup = 2, aim, aimOverheadMs }) {
+  for (let i = 0; i < warmup; i++) {
+    await timeCommand(subject)
+    await timeCommand(floor)
+  }
+  const subjectMs = []
+  const floorMs = []
+  for (let i = 0; i < runs; i++) {
+    subjectMs.push(await timeCommand(subject))
+    floorMs.push(await timeCommand(floor))
+  }
+  const row = {
+    label,
+    runs,
+    median: median(subjectMs),
+    min: Math.min(...subjectMs),
+    max: Math.max(...subjectMs),
+    floorLabel: floor.label,
+    floorMedian: median(floorMs),
+    aim,
+    aimOverheadMs,
+  }
+  row.ratio = row.median / row.floorMedian
+  results.push(row)
+  return row
+}
+
+const results = []
+
+/** A measurement with no floor (e.g. a latency), judged against an absolute aim in milliseconds. */
+export function recordSamples({ label, samples, aimMs, note = '-' }) {
+  const row = {
+    label,
+    runs: samples.length,
+    median: median(samples),
+    min: Math.min(...samples),
+    max: Math.max(...samples),
+    floorLabel: note,
+    floorMedian: Number.NaN,
+    ratio: Number.NaN,
+    aimMs,
+  }
+  results.push(row)
+  return row
+}
+
+/** A named group of benchmarks; its rows are printed as they finish and again in the final table. */
+export async function section(name, fn) {
+  process.stderr.write(`\n== ${name}\n`)
+  const first = results.length
+  const started = performance.now()
+  await fn()
+  for (const row of results.slice(first)) row.section = name
+  process.stderr.write(`   (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
+}
+
+export function machineFacts() {
+  const cpu = cpus()
+  return {
+    cpu: cpu[0]?.model.trim() ?? 'unknown',
+    cores: cpu.length,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    node: process.version,
+    os: `${process.platform} ${release().split('-')[0]}`,
+    load: loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' '),
+  }
+}
+
+const fmt = (ms) => ms.toFixed(1)
+
+function aimText(r) {
+  const verdict = (ok) => (ok ? 'met' : 'MISSED')
+  if (r.aim) return `≤ ${r.aim}× ${verdict(r.ratio <= r.aim)}`
+  if (r.aimOverheadMs !== undefined) {
+    const over = r.median - r.floorMedian
+    return `≤ +${r.aimOverheadMs} ms: +${fmt(over)} ${verdict(over <= r.aimOverheadMs)}`
+  }
+  if (r.aimMs !== undefined) return `≤ ${r.aimMs} ms ${verdict(r.median <= r.aimMs)}`
+  return ''
+}
+
+export function printResults() {
+  const header = [
+    'section',
+    'benchmark',
+    'runs',
+    'median ms',
+    'min–max ms',
+    'floor',
+    'floor ms',
+    'ratio',
+    'aim',
+  ]
+  const rows = results.map((r) => [
+    r.section ?? '',
+    r.label,
+    String(r.runs),
+    fmt(r.median),
+    `${fmt(r.min)}–${fmt(r.max)}`,
+    r.floorLabel,
+    Number.isNaN(r.floorMedian) ? '-' : fmt(r.floorMedian),
+    Number.isNaN(r.ratio) ? '-' : `${r.ratio.toFixed(2)}×`,
+    aimText(r),
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')
+  console.log(line(header))
+  console.log(line(widths.map((w) => '-'.repeat(w))))
+  for (const row of rows) console.log(line(row))
+  return results
+}
