@@ -14,7 +14,12 @@ import {
 import { ExitRequest, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
-import { buildAgentInvocation, newAgentSessionId, resolveProvider } from '../providers/args.js'
+import {
+  buildAgentInvocation,
+  newAgentSessionId,
+  type ResolvedProvider,
+  resolveProvider,
+} from '../providers/args.js'
 import type { Permission } from '../providers/schema.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
@@ -50,10 +55,6 @@ function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
   // --json promises one document on stdout: the agent cannot have the terminal.
   if (ctx.options.json) return 'headless'
   return process.stdin.isTTY ? 'interactive' : 'headless'
-}
-
-function agentEnv(paths: ProjectPaths, id: string): NodeJS.ProcessEnv {
-  return { ...process.env, HARNESS_SESSION_ID: id, HARNESS_DIR: paths.harnessDir }
 }
 
 /** Ctrl-C or SIGTERM before the agent starts: abort the set-up and undo it. */
@@ -181,23 +182,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       files_modified: [],
       metadata: sessionMetadata(),
     }
-    const plan: RunPlan = {
-      sessionsDir: paths.sessionsDir,
-      logsDir: paths.logsDir,
-      id,
-      runN: 1,
-      command: invocation.command,
-      args: invocation.args,
-      cwd: startDir(workspace.dir, workspace.subdir),
-      env: agentEnv(paths, id),
-      mode,
-      teeToStderr: ctx.options.json,
-      sessionIdCapture: provider.session_id_capture,
-      changesAgainst:
-        workspace.isWorktree && workspace.baseCommit
-          ? { dir: workspace.dir, base: workspace.baseCommit }
-          : null,
-    }
+    const plan = runPlan(ctx, paths, record, 1, invocation, mode, provider)
     const begin = async (run: Run) => {
       const created = await store.create({ ...record, runs: [run] })
       committed = true
@@ -206,6 +191,36 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
     return await launch(plan, begin)
   } finally {
     if (!committed) await workspace.undo()
+  }
+}
+
+/** One run of a session, for whichever supervisor runs it. */
+function runPlan(
+  ctx: Context,
+  paths: ProjectPaths,
+  session: SessionRecord,
+  runN: number,
+  invocation: { command: string; args: string[] },
+  mode: RunPlan['mode'],
+  provider: ResolvedProvider,
+): RunPlan {
+  const subdir = typeof session.start_subdir === 'string' ? session.start_subdir : null
+  return {
+    sessionsDir: paths.sessionsDir,
+    logsDir: paths.logsDir,
+    id: session.id,
+    runN,
+    command: invocation.command,
+    args: invocation.args,
+    cwd: startDir(session.worktree_dir, subdir),
+    env: { ...process.env, HARNESS_SESSION_ID: session.id, HARNESS_DIR: paths.harnessDir },
+    mode,
+    teeToStderr: ctx.options.json,
+    sessionIdCapture: provider.session_id_capture,
+    changesAgainst:
+      session.is_worktree && session.base_commit
+        ? { dir: session.worktree_dir, base: session.base_commit }
+        : null,
   }
 }
 
@@ -347,7 +362,7 @@ export async function resumeSession(
 ): Promise<RunOutcome> {
   const paths = await ctx.project()
   const store = await ctx.store()
-  const session = options.exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
+  const session = options.exact ? await getExact(store, input) : await getSession(ctx, input)
   const id = session.id
   if (session.status === 'RUNNING') {
     throw new IllegalStateError(
@@ -379,26 +394,7 @@ export async function resumeSession(
   await ensureWorktree(ctx, session)
   ensureProjectDirs(paths)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan: RunPlan = {
-    sessionsDir: paths.sessionsDir,
-    logsDir: paths.logsDir,
-    id,
-    runN,
-    command: invocation.command,
-    args: invocation.args,
-    cwd: startDir(
-      session.worktree_dir,
-      typeof session.start_subdir === 'string' ? session.start_subdir : null,
-    ),
-    env: agentEnv(paths, id),
-    mode,
-    teeToStderr: ctx.options.json,
-    sessionIdCapture: provider.session_id_capture,
-    changesAgainst:
-      session.is_worktree && session.base_commit
-        ? { dir: session.worktree_dir, base: session.base_commit }
-        : null,
-  }
+  const plan = runPlan(ctx, paths, session, runN, invocation, mode, provider)
   const begin = (run: Run) =>
     store.update(id, (current) => {
       if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {
@@ -422,7 +418,7 @@ export async function resumeSession(
   return launch(plan, begin)
 }
 
-async function getExact(ctx: Context, store: SessionStore, id: string) {
+async function getExact(store: SessionStore, id: string) {
   const { reconcileView } = await import('./reconcile.js')
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
