@@ -1,8 +1,12 @@
 import { Command, type CommanderError } from 'commander'
 import { registerRun } from '../commands/run.js'
+import { registerCleanup } from '../commands/session/cleanup.js'
+import { registerDelete } from '../commands/session/delete.js'
+import { registerDiff } from '../commands/session/diff.js'
 import { registerList } from '../commands/session/list.js'
 import { registerLogs } from '../commands/session/logs.js'
 import { registerPath } from '../commands/session/path.js'
+import { registerPrune } from '../commands/session/prune.js'
 import { registerRecover } from '../commands/session/recover.js'
 import { registerResume } from '../commands/session/resume.js'
 import { registerShow } from '../commands/session/show.js'
@@ -51,7 +55,7 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
 
   const session = program
     .command('session')
-    .description('list, inspect, locate, stop, resume and recover sessions')
+    .description('list, inspect, locate, stop, resume, recover and clean up sessions')
     .addHelpCommand(false)
   registerRun(program, ctx)
   registerList(session, ctx)
@@ -63,6 +67,10 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
   registerWait(session, ctx)
   registerLogs(session, ctx)
   registerRecover(session, ctx)
+  registerDiff(session, ctx)
+  registerCleanup(session, ctx)
+  registerDelete(session, ctx)
+  registerPrune(session, ctx)
   registerSupervise(program)
   return program
 }

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 import { assertRefArg, type GitEnvOptions, gitDetail, run, splitZ } from './common.js'
 import { listWorktrees, type WorktreeInfo } from './worktree-list.js'
@@ -54,12 +53,12 @@ export async function readRemovalState(repo: string, options: GitEnvOptions = {}
   const mainTargets: string[] = []
   const mainBranch = worktrees[0]?.isMain ? worktrees[0].branch : null
   if (mainBranch && branches.has(mainBranch)) {
+    assertRefArg(mainBranch, 'branch name')
     mainTargets.push(`refs/heads/${mainBranch}`)
-    const upstream = await run(
-      ['rev-parse', '--verify', '--quiet', '--symbolic-full-name', `refs/heads/${mainBranch}@{upstream}`],
-      repo,
-      { ...options, allowFailure: true },
-    )
+    const upstream = await run(['rev-parse', '--symbolic-full-name', `${mainBranch}@{upstream}`], repo, {
+      ...options,
+      allowFailure: true,
+    })
     const ref = upstream.stdout.trim()
     if (upstream.exitCode === 0 && ref.startsWith('refs/')) mainTargets.push(ref)
   }
@@ -117,10 +116,21 @@ export async function countCommitsNotIn(
 }
 
 /** Whether any local or remote-tracking branch contains `commit` (a detached HEAD that is not lost). */
-export async function onSomeBranch(repo: string, commit: string, options: GitEnvOptions = {}): Promise<boolean> {
+export async function onSomeBranch(
+  repo: string,
+  commit: string,
+  options: GitEnvOptions = {},
+): Promise<boolean> {
   assertRefArg(commit, 'commit')
   const result = await run(
-    ['for-each-ref', '--count=1', '--format=%(refname)', `--contains=${commit}`, 'refs/heads/', 'refs/remotes/'],
+    [
+      'for-each-ref',
+      '--count=1',
+      '--format=%(refname)',
+      `--contains=${commit}`,
+      'refs/heads/',
+      'refs/remotes/',
+    ],
     repo,
     { ...options, allowFailure: true },
   )
@@ -137,16 +147,17 @@ export async function removeListedWorktree(
   entry: WorktreeInfo,
   options: GitEnvOptions & { force?: boolean } = {},
 ): Promise<'removed' | 'dirty'> {
-  if (entry.isMain) throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
-  const present = existsSync(entry.path)
-  if (entry.locked && present) {
+  if (entry.isMain)
+    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
+  // Locked: its folder may be on a device that is not mounted; a missing folder does not mean it is gone.
+  if (entry.locked) {
     throw new IllegalStateError(
       `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
       'unlock it with "git worktree unlock" first',
       'WORKTREE_LOCKED',
     )
   }
-  const force = options.force ? ['--force', ...(entry.locked ? ['--force'] : [])] : []
+  const force = options.force ? ['--force'] : []
   const result = await run(['worktree', 'remove', ...force, '--', entry.path], repo, {
     ...options,
     allowFailure: true,
@@ -193,7 +204,11 @@ export async function deleteBranchAt(
 }
 
 /** Full names of the refs under `prefix` (e.g. `refs/harness/3f9a12c8/`). */
-export async function refsUnder(repo: string, prefix: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function refsUnder(
+  repo: string,
+  prefix: string,
+  options: GitEnvOptions = {},
+): Promise<string[]> {
   assertRefArg(prefix, 'ref prefix')
   const result = await run(['for-each-ref', '--format=%(refname)', prefix], repo, options)
   return result.stdout.split('\n').filter(Boolean)

@@ -172,12 +172,16 @@ export class SessionStore {
     })
   }
 
-  /** Removes a record (and its leftovers) under its lock; `check` may veto by throwing. */
-  async delete(id: string, check?: (current: SessionRecord) => void): Promise<void> {
+  /**
+   * Removes a record (and its leftovers) under its lock. `prepare` runs first, under the same lock, with the
+   * current record: it may veto by throwing, or remove what the record owns (worktree, branch, log) so that no
+   * other command can resume the session halfway through. The record goes last.
+   */
+  async delete(id: string, prepare?: (current: SessionRecord) => void | Promise<void>): Promise<void> {
     assertValidSessionId(id)
-    await withLock(this.lockPath(id), this.lockOptions(id), () => {
+    await withLock(this.lockPath(id), this.lockOptions(id), async () => {
       const current = this.readForWrite(id)
-      check?.(current)
+      await prepare?.(current)
       unlinkSync(this.recordPath(id))
       this.sweepLocked(id)
       fsyncDir(this.dir)

@@ -1,0 +1,35 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { SAFETY_RULES } from './cleanup.js'
+
+export function registerDelete(session: Command, ctx: Context): void {
+  session
+    .command('delete <id>')
+    .alias('rm')
+    .description('remove one session: worktree, branch, log and record (same safety rules as cleanup)')
+    .option('--force', 'also remove a dirty worktree or an unmerged branch, after snapshotting it')
+    .option('--dry-run', 'print the plan; change nothing at all')
+    .addHelpText(
+      'after',
+      `${SAFETY_RULES}
+
+Exit status: 0 when the session was removed (or, with --dry-run, for any plan); 4 when it is RUNNING or
+was kept by these rules (the message says why).`,
+    )
+    .action(
+      action(
+        z.object({ force: z.optional(z.boolean()), dryRun: z.optional(z.boolean()) }),
+        async (options, id: string) => {
+          const { deleteSession } = await import('../../sessions/cleanup.js')
+          const { renderRemovalReport } = await import('../../render/cleanup.js')
+          const report = await deleteSession(ctx, id, {
+            force: options.force === true,
+            dryRun: options.dryRun === true,
+          })
+          ctx.out.result(report, (data) => renderRemovalReport(data))
+        },
+      ),
+    )
+}

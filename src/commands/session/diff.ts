@@ -1,0 +1,40 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { UsageError } from '../../errors.js'
+
+export function registerDiff(session: Command, ctx: Context): void {
+  session
+    .command('diff <id>')
+    .description(
+      'what a session changed against its base commit (committed, uncommitted and untracked files)',
+    )
+    .option('--stat', 'a summary of changed files (git diff --stat)')
+    .option('--name-only', 'only the changed paths, one per line')
+    .addHelpText(
+      'after',
+      `
+Compares the worktree's files (commits, uncommitted edits and untracked files that are not ignored) with the
+session's base_commit. When the worktree is gone, the branch's commits are compared instead (said on stderr).
+Exit status 4 when there is nothing to compare (no worktree and no branch, or no base commit).`,
+    )
+    .action(
+      action(
+        z.object({ stat: z.optional(z.boolean()), nameOnly: z.optional(z.boolean()) }),
+        async (options, id: string) => {
+          if (options.stat && options.nameOnly)
+            throw new UsageError('--stat and --name-only exclude each other')
+          const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
+          const { diffSession } = await import('../../sessions/diff.js')
+          const result = await diffSession(ctx, id, mode)
+          if (result.source === 'branch') {
+            ctx.out.info(
+              `harness: the worktree of session ${result.id} is gone: showing the commits of its branch ${result.branch}`,
+            )
+          }
+          ctx.out.result(result, (data) => data.diff ?? data.stat ?? data.files.join('\n'))
+        },
+      ),
+    )
+}

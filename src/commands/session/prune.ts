@@ -1,0 +1,59 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { parseDuration } from '../../cli/duration.js'
+import { ExitRequest } from '../../errors.js'
+import { SAFETY_RULES } from './cleanup.js'
+
+export function registerPrune(session: Command, ctx: Context): void {
+  session
+    .command('prune')
+    .description(
+      'remove harness/* branches, their worktrees and folders under the worktree root that no record owns',
+    )
+    .option(
+      '--older-than <duration>',
+      'leave alone anything younger than this: 30 (days), 12h, 90m, 0 for everything (default 1h)',
+    )
+    .option('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them')
+    .option('--dry-run', 'print the plan; change nothing at all')
+    .addHelpText(
+      'after',
+      `${SAFETY_RULES.replace(/<id>/g, '<name>')}
+
+Owned, so never pruned: the branch and worktree of every record, and harness/<id> and <worktree root>/<id>
+for every record file, even one that cannot be read. Never pruned: the main worktree, worktrees elsewhere
+that are not on a harness/* branch, a folder under the worktree root that is not a git worktree (reported;
+an empty one is removed). <name> is the branch without "harness/", or the worktree's folder name.
+Orphans younger than --older-than are left alone: a run that is still setting up its worktree has no record
+yet. Afterwards "git worktree prune" drops registrations whose folder is gone.`,
+    )
+    .action(
+      action(
+        z.object({
+          olderThan: z.optional(z.string()),
+          force: z.optional(z.boolean()),
+          dryRun: z.optional(z.boolean()),
+        }),
+        async (options) => {
+          const olderThan =
+            options.olderThan === undefined
+              ? undefined
+              : {
+                  text: options.olderThan,
+                  ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
+                }
+          const { pruneOrphans } = await import('../../sessions/prune.js')
+          const { renderPruneReport } = await import('../../render/cleanup.js')
+          const report = await pruneOrphans(ctx, {
+            olderThan,
+            force: options.force === true,
+            dryRun: options.dryRun === true,
+          })
+          ctx.out.result(report, renderPruneReport)
+          if (report.kept.some((s) => s.reasons.some((r) => r.kind === 'error'))) throw new ExitRequest(1)
+        },
+      ),
+    )
+}

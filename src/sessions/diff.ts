@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Context } from '../cli/context.js'
+import { IllegalStateError } from '../errors.js'
+import type { DiffMode } from '../git/diff.js'
+import { getSession } from './query.js'
+
+export interface SessionDiff {
+  id: string
+  base_commit: string
+  /** `worktree`: committed, uncommitted and untracked (not ignored) files; `branch`: the worktree is gone. */
+  source: 'worktree' | 'branch'
+  /** Changed paths, sorted. */
+  files: string[]
+  /** The patch (default mode). */
+  diff?: string
+  /** `git diff --stat` (with --stat). */
+  stat?: string
+  /** The worktree that was compared, or (source `branch`) the one that is gone. */
+  worktree: string | null
+  branch: string | null
+}
+
+/**
+ * `harness session diff`: what the session changed against its base_commit. From the worktree when it exists
+ * (commits, uncommitted edits and untracked files, through a temporary index); else from its branch.
+ */
+export async function diffSession(ctx: Context, input: string, mode: DiffMode): Promise<SessionDiff> {
+  const session = await getSession(ctx, input)
+  const id = session.id
+  const base = session.base_commit
+  if (!base) {
+    throw new IllegalStateError(
+      `session "${id}" has no base commit: it did not run in a git repository with commits`,
+      undefined,
+      'NOTHING_TO_DIFF',
+    )
+  }
+  const paths = await ctx.project()
+  const repoDir = session.base_dir ?? paths.root
+  // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
+  const worktree =
+    existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
+      ? session.worktree_dir
+      : undefined
+  const { branchExists } = await import('../git/repo.js')
+  const branch =
+    session.git_branch && existsSync(repoDir) && (await branchExists(repoDir, session.git_branch))
+      ? session.git_branch
+      : undefined
+  if (!worktree && !branch) {
+    throw new IllegalStateError(
+      `session "${id}" has nothing to diff: its worktree ${session.worktree_dir} and its branch ${session.git_branch ?? '(none)'} are both gone`,
+      undefined,
+      'NOTHING_TO_DIFF',
+    )
+  }
+  const { diffReport } = await import('../git/diff.js')
+  const report = await diffReport({ repoDir: worktree ?? repoDir, worktreeDir: worktree, branch, base, mode })
+  return {
+    id,
+    base_commit: report.base,
+    source: report.source,
+    files: report.files,
+    ...(mode === 'patch' ? { diff: report.text } : mode === 'stat' ? { stat: report.text } : {}),
+    worktree: worktree ?? (session.is_worktree === false ? null : session.worktree_dir),
+    branch: session.git_branch ?? null,
+  }
+}

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto'
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { expect } from 'vitest'
+import { cli, json } from './cli.js'
+import type { TmpRepo } from './tmp.js'
+
+export type SessionJson = Record<string, unknown> & {
+  id: string
+  status: string
+  worktree_dir: string
+  git_branch: string | null
+  runs: Record<string, unknown>[]
+}
+
+/** A finished session whose agent ran `script` with sh in its worktree (exit 0 expected). */
+export async function execSession(
+  repo: TmpRepo,
+  script = 'true',
+  extra: string[] = [],
+): Promise<SessionJson> {
+  const run = await cli(['run', '-a', 'exec', '--json', ...extra, '--', 'sh', '-c', script], {
+    cwd: repo.dir,
+    env: repo.env,
+  })
+  expect(run.exitCode, run.stderr).toBe(0)
+  return json<SessionJson>(run)
+}
+
+export function recordPath(repo: TmpRepo, id: string): string {
+  return join(repo.dir, '.harness', 'sessions', `${id}.json`)
+}
+
+export function logPath(repo: TmpRepo, id: string): string {
+  return join(repo.dir, '.harness', 'logs', `${id}.log`)
+}
+
+/** Rewrites a record's times so that its last activity (and creation) was `agoMs` before now. */
+export function setLastActive(repo: TmpRepo, id: string, agoMs: number): void {
+  const path = recordPath(repo, id)
+  const record = JSON.parse(readFileSync(path, 'utf8')) as SessionJson
+  const when = new Date(Date.now() - agoMs).toISOString()
+  record.created_at = new Date(Date.now() - agoMs - 1000).toISOString()
+  record.completed_at = when
+  record.updated_at = when
+  for (const run of record.runs) {
+    run.started_at = record.created_at
+    run.ended_at = when
+  }
+  writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`)
+}
+
+export function branchExists(repo: TmpRepo, name: string): boolean {
+  return repo.git('branch', '--list', name) !== ''
+}
+
+/**
+ * Everything cleanup could change, as text: git's worktrees, branches and refs, loose objects, and every
+ * file under .harness (path, type, mode, content hash).
+ */
+export function stateOf(repo: TmpRepo): string {
+  const lines = [
+    repo.git('worktree', 'list', '--porcelain'),
+    repo.git('branch', '-a', '-v', '--no-abbrev'),
+    repo.git('for-each-ref'),
+    repo.git('count-objects', '-v').replace(/^size.*$/m, ''),
+  ]
+  const walk = (dir: string) => {
+    if (!existsSync(dir)) return
+    for (const name of readdirSync(dir).sort()) {
+      const path = join(dir, name)
+      const stat = lstatSync(path)
+      const rel = relative(repo.dir, path)
+      if (stat.isDirectory()) {
+        lines.push(`d ${rel} ${stat.mode.toString(8)}`)
+        walk(path)
+      } else {
+        const hash = stat.isFile() ? createHash('sha256').update(readFileSync(path)).digest('hex') : ''
+        lines.push(`f ${rel} ${stat.mode.toString(8)} ${stat.size} ${hash}`)
+      }
+    }
+  }
+  walk(join(repo.dir, '.harness'))
+  return lines.join('\n')
+}
