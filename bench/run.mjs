@@ -91,9 +91,20 @@ try {
   await section('run overhead', async () => {
     const dir = join(work, 'run-overhead')
     mkdirSync(dir)
-    const subject = { command: harness, args: ['run', '--no-worktree', '-a', 'exec', '--', 'true'], cwd: dir, env }
+    const subject = {
+      command: harness,
+      args: ['run', '--no-worktree', '-a', 'exec', '--', 'true'],
+      cwd: dir,
+      env,
+    }
     const floor = { label: 'true', command: 'true', args: [], cwd: dir, env }
-    const row = await compare({ label: 'run --no-worktree -a exec -- true', subject, floor, runs: 15, aimOverheadMs: 150 })
+    const row = await compare({
+      label: 'run --no-worktree -a exec -- true',
+      subject,
+      floor,
+      runs: 15,
+      aimOverheadMs: 150,
+    })
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
   })
 
@@ -104,18 +115,37 @@ try {
     mkdirSync(dir)
     const samples = []
     for (let i = 0; i < 11; i++) {
-      const id = (await output({ command: harness, args: ['run', '--no-worktree', '-d', '-a', 'exec', '--', 'sleep', '60'], cwd: dir, env })).trim()
+      const id = (
+        await output({
+          command: harness,
+          args: ['run', '--no-worktree', '-d', '-a', 'exec', '--', 'sleep', '60'],
+          cwd: dir,
+          env,
+        })
+      ).trim()
       samples.push(await timeCommand({ command: harness, args: ['session', 'kill', id], cwd: dir, env }))
-      const status = JSON.parse(await output({ command: harness, args: ['session', 'show', id, '--json'], cwd: dir, env })).status
+      const status = JSON.parse(
+        await output({ command: harness, args: ['session', 'show', id, '--json'], cwd: dir, env }),
+      ).status
       if (status !== 'KILLED') throw new Error(`session ${id} is ${status} after kill`)
     }
-    const row = recordSamples({ label: 'kill → KILLED recorded (obedient agent)', samples, aimMs: 300, note: 'absolute' })
+    const row = recordSamples({
+      label: 'kill → KILLED recorded (obedient agent)',
+      samples,
+      aimMs: 300,
+      note: 'absolute',
+    })
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms\n`)
   })
 
   await section('cleanup', async () => {
     const { benchCleanup } = await import('./cleanup.mjs')
-    await benchCleanup({ harnessBin: harness, work, env, log: (line) => process.stderr.write(`   ${line}\n`) })
+    await benchCleanup({
+      harnessBin: harness,
+      work,
+      env,
+      log: (line) => process.stderr.write(`   ${line}\n`),
+    })
   })
 
   console.log()

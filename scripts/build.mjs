@@ -37,13 +37,23 @@ if (/\bimport\(/.test(readFileSync('dist/harness.cjs', 'utf8'))) {
   try {
     mkdirSync(join(dir, '.harness', 'sessions'), { recursive: true })
     const now = new Date().toISOString()
-    const record = { id: 'warm0001', provider: 'exec', status: 'COMPLETED', worktree_dir: dir, created_at: now }
+    const record = {
+      id: 'warm0001',
+      provider: 'exec',
+      status: 'COMPLETED',
+      worktree_dir: dir,
+      created_at: now,
+    }
     writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
-    execFileSync(process.execPath, [new URL('../bin/harness', import.meta.url).pathname, 'session', 'path', 'warm0001'], {
-      cwd: dir,
-      env: { ...process.env, HARNESS_WRITE_CODE_CACHE: '1' },
-      stdio: 'ignore',
-    })
+    execFileSync(
+      process.execPath,
+      [new URL('../bin/harness', import.meta.url).pathname, 'session', 'path', 'warm0001'],
+      {
+        cwd: dir,
+        env: { ...process.env, HARNESS_WRITE_CODE_CACHE: '1' },
+        stdio: 'ignore',
+      },
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

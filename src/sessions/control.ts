@@ -1,5 +1,5 @@
 import type { Context } from '../cli/context.js'
-import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
+import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
 import { computeLiveness, type Liveness, lastRun } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
@@ -77,7 +77,7 @@ export async function stopSession(
     const deadline = Date.now() + graceMs + 5000
     for (;;) {
       const current = store.get(id)
-      if (!current || current.status !== 'RUNNING') return finish(current ?? committed, action, ours, via)
+      if (current?.status !== 'RUNNING') return finish(current ?? committed, action, ours, via)
       if (checkIdentity(supervisor) !== 'alive' || Date.now() > deadline) break
       await sleep(10)
     }
@@ -89,7 +89,8 @@ export async function stopSession(
 /** The supervisor is gone (or hung): stop the identity-checked agent tree ourselves and record the outcome. */
 async function stopDirectly(store: SessionStore, id: string, graceMs: number): Promise<SessionRecord> {
   const record = store.get(id)
-  if (!record || record.status !== 'RUNNING') return record as SessionRecord
+  if (!record) throw new SessionNotFoundError(id)
+  if (record.status !== 'RUNNING') return record
   const run = lastRun(record)
   let signal: string | null = null
   if (run?.pid && run.pid_start_time) {

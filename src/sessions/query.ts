@@ -43,7 +43,10 @@ export interface ListFilters {
 }
 
 /** Newest first by created_at (or updated_at), ties broken by id. Each time is parsed once, not per comparison. */
-export function sortSessions<T extends SessionView>(views: T[], sort: 'created' | 'updated' = 'created'): T[] {
+export function sortSessions<T extends SessionView>(
+  views: T[],
+  sort: 'created' | 'updated' = 'created',
+): T[] {
   const keyed = views.map((view) => ({
     view,
     time: Date.parse((sort === 'updated' ? view.updated_at : undefined) ?? view.created_at) || 0,

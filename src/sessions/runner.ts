@@ -224,16 +224,9 @@ export async function superviseDetached(input: string): Promise<void> {
   const plan = JSON.parse(input) as RunPlan
   const store = new SessionStore(plan.sessionsDir)
   const record = store.get(plan.id)
-  const run = record && lastRun(record)
+  const run = record ? lastRun(record) : undefined
   // Only the supervisor the record names may run it.
-  if (
-    !record ||
-    record.status !== 'RUNNING' ||
-    !run ||
-    run.n !== plan.runN ||
-    run.supervisor_pid !== process.pid
-  )
-    return
+  if (record?.status !== 'RUNNING' || run?.n !== plan.runN || run.supervisor_pid !== process.pid) return
   const logFd = openLog(plan)
   try {
     await supervise({ ...plan, mode: 'background' }, store, logFd)

@@ -184,7 +184,10 @@ test('files_modified lists what the run changed against base_commit: committed, 
     'git -c user.name=a -c user.email=a@b commit -qm agent',
     'echo loose > untracked.txt',
   ].join(' && ')
-  const run = await cli(['run', '-a', 'exec', '--json', '--', 'sh', '-c', script], { cwd: repo.dir, env: repo.env })
+  const run = await cli(['run', '-a', 'exec', '--json', '--', 'sh', '-c', script], {
+    cwd: repo.dir,
+    env: repo.env,
+  })
   expect(run.exitCode, run.stderr).toBe(0)
   expect(json<Rec>(run).files_modified).toEqual(['committed.txt', 'edit.txt', 'untracked.txt'])
 })
