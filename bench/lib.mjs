@@ -78,6 +78,14 @@ export async function compare({ label, subject, floor, runs, warmup = 2, aim, ai
 
 const results = []
 
+/** One timed run against a floor measured elsewhere (e.g. the same work done by git alone). */
+export function recordComparison({ label, ms, floorLabel, floorMs, aim }) {
+  const row = { label, runs: 1, median: ms, min: ms, max: ms, floorLabel, floorMedian: floorMs, aim }
+  row.ratio = ms / floorMs
+  results.push(row)
+  return row
+}
+
 /** A measurement with no floor (e.g. a latency), judged against an absolute aim in milliseconds. */
 export function recordSamples({ label, samples, aimMs, note = '-' }) {
   const row = {

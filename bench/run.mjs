@@ -6,7 +6,16 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { compare, machineFacts, output, printResults, recordSamples, section, timeCommand } from './lib.mjs'
+import {
+  compare,
+  machineFacts,
+  output,
+  printResults,
+  recordComparison,
+  recordSamples,
+  section,
+  timeCommand,
+} from './lib.mjs'
 import { writeProject } from './records.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -93,7 +102,7 @@ try {
     mkdirSync(dir)
     const subject = {
       command: harness,
-      args: ['run', '--no-worktree', '-a', 'exec', '--', 'true'],
+      args: ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'true'],
       cwd: dir,
       env,
     }
@@ -118,7 +127,7 @@ try {
       const id = (
         await output({
           command: harness,
-          args: ['run', '--no-worktree', '-d', '-a', 'exec', '--', 'sleep', '60'],
+          args: ['run', '-q', '--no-worktree', '-d', '-a', 'exec', '--', 'sleep', '60'],
           cwd: dir,
           env,
         })
@@ -140,11 +149,17 @@ try {
 
   await section('cleanup', async () => {
     const { benchCleanup } = await import('./cleanup.mjs')
-    await benchCleanup({
+    const { count, harnessMs, gitMs } = await benchCleanup({
       harnessBin: harness,
-      work,
-      env,
       log: (line) => process.stderr.write(`   ${line}\n`),
+    })
+    // Aim: dominated by git's own time, i.e. not much more than the git work alone.
+    recordComparison({
+      label: `cleanup, ${count.toLocaleString('en')} sessions with worktrees`,
+      ms: harnessMs,
+      floorLabel: 'git remove+branch -D',
+      floorMs: gitMs,
+      aim: 1.5,
     })
   })
 

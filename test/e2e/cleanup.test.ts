@@ -515,6 +515,7 @@ describe('harness session delete', () => {
       expect(help.stdout).toContain('Safety rules')
       expect(help.stdout).toContain('A RUNNING session is never touched')
       expect(help.stdout).toMatch(/git worktree add <dir> refs\/harness\/<(id|name)>\/worktree/)
+      expect(help.stdout).toContain('git clean -fdx')
     }
   })
 })

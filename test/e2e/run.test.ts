@@ -160,6 +160,38 @@ describe('harness run', () => {
     expect(badBase.stderr).toContain('nope')
   })
 
+  test('run --session-id of an existing session resumes exactly that id', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const first = json<Rec>(
+      await cli(['run', '-a', 'gemini', '--json', '--session-id', 'task-1', 'a'], {
+        cwd: repo.dir,
+        env: agents.env,
+      }),
+    )
+    json<Rec>(
+      await cli(['run', '-a', 'gemini', '--json', '--session-id', 'task-10', 'b'], {
+        cwd: repo.dir,
+        env: agents.env,
+      }),
+    )
+    const again = await cli(['run', '--json', '--session-id', 'task-1', 'more'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(again.exitCode, again.stderr).toBe(0)
+    const record = json<Rec>(again)
+    expect(record).toMatchObject({ id: 'task-1', prompt: 'a', created_at: first.created_at })
+    expect(record.runs.map((r) => r.kind)).toEqual(['start', 'resume'])
+    expect(agents.starts()[2]?.args).toEqual(['--resume', first.agent_session_id, '-p', 'more'])
+    // An id is never a prefix here: "task" exists only as a prefix of both.
+    const prefix = await cli(['run', '-a', 'gemini', '--json', '--session-id', 'task', 'c'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(json<Rec>(prefix).id).toBe('task')
+  })
+
   test('a repository with no commits: says so and runs in the current directory', async () => {
     const repo = tmpGitRepo({ commit: false })
     const agents = fakeAgents(repo.home, repo.env)

@@ -23,7 +23,11 @@ Safety rules (nothing is removed that would lose work, unless --force, which sna
     that moved while it was being removed, a folder that is not a git worktree, the worktree the command
     runs in.
   - Order: snapshot refs, worktree, branch, log, and the record last: an interrupted run leaves a record
-    that points at whatever is left.`
+    that points at whatever is left.
+
+Warning: with the default worktree.root (.harness/worktrees, inside the repository), \`git clean -fdx\`
+deletes .harness/ entirely: records, logs and worktrees with their uncommitted work, beyond any rule above.
+Set worktree.root in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
 
 const CleanupOptionsSchema = z.object({
   olderThan: z.optional(z.string()),
