@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Sig
   }
   const out = new Output(options)
   try {
-    const { buildProgram, fromCommanderError } = await import('./cli/program.js')
+    const { buildProgram, fromCommanderError, MissingCommandError } = await import('./cli/program.js')
     const { CommanderError } = await import('commander')
     const program = buildProgram(out, passthrough)
     try {
@@ -25,9 +25,10 @@ async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Sig
     } catch (error) {
       if (error instanceof CommanderError) {
         const usage = fromCommanderError(error)
-        if (usage === 'help-shown') return { code: 2 }
-        if (usage) throw usage
-        return { code: 0 }
+        if (!usage) return { code: 0 }
+        // Without --json the help that commander printed on stderr is the message.
+        if (usage instanceof MissingCommandError && !out.json) return { code: usage.exitCode }
+        throw usage
       }
       throw error
     }

@@ -1,4 +1,7 @@
-import { findProject, type ProjectPaths } from '../project.js'
+import { statSync } from 'node:fs'
+import { basename, dirname, resolve } from 'node:path'
+import { UsageError } from '../errors.js'
+import { findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
 import type { SessionStore } from '../sessions/store.js'
 import type { GlobalOptions, Output } from './output.js'
 
@@ -20,8 +23,31 @@ export class Context {
   }
 
   project(): Promise<ProjectPaths> {
-    this.projectPromise ??= findProject({ cwd: this.cwd, dir: this.options.dir, env: this.env })
+    this.projectPromise ??= this.checkExplicitDir().then(() =>
+      findProject({ cwd: this.cwd, dir: this.options.dir, env: this.env }),
+    )
     return this.projectPromise
+  }
+
+  /** A --dir or HARNESS_DIR whose project folder does not exist is a typo: never list nothing, never create it. */
+  private async checkExplicitDir(): Promise<void> {
+    const [source, given] = this.options.dir
+      ? ['--dir', this.options.dir]
+      : ['HARNESS_DIR', this.env.HARNESS_DIR || undefined]
+    if (given === undefined) return
+    const abs = resolve(this.cwd, given)
+    const folder = basename(abs) === HARNESS_DIR_NAME ? dirname(abs) : abs
+    let isDirectory = false
+    try {
+      isDirectory = statSync(folder).isDirectory()
+    } catch {}
+    if (!isDirectory) {
+      throw new UsageError(
+        `${source} ${given}: no such directory`,
+        'give the project folder (or its .harness folder)',
+        'INVALID_DIR',
+      )
+    }
   }
 
   async store(): Promise<SessionStore> {

@@ -13,12 +13,23 @@ export interface GlobalOptions {
  * EPIPE/EIO on our own output are ignored: the reader or the terminal may be gone.
  */
 export class Output {
+  private stdoutGone = false
+
   constructor(
     readonly options: GlobalOptions,
     private readonly stdout: NodeJS.WriteStream = process.stdout,
     private readonly stderr: NodeJS.WriteStream = process.stderr,
   ) {
-    for (const stream of [stdout, stderr]) stream.on('error', ignoreBrokenPipe)
+    stdout.on('error', (error: NodeJS.ErrnoException) => {
+      ignoreBrokenPipe(error)
+      this.stdoutGone = true
+    })
+    stderr.on('error', ignoreBrokenPipe)
+  }
+
+  /** True once a write to stdout failed with EPIPE/EIO: nobody reads it any more (`| head` exited). */
+  get closed(): boolean {
+    return this.stdoutGone
   }
 
   get json(): boolean {
@@ -74,6 +85,9 @@ function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
   throw error
 }
 
+/** Error texts are one line each, whatever a library or a tool put in them. */
+const oneLine = (text: string) => text.trim().replace(/\s*\n\s*/g, ' ')
+
 /** Renders an error for people (`harness: …` + hint) or as one JSON object, and picks the exit code. */
 export function formatError(error: unknown, json: boolean): { text: string; exitCode: number } {
   if (error instanceof ExitRequest) return { text: '', exitCode: error.exitCode }
@@ -81,16 +95,16 @@ export function formatError(error: unknown, json: boolean): { text: string; exit
     if (json) {
       const body: Record<string, unknown> = {
         code: error.code,
-        message: error.message,
+        message: oneLine(error.message),
         exit_code: error.exitCode,
       }
-      if (error.hint) body.hint = error.hint
+      if (error.hint) body.hint = oneLine(error.hint)
       return { text: `${JSON.stringify({ error: body })}\n`, exitCode: error.exitCode }
     }
-    const hint = error.hint ? `hint: ${error.hint}\n` : ''
-    return { text: `harness: ${error.message}\n${hint}`, exitCode: error.exitCode }
+    const hint = error.hint ? `hint: ${oneLine(error.hint)}\n` : ''
+    return { text: `harness: ${oneLine(error.message)}\n${hint}`, exitCode: error.exitCode }
   }
-  const message = error instanceof Error ? error.message : String(error)
+  const message = oneLine(error instanceof Error ? error.message : String(error))
   const debug =
     process.env.HARNESS_DEBUG === '1' && error instanceof Error && error.stack ? `${error.stack}\n` : ''
   if (json) {

@@ -1,4 +1,4 @@
-import { Command, type CommanderError } from 'commander'
+import { type Argument, Command, type CommanderError } from 'commander'
 import { registerRun } from '../commands/run.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
 import { registerDelete } from '../commands/session/delete.js'
@@ -13,7 +13,8 @@ import { registerShow } from '../commands/session/show.js'
 import { registerStop } from '../commands/session/stop.js'
 import { registerWait } from '../commands/session/wait.js'
 import { registerSupervise } from '../commands/supervise.js'
-import { UsageError } from '../errors.js'
+import { ExitRequest, UsageError } from '../errors.js'
+import { commandPath } from './action.js'
 import { Context } from './context.js'
 import type { GlobalOptions, Output } from './output.js'
 
@@ -25,21 +26,37 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
   const ctx = new Context(out, passthrough)
   const program = new Command('harness')
     .description('run AI coding agents as sessions: one worktree, one branch, one record each')
-    .version(VERSION, '-V, --version', 'print the version')
+    .option('-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .option('--dir <path>', 'the project (or its .harness folder); default: found from the current directory')
     .option('--json', 'machine-readable output: exactly one JSON document on stdout')
     .option('--no-color', 'no colours (NO_COLOR works too)')
     .option('-q, --quiet', 'fewer diagnostics on stderr')
-    .addHelpCommand('help [command]', 'show help for a command')
-    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .exitOverride()
+    .addHelpCommand(false)
+    .configureHelp({
+      showGlobalOptions: true,
+      sortSubcommands: false,
+      // "resume|continue <id> [prompt...]" without " [options]": a narrower first column lets the
+      // descriptions wrap to the terminal instead of running past it.
+      subcommandTerm: (cmd) =>
+        [
+          [cmd.name(), ...cmd.aliases().slice(0, 1)].join('|'),
+          ...cmd.registeredArguments.map(argumentTerm),
+        ].join(' '),
+    })
     .configureOutput({
       // Errors are rendered by main.ts (text or JSON) with the right exit code.
       outputError: () => {},
       writeOut: (text) => out.writeOut(text),
-      writeErr: (text) => process.stderr.write(text),
+      // Only help shown for a missing command comes here; under --json that becomes one JSON error instead.
+      writeErr: (text) => {
+        if (!out.json) process.stderr.write(text)
+      },
     })
+  program.on('option:version', () => {
+    out.result({ version: VERSION }, (data) => data.version)
+    throw new ExitRequest(0)
+  })
   program.hook('preAction', (_root, leaf) => {
     if (passthrough.length && leaf.name() !== 'run') {
       throw new UsageError('arguments after -- are only for "harness run"')
@@ -71,21 +88,79 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)
+  registerHelp(session)
+  registerHelp(program)
   registerSupervise(program)
+  tagErrors(program)
   return program
 }
 
+/** `harness help [command...]` and `harness session help [command]`: help on stdout, exit 0. */
+function registerHelp(parent: Command): void {
+  parent
+    .command('help [command...]')
+    .description('show help for a command')
+    .action((words: string[]) => {
+      let target = parent
+      for (const word of words) {
+        const next = target.commands.find((c) => c.name() === word || c.aliases().includes(word))
+        if (!next) {
+          throw new UsageError(
+            `unknown command '${word}'`,
+            `run "${commandPath(target)} --help" for the commands`,
+          )
+        }
+        target = next
+      }
+      target.outputHelp()
+    })
+}
+
+/** Parse errors carry the command that raised them, so that hints name it ("harness session list --help"). */
+function tagErrors(command: Command): void {
+  command.exitOverride((error) => {
+    throw Object.assign(error, { command })
+  })
+  for (const sub of command.commands) tagErrors(sub)
+}
+
+function argumentTerm(argument: Argument): string {
+  const name = `${argument.name()}${argument.variadic ? '...' : ''}`
+  return argument.required ? `<${name}>` : `[${name}]`
+}
+
+/** A command that needs a subcommand got none: its help is already on stderr (unless --json). */
+export class MissingCommandError extends UsageError {
+  constructor(path: string) {
+    super(`missing command: ${path} <command>`, `run "${path} --help" for the commands`)
+  }
+}
+
 /**
- * Turns commander's own errors into ours: asked-for help and version succeed (null); help shown because a
- * subcommand is missing, and every parse error, are usage errors (exit 2).
+ * Turns commander's own errors into ours: asked-for help succeeds (null); help shown because a subcommand is
+ * missing, and every parse error, are usage errors (exit 2). Commander's "(Did you mean …?)" line becomes
+ * part of the hint, so that the error itself stays one line.
  */
-export function fromCommanderError(error: CommanderError): UsageError | 'help-shown' | null {
+export function fromCommanderError(error: CommanderError): UsageError | null {
+  const command = (error as CommanderError & { command?: Command }).command
+  const path = command ? commandPath(command) : 'harness'
   if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return null
-  if (error.code === 'commander.help') return 'help-shown'
-  const message = error.message.replace(/^error: /, '')
-  const hint =
+  if (error.code === 'commander.help') return error.exitCode === 0 ? null : new MissingCommandError(path)
+  const [first = '', ...rest] = error.message.replace(/^error: /, '').split('\n')
+  const suggestion = rest
+    .join(' ')
+    .trim()
+    .replace(/^\((.*)\)$/, '$1')
+  let hint =
     error.code === 'commander.unknownCommand'
-      ? 'run "harness --help" for the commands'
-      : 'run with --help for usage'
-  return new UsageError(message, hint)
+      ? `run "${path} --help" for the commands`
+      : `run "${path} --help" for usage`
+  if (
+    error.code === 'commander.unknownOption' &&
+    (command?.name() === 'run' || command?.name() === 'resume')
+  ) {
+    hint = `a prompt that begins with "-" is given as --prompt="-…"; ${hint}`
+  }
+  if (suggestion) hint = `${suggestion.charAt(0).toLowerCase()}${suggestion.slice(1)} (${hint})`
+  return new UsageError(first, hint)
 }

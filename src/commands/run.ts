@@ -38,11 +38,18 @@ export function registerRun(program: Command, ctx: Context): void {
     .addHelpText(
       'after',
       `
+With a terminal the run is interactive; without one (CI, pipes) it is headless:
+the agent's output goes to .harness/logs/<id>.log and to stdout (to stderr under
+--json, where stdout is the final record).
+Exit status: in the foreground, the agent's exit code (128+n if a signal ended
+it); with --detach, 0 once the agent has started (stdout: the id, or the record
+under --json).
+
 Examples:
-  harness run -a claude "add auth endpoints"        interactive in a terminal, headless in CI
+  harness run -a claude "add auth endpoints"    # interactive in a terminal
   harness run -a codex -P autonomous --detach "fix lint"
   id=$(harness run -a claude --detach --json "fix lint" | jq -r .id)
-  harness run -a exec -- npm test                   any command as a session`,
+  harness run -a exec -- npm test               # any command as a session`,
     )
     .action(
       action(RunOptionsSchema, async (options, words: string[]) => {

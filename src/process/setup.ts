@@ -1,5 +1,6 @@
 import { ExternalToolError } from '../errors.js'
 import { identify } from './identity.js'
+import { releasePipesAfterExit } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
@@ -24,13 +25,18 @@ export async function runSetupCommand(
     cleanup: false,
     stripFinalNewline: true,
   })
+  // A setup that starts a background process (`… &`) must not hold the run until that process exits.
+  releasePipesAfterExit(child)
   const identity = child.pid === undefined ? null : identify(child.pid)
+  let stopping: Promise<unknown> | undefined
   const onAbort = () => {
     if (identity?.start_time)
-      void stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs: 1000 })
+      stopping = stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs: 1000 })
   }
   signal.addEventListener('abort', onAbort, { once: true })
   const result = await child.finally(() => signal.removeEventListener('abort', onAbort))
+  // The shell may be gone before what it started: harness must not exit before that is stopped too.
+  await stopping
   signal.throwIfAborted()
   if (result.failed) {
     const output = (result.all ?? '').toString().trim()

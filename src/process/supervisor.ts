@@ -4,6 +4,7 @@ import { access, stat } from 'node:fs/promises'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
+import { releasePipesAfterExit } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
@@ -27,17 +28,27 @@ export interface AgentLaunch {
 }
 
 export interface AgentHooks {
+  /**
+   * Commits the run; called once the signal handlers are in place, so that no signal can leave a committed run
+   * without an outcome. A stop signal received before the agent is spawned means it never starts.
+   */
+  beforeSpawn?(): Promise<void>
   /** The agent has a pid; identity is null only if it already exited. Resolves once recorded. */
   started(pid: number, identity: ProcessIdentity | null): Promise<void>
-  /** harness was told to stop (SIGTERM/SIGHUP, or SIGINT when in the background): how long to wait before SIGKILL. */
+  /**
+   * harness was told to stop (SIGTERM/SIGHUP; SIGINT in the background; in the foreground also SIGINT/SIGQUIT
+   * before the agent is spawned): how long to wait before SIGKILL.
+   */
   stopping(signal: NodeJS.Signals): Promise<{ graceMs: number }>
 }
 
 export interface AgentExit {
   exitCode: number | null
   signal: NodeJS.Signals | null
-  /** harness received a stop signal while the agent ran. */
+  /** harness received a stop signal while the agent ran (or before it was started). */
   stopSignal: NodeJS.Signals | null
+  /** A stop signal came before the agent was spawned: it never ran. */
+  notStarted?: boolean
   spawnError?: string
 }
 
@@ -48,14 +59,16 @@ export interface SupervisedAgent {
 }
 
 const STOP_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT']
+/** Keyboard signals: in the foreground they reach the agent too (same terminal, same process group). */
+const KEYBOARD_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGQUIT']
 
 /** Starts the agent, records its start through hooks, stops its whole tree when harness is told to stop. */
 export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Promise<SupervisedAgent> {
-  const { execa } = await import('execa')
   let identity: ProcessIdentity | null = null
   let stopSignal: NodeJS.Signals | null = null
   let stopping: Promise<void> | null = null
   let started: Promise<void> = Promise.resolve()
+  let spawned = false
 
   const stop = (signal: NodeJS.Signals) => {
     stopSignal ??= signal
@@ -67,15 +80,16 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
         await stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs })
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
-  // In the foreground Ctrl-C belongs to the agent (it shares our terminal and process group): harness stays.
+  // Installed before anything is committed: a signal with no handler would kill harness and leave a RUNNING
+  // record behind. In the foreground, Ctrl-C and Ctrl-\ belong to the agent once it runs (harness stays, to
+  // record how it ended); before that they abort the run. SIGQUIT's default would kill harness with a core dump.
+  const foreground = launch.mode !== 'background'
   const handlers = new Map<NodeJS.Signals, () => void>()
-  for (const signal of STOP_SIGNALS) {
-    const handler =
-      signal === 'SIGINT' && launch.mode !== 'background'
-        ? () => {}
-        : () => {
-            stop(signal)
-          }
+  for (const signal of foreground ? [...STOP_SIGNALS, 'SIGQUIT' as const] : STOP_SIGNALS) {
+    const keyboard = foreground && KEYBOARD_SIGNALS.includes(signal)
+    const handler = () => {
+      if (!(keyboard && spawned)) stop(signal)
+    }
     handlers.set(signal, handler)
     process.on(signal, handler)
   }
@@ -83,19 +97,35 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     for (const [signal, handler] of handlers) process.removeListener(signal, handler)
   }
 
-  const child = execa(launch.command, launch.args, {
-    cwd: launch.cwd,
-    env: launch.env,
-    extendEnv: false,
-    ...stdioFor(launch),
-    detached: launch.mode === 'background',
-    reject: false,
-    cleanup: false,
-    buffer: false,
-    stripFinalNewline: false,
-    windowsHide: true,
-  })
-  if (launch.mode === 'headless') pipeOutput(child, launch)
+  let child: ReturnType<typeof import('execa').execa>
+  try {
+    const { execa } = await import('execa')
+    await hooks.beforeSpawn?.()
+    if (stopSignal) {
+      await stopping
+      return { exit: { exitCode: null, signal: null, stopSignal, notStarted: true }, release }
+    }
+    spawned = true
+    child = execa(launch.command, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      extendEnv: false,
+      ...stdioFor(launch),
+      detached: launch.mode === 'background',
+      reject: false,
+      cleanup: false,
+      buffer: false,
+      stripFinalNewline: false,
+      windowsHide: true,
+    })
+  } catch (error) {
+    release()
+    throw error
+  }
+  if (launch.mode === 'headless') {
+    pipeOutput(child, launch)
+    releasePipesAfterExit(child)
+  }
 
   if (child.pid !== undefined) {
     const pid = child.pid

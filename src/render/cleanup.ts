@@ -9,19 +9,25 @@ export function renderRemovalReport(report: RemovalReport, now: Date = new Date(
   const lines: string[] = []
   const dry = report.dry_run
   if (dry) lines.push('Dry run: nothing was changed.')
+  // One set of column widths for both lists, so that ids, statuses and ages line up.
+  const listed = [...report.removed, ...report.kept]
+  const widthOf = (value: (s: (typeof listed)[number]) => string) =>
+    Math.max(0, ...listed.map((s) => value(s).length))
+  const age = (s: (typeof listed)[number]) => relativeTime(s.last_active_at, now)
+  const widths = { id: widthOf((s) => s.id), status: widthOf((s) => s.status), age: widthOf(age) }
+  const head = (s: (typeof listed)[number]) =>
+    `  ${s.id.padEnd(widths.id)}  ${s.status.padEnd(widths.status)}  ${age(s).padEnd(widths.age)}  `
   if (report.removed.length) {
     lines.push(`${dry ? 'Would remove' : 'Removed'} ${plural(report.removed.length, 'session')}:`)
-    for (const s of report.removed) {
-      lines.push(`  ${s.id}  ${s.status}  ${relativeTime(s.last_active_at, now)}  ${removedParts(s)}`)
-    }
+    for (const s of report.removed) lines.push(`${head(s)}${removedParts(s)}`)
   }
   if (report.kept.length) {
     lines.push(`${dry ? 'Would keep' : 'Kept'} ${plural(report.kept.length, 'session')}:`)
     for (const s of report.kept) {
       const [first, ...rest] = s.reasons
-      const head = `  ${s.id}  ${s.status}  ${relativeTime(s.last_active_at, now)}  `
-      lines.push(`${head}${first ? reasonText(first) : ''}`)
-      for (const reason of rest) lines.push(`${' '.repeat(head.length)}${reasonText(reason)}`)
+      const start = head(s)
+      lines.push(`${start}${first ? reasonText(first) : ''}`)
+      for (const reason of rest) lines.push(`${' '.repeat(start.length)}${reasonText(reason)}`)
     }
     if (report.kept.some((s) => s.reasons.some((r) => r.kind === 'unsafe'))) {
       lines.push('  (--force stores a snapshot under refs/harness/<id>/ first, then removes them)')

@@ -1,6 +1,6 @@
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control.js'
 import type { SessionRecord } from '../sessions/schema.js'
-import { truncate } from './text.js'
+import { type Column, renderTable } from './table.js'
 
 /** One line about how a run ended (or started, in the background). */
 export function runSummary(record: SessionRecord): string {
@@ -26,14 +26,17 @@ export function renderWaitResult(record: SessionRecord): string {
   return `session ${record.id} ${record.status}${record.exit_code != null ? ` (exit ${record.exit_code})` : ''}`
 }
 
-export function renderRecoverScan(candidates: RecoverCandidate[]): string {
+export function renderRecoverScan(candidates: RecoverCandidate[], width?: number): string {
   if (candidates.length === 0) return 'No sessions need recovery.'
-  const lines = candidates.map((c) =>
-    `${c.id}  ${c.provider}  ${c.liveness.padEnd(10)}  ${truncate(c.prompt ?? '', 50)}`.trimEnd(),
-  )
+  const columns: Column<RecoverCandidate>[] = [
+    { header: 'ID', value: (c) => c.id },
+    { header: 'AGENT', value: (c) => c.provider, drop: 1 },
+    { header: 'LIVENESS', value: (c) => c.liveness },
+    { header: 'TASK', value: (c) => (c.prompt ?? '').replace(/\s+/g, ' ').trim() || '-', shrink: 1, min: 8 },
+  ]
   const hint =
     'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first'
-  return [...lines, '', hint].join('\n')
+  return [renderTable(columns, candidates, width), '', hint].join('\n')
 }
 
 export function renderRecoverResult(result: RecoverResult): string {

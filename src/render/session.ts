@@ -31,9 +31,9 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
   const color = options.color ?? false
   const columns: Column<SessionView>[] = [
     { header: 'ID', value: (s) => s.id },
-    { header: 'AGENT', value: (s) => s.provider },
+    { header: 'AGENT', value: (s) => s.provider, drop: 1 },
     { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
-    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 1, min: 12 },
+    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 1, min: 12, drop: 2 },
     { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
     { header: 'TASK', value: (s) => (s.prompt ?? '').replace(/\s+/g, ' ').trim() || '-', shrink: 2, min: 8 },
   ]
@@ -119,7 +119,12 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
   }
   const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
   const labelWidth = Math.max(...shown.map(([label]) => label.length))
-  const lines = shown.map(([label, value]) => `${`${label}:`.padEnd(labelWidth + 2)}${value}`)
+  // A multi-line value (a prompt) continues under its first line, so that the labels stay a column.
+  const indent = `\n${' '.repeat(labelWidth + 2)}`
+  const lines = shown.map(
+    ([label, value]) =>
+      `${`${label}:`.padEnd(labelWidth + 2)}${String(value).trimEnd().replace(/\r?\n/g, indent)}`,
+  )
   lines.push(
     ...renderRuns(session),
     ...renderCheckpoints(session),

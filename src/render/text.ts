@@ -1,3 +1,5 @@
+import tableUtils from 'cli-table3/src/utils.js'
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point
 const ANSI = /\u001b\[[0-9;]*m/g
 
@@ -5,13 +7,16 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI, '')
 }
 
-/** Cuts `text` to `width` visible characters, marking the cut with "…". Newlines become spaces. */
+/** Terminal columns `text` takes: colour codes none, wide characters (CJK, most emoji) two. */
+export function displayWidth(text: string): number {
+  return tableUtils.strlen(text)
+}
+
+/** Cuts `text` to `width` terminal columns, marking the cut with "…". Newlines become spaces. */
 export function truncate(text: string, width: number): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   if (width <= 0) return ''
-  const chars = [...flat]
-  if (chars.length <= width) return flat
-  return `${chars.slice(0, Math.max(0, width - 1)).join('')}…`
+  return tableUtils.truncate(flat, width, '…')
 }
 
 const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90, bold: 1 } as const

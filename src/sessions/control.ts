@@ -17,6 +17,8 @@ export interface StopResult {
   action: StopAction
   /** How the agent was stopped: by its supervisor, or directly because the supervisor was gone. */
   via: 'supervisor' | 'direct' | 'none'
+  /** The run the request was committed for. */
+  run?: number
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -60,9 +62,13 @@ export async function stopSession(
   )
   const ours = (record: SessionRecord) =>
     record.stop_request?.by_pid === request.by_pid && record.stop_request?.at === request.at
-  if (committed.status !== 'RUNNING') return finish(committed, action, ours, 'none')
+  if (committed.status !== 'RUNNING') return finish(committed, action, ours, 'none', lastRun(committed)?.n)
 
   const run = lastRun(committed)
+  // The request is for this run only: once it has ended, a resume may have started another, which is not ours
+  // to stop (its supervisor and agent are other processes, and the resume cleared the request).
+  const runN = run?.n
+  const ended = (record: SessionRecord | null) => record?.status !== 'RUNNING' || lastRun(record)?.n !== runN
   const place = { hostname: run?.hostname, boot_id: run?.boot_id, pid_namespace: run?.pid_namespace }
   const supervisor = run?.supervisor_pid
     ? { pid: run.supervisor_pid, start_time: run.supervisor_start_time, ...place }
@@ -73,25 +79,46 @@ export async function stopSession(
     try {
       process.kill(supervisor.pid, 'SIGTERM')
     } catch {}
-    // The supervisor stops the tree within the grace period and records the outcome; allow a margin.
+    // The supervisor stops the tree within the grace period and records the outcome; allow a margin. Once its
+    // agent is gone it is only recording (files_modified hashes the worktree, which takes a while in a large
+    // one): wait for it longer rather than record an outcome without the agent's exit over it.
     const deadline = Date.now() + graceMs + 5000
+    const patience = deadline + 60_000
     for (;;) {
       const current = store.get(id)
-      if (current?.status !== 'RUNNING') return finish(current ?? committed, action, ours, via)
-      if (checkIdentity(supervisor) !== 'alive' || Date.now() > deadline) break
+      if (ended(current)) return finish(current ?? committed, action, ours, via, runN)
+      if (checkIdentity(supervisor) !== 'alive') break
+      const now = Date.now()
+      if (now > deadline && (now > patience || !agentGone(current))) break
       await sleep(10)
     }
   }
   via = 'direct'
-  return finish(await stopDirectly(store, id, graceMs), action, ours, via)
+  return finish(await stopDirectly(store, id, runN, graceMs), action, ours, via, runN)
 }
 
-/** The supervisor is gone (or hung): stop the identity-checked agent tree ourselves and record the outcome. */
-async function stopDirectly(store: SessionStore, id: string, graceMs: number): Promise<SessionRecord> {
+/** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
+function agentGone(record: SessionRecord | null): boolean {
+  const run = record && lastRun(record)
+  if (!run?.pid || !run.pid_start_time) return false
+  const { pid, pid_start_time: start_time, hostname, boot_id, pid_namespace } = run
+  return checkIdentity({ pid, start_time, hostname, boot_id, pid_namespace }) === 'dead'
+}
+
+/**
+ * The supervisor is gone (or hung): stop the identity-checked agent tree of run `runN` ourselves and record the
+ * outcome. A later run (the session was resumed meanwhile) is left alone.
+ */
+async function stopDirectly(
+  store: SessionStore,
+  id: string,
+  runN: number | undefined,
+  graceMs: number,
+): Promise<SessionRecord> {
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
-  if (record.status !== 'RUNNING') return record
   const run = lastRun(record)
+  if (record.status !== 'RUNNING' || run?.n !== runN) return record
   let signal: string | null = null
   if (run?.pid && run.pid_start_time) {
     const agent = {
@@ -117,20 +144,24 @@ function finish(
   action: StopAction,
   ours: (record: SessionRecord) => boolean,
   via: StopResult['via'],
+  run: number | undefined,
 ): StopResult {
   const wanted = action === 'kill' ? 'KILLED' : 'PAUSED'
-  return { record, produced: record.status === wanted && ours(record), action, via }
+  const sameRun = lastRun(record)?.n === run
+  return { record, produced: sameRun && record.status === wanted && ours(record), action, via, run }
 }
 
 /** The error a stop command exits with when its request did not produce the final status. */
 export function stopNotProduced(result: StopResult): HarnessError {
   const { record, action } = result
   const reason =
-    record.status === 'RUNNING'
-      ? 'it is still running'
-      : record.stop_request && !result.produced
-        ? `another ${record.stop_request.action} request came first; it is ${record.status}`
-        : `it ended by itself first (${record.status}${record.exit_code != null ? `, exit ${record.exit_code}` : ''})`
+    lastRun(record)?.n !== result.run
+      ? `the run it was meant for ended and the session was resumed meanwhile; it is ${record.status}`
+      : record.status === 'RUNNING'
+        ? 'it is still running'
+        : record.stop_request && !result.produced
+          ? `another ${record.stop_request.action} request came first; it is ${record.status}`
+          : `it ended by itself first (${record.status}${record.exit_code != null ? `, exit ${record.exit_code}` : ''})`
   return new IllegalStateError(
     `session "${record.id}" was not ${action === 'kill' ? 'killed' : 'paused'}: ${reason}`,
   )

@@ -56,17 +56,20 @@ function copyFrom(path: string, offset: number, write: (chunk: Buffer) => void):
 
 /**
  * Prints the log; with `follow`, keeps printing what is appended until the session is no longer RUNNING
- * (then prints whatever came last).
+ * (then prints whatever came last), or until `closed` says nobody reads any more (a write failed with EPIPE
+ * once `| head` exited; like `tail -f`, that is noticed on the next write).
  */
 export async function streamLog(
   ctx: Context,
   info: LogInfo,
   follow: boolean,
   write: (chunk: Buffer) => void,
+  closed: () => boolean,
 ): Promise<void> {
   let offset = copyFrom(info.path, 0, write)
   if (!follow) return
   for (;;) {
+    if (closed()) return
     const session = await getSession(ctx, info.id)
     offset = copyFrom(info.path, offset, write)
     if (session.status !== 'RUNNING') return

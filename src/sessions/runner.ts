@@ -16,6 +16,8 @@ export interface RunPlan {
   logsDir: string
   id: string
   runN: number
+  /** A resume of a record that has no runs (written by an older tool) is still a resume, though it is run 1. */
+  kind: 'start' | 'resume'
   command: string
   args: string[]
   cwd: string
@@ -74,10 +76,15 @@ function openLog(plan: RunPlan): number {
 }
 
 /**
- * Supervises one run in this process: records the agent's pid, stops its tree when harness is told to stop,
- * and records the outcome (before anything is printed).
+ * Supervises one run in this process: commits it (`begin`, which returns the log to use, once the signal
+ * handlers are in place), records the agent's pid, stops its tree when harness is told to stop, and records the
+ * outcome (before anything is printed).
  */
-async function supervise(plan: RunPlan, store: SessionStore, logFd: number | undefined): Promise<RunResult> {
+async function supervise(
+  plan: RunPlan,
+  store: SessionStore,
+  begin: () => Promise<number | undefined>,
+): Promise<RunResult> {
   const { superviseAgent } = await import('../process/supervisor.js')
   const launch: AgentLaunch = {
     command: plan.command,
@@ -85,11 +92,14 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
     cwd: plan.cwd,
     env: plan.env,
     mode: plan.mode,
-    logFd,
     tee: plan.mode === 'headless' ? (plan.teeToStderr ? process.stderr : process.stdout) : undefined,
   }
-  const logStart = logFd === undefined ? 0 : fstatSync(logFd).size
+  let logStart = 0
   const supervised = await superviseAgent(launch, {
+    beforeSpawn: async () => {
+      launch.logFd = await begin()
+      logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
+    },
     started: async (pid, identity) => {
       await store.update(plan.id, (current) => {
         const run = lastRun(current)
@@ -107,7 +117,7 @@ async function supervise(plan: RunPlan, store: SessionStore, logFd: number | und
   })
   try {
     const { exit } = supervised
-    const captured = await capturedSessionId(plan, logFd, logStart)
+    const captured = await capturedSessionId(plan, launch.logFd, logStart)
     const files = await changedFiles(plan)
     const record = await store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, {
@@ -165,17 +175,16 @@ export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promis
   const self = identify(process.pid)
   if (!self) throw new Error('cannot read this process identity')
   const store = new SessionStore(plan.sessionsDir)
-  await beginRun(newRun(plan.runN, kindOf(plan), self, [plan.command, ...plan.args], false))
-  const logFd = plan.mode === 'interactive' ? undefined : openLog(plan)
+  let logFd: number | undefined
   try {
-    return await supervise(plan, store, logFd)
+    return await supervise(plan, store, async () => {
+      await beginRun(newRun(plan.runN, plan.kind, self, [plan.command, ...plan.args], false))
+      if (plan.mode !== 'interactive') logFd = openLog(plan)
+      return logFd
+    })
   } finally {
     if (logFd !== undefined) closeSync(logFd)
   }
-}
-
-function kindOf(plan: RunPlan): 'start' | 'resume' {
-  return plan.runN === 1 ? 'start' : 'resume'
 }
 
 /**
@@ -187,7 +196,7 @@ export async function runInBackground(plan: RunPlan, beginRun: BeginRun): Promis
   const supervisor = await startDetachedSupervisor(process.env)
   let committed = false
   try {
-    await beginRun(newRun(plan.runN, kindOf(plan), supervisor.identity, [plan.command, ...plan.args], true))
+    await beginRun(newRun(plan.runN, plan.kind, supervisor.identity, [plan.command, ...plan.args], true))
     committed = true
     supervisor.send(plan)
   } finally {
@@ -227,11 +236,15 @@ export async function superviseDetached(input: string): Promise<void> {
   const run = record ? lastRun(record) : undefined
   // Only the supervisor the record names may run it.
   if (record?.status !== 'RUNNING' || run?.n !== plan.runN || run.supervisor_pid !== process.pid) return
-  const logFd = openLog(plan)
+  let logFd: number | undefined
   try {
-    await supervise({ ...plan, mode: 'background' }, store, logFd)
+    // The launcher committed the run already.
+    await supervise({ ...plan, mode: 'background' }, store, async () => {
+      logFd = openLog(plan)
+      return logFd
+    })
   } finally {
-    closeSync(logFd)
+    if (logFd !== undefined) closeSync(logFd)
   }
 }
 
@@ -243,6 +256,10 @@ export function foregroundExit(result: RunResult): ExitRequest {
   const exit = result.exit
   if (!exit) return new ExitRequest(0)
   if (exit.spawnError) return new ExitRequest(5)
+  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
+  if (exit.notStarted && exit.stopSignal) {
+    return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)
+  }
   if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
     return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
   }

@@ -11,7 +11,7 @@ import {
   worktreeRoot,
   worktreeSetupCommand,
 } from '../config.js'
-import { ExitRequest, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
+import { ExitRequest, HarnessError, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
 import {
@@ -57,7 +57,7 @@ function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
   return process.stdin.isTTY ? 'interactive' : 'headless'
 }
 
-/** Ctrl-C or SIGTERM before the agent starts: abort the set-up and undo it. */
+/** Ctrl-C (or Ctrl-\, SIGTERM, SIGHUP) before the agent starts: abort the set-up and undo it. */
 function abortOnSignals(): {
   signal: AbortSignal
   received: () => NodeJS.Signals | null
@@ -65,7 +65,7 @@ function abortOnSignals(): {
 } {
   const controller = new AbortController()
   let received: NodeJS.Signals | null = null
-  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => {
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const).map((sig) => {
     const handler = () => {
       received ??= sig
       controller.abort()
@@ -182,7 +182,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       files_modified: [],
       metadata: sessionMetadata(),
     }
-    const plan = runPlan(ctx, paths, record, 1, invocation, mode, provider)
+    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider)
     const begin = async (run: Run) => {
       const created = await store.create({ ...record, runs: [run] })
       committed = true
@@ -200,6 +200,7 @@ function runPlan(
   paths: ProjectPaths,
   session: SessionRecord,
   runN: number,
+  kind: RunPlan['kind'],
   invocation: { command: string; args: string[] },
   mode: RunPlan['mode'],
   provider: ResolvedProvider,
@@ -210,6 +211,7 @@ function runPlan(
     logsDir: paths.logsDir,
     id: session.id,
     runN,
+    kind,
     command: invocation.command,
     args: invocation.args,
     cwd: startDir(session.worktree_dir, subdir),
@@ -287,43 +289,69 @@ async function prepareWorkspace(
   const baseCommit = await resolveCommit(repoDir, base)
   const branch = options.branch ?? `harness/${id}`
   const dir = join(worktreeRoot(config, paths.root), id)
-  if (existsSync(dir))
-    throw new IllegalStateError(
-      `worktree folder ${dir} already exists`,
-      'remove it or choose another --session-id',
-    )
-  const abort = abortOnSignals()
-  try {
-    await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
-    const undo = async () => {
-      await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
-      // Only while it still points where it was made: never delete work.
-      await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit }).catch(() => {})
-    }
+  const { topLevel, branch: repoBranch, relativeCwd } = repo
+  // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
+  return settingUp(paths.sessionsDir, id, async () => {
+    if (existsSync(dir))
+      throw new IllegalStateError(
+        `worktree folder ${dir} already exists`,
+        'remove it or choose another --session-id',
+      )
+    const abort = abortOnSignals()
     try {
-      if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
-      await setUpWorktree(ctx, config, repo.topLevel, dir, abort.signal)
-      if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+      await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
+      const undo = async () => {
+        await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
+        // Only while it still points where it was made: never delete work.
+        await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit }).catch(() => {})
+      }
+      try {
+        if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+        await setUpWorktree(ctx, config, topLevel, dir, abort.signal)
+        if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+      } catch (error) {
+        await undo()
+        throw error
+      }
+      return {
+        dir,
+        isWorktree: true,
+        branch,
+        baseDir: repoDir,
+        baseCommit,
+        baseRef: options.base ?? repoBranch ?? null,
+        subdir: relativeCwd || null,
+        undo,
+      }
     } catch (error) {
-      await undo()
+      const sig = abort.received()
+      if (sig && !(error instanceof ExitRequest)) throw new ExitRequest(130, sig)
       throw error
+    } finally {
+      abort.dispose()
     }
-    return {
-      dir,
-      isWorktree: true,
-      branch,
-      baseDir: repoDir,
-      baseCommit,
-      baseRef: options.base ?? repo.branch ?? null,
-      subdir: repo.relativeCwd || null,
-      undo,
-    }
-  } catch (error) {
-    const sig = abort.received()
-    if (sig && !(error instanceof ExitRequest)) throw new ExitRequest(130, sig)
-    throw error
+  })
+}
+
+/**
+ * Runs `fn` (making or recreating the worktree of session `id`) while no other command does the same for it: a
+ * loser's failed `git worktree add` would roll back, that is remove, the winner's worktree. A second command
+ * is refused at once (exit 4); a lock left by a dead command is broken.
+ */
+async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+  const { FileLock } = await import('./lock.js')
+  const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
+  if (!lock) {
+    throw new IllegalStateError(
+      `the worktree of session "${id}" is being set up by another command`,
+      undefined,
+      'SESSION_BUSY',
+    )
+  }
+  try {
+    return await fn()
   } finally {
-    abort.dispose()
+    lock.release()
   }
 }
 
@@ -391,10 +419,10 @@ export async function resumeSession(
   })
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
-  await ensureWorktree(ctx, session)
+  await ensureWorktree(ctx, session, paths.sessionsDir)
   ensureProjectDirs(paths)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan = runPlan(ctx, paths, session, runN, invocation, mode, provider)
+  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider)
   const begin = (run: Run) =>
     store.update(id, (current) => {
       if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {
@@ -426,13 +454,28 @@ async function getExact(store: SessionStore, id: string) {
 }
 
 /** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
-async function ensureWorktree(ctx: Context, session: SessionRecord): Promise<void> {
+async function ensureWorktree(ctx: Context, session: SessionRecord, sessionsDir: string): Promise<void> {
   if (isDir(session.worktree_dir)) return
   if (!session.is_worktree || !session.git_branch) {
     throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
   }
-  const { recreateWorktree } = await import('../git/worktree.js')
-  const repoDir = session.base_dir ?? (await ctx.project()).root
-  await recreateWorktree({ repoDir, path: session.worktree_dir, branch: session.git_branch })
-  ctx.out.info(`harness: recreated worktree ${session.worktree_dir} from branch ${session.git_branch}`)
+  const branch = session.git_branch
+  await settingUp(sessionsDir, session.id, async () => {
+    if (isDir(session.worktree_dir)) return
+    const { recreateWorktree } = await import('../git/worktree.js')
+    const repoDir = session.base_dir ?? (await ctx.project()).root
+    try {
+      await recreateWorktree({ repoDir, path: session.worktree_dir, branch })
+    } catch (error) {
+      if (error instanceof HarnessError && error.code === 'BRANCH_MISSING') {
+        throw new IllegalStateError(
+          `session "${session.id}" cannot be resumed: its worktree ${session.worktree_dir} and its branch "${branch}" are gone`,
+          `snapshots of its work, if any, are under refs/harness/${session.id}/ ("git for-each-ref refs/harness/${session.id}/")`,
+          'BRANCH_MISSING',
+        )
+      }
+      throw error
+    }
+    ctx.out.info(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
+  })
 }

@@ -8,26 +8,32 @@ import { SessionStatusSchema } from '../../sessions/schema.js'
 
 /** The safety rules, shown by `--help` of cleanup, delete and prune. */
 export const SAFETY_RULES = `
-Safety rules (nothing is removed that would lose work, unless --force, which snapshots it first):
+Safety rules (nothing that would lose work is removed, unless --force, which
+snapshots it first):
   - A RUNNING session is never touched.
-  - A worktree with a tracked change or an untracked file that is not ignored is kept and reported.
-  - A branch with commits that are not merged into its base is kept and reported. Merged means: every commit
-    is reachable from the recorded base branch (if it still exists), from the branch checked out in the
-    main worktree, or from that branch's upstream. A branch with no commits beyond its base_commit goes.
-  - --force first stores a commit of every file of the worktree (untracked ones too) under
-    refs/harness/<id>/worktree and the branch tip under refs/harness/<id>/branch, then removes; the output
-    says how to get them back:
+  - A worktree with a tracked change or an untracked file that is not ignored
+    is kept and reported.
+  - A branch with commits that are not merged into its base is kept and
+    reported. Merged means: every commit is reachable from the recorded base
+    branch (if it still exists), from the branch checked out in the main
+    worktree, or from that branch's upstream. A branch with no commits beyond
+    its base_commit goes.
+  - --force first stores a commit of every file of the worktree (untracked ones
+    too) under refs/harness/<id>/worktree and the branch tip under
+    refs/harness/<id>/branch, then removes; the output says how to get them
+    back:
       git branch restore-<id> refs/harness/<id>/branch
       git worktree add <dir> refs/harness/<id>/worktree
-  - Never removed, even with --force: a locked worktree, a branch checked out in another worktree, a branch
-    that moved while it was being removed, a folder that is not a git worktree, the worktree the command
-    runs in.
-  - Order: snapshot refs, worktree, branch, log, and the record last: an interrupted run leaves a record
-    that points at whatever is left.
+  - Never removed, even with --force: a locked worktree, a branch checked out in
+    another worktree, a branch that moved while it was being removed, a folder
+    that is not a git worktree, the worktree the command runs in.
+  - Order: snapshot refs, worktree, branch, log, and the record last: an
+    interrupted run leaves a record that points at whatever is left.
 
-Warning: with the default worktree.root (.harness/worktrees, inside the repository), \`git clean -fdx\`
-deletes .harness/ entirely: records, logs and worktrees with their uncommitted work, beyond any rule above.
-Set worktree.root in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
+Warning: with the default worktree.root (.harness/worktrees, inside the
+repository), \`git clean -fdx\` deletes .harness/ entirely: records, logs and
+worktrees with their uncommitted work, beyond any rule above. Set worktree.root
+in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
 
 const CleanupOptionsSchema = z.object({
   olderThan: z.optional(z.string()),
@@ -44,15 +50,20 @@ export function registerCleanup(session: Command, ctx: Context): void {
       '--older-than <duration>',
       'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
     )
-    .option('--status <status>', 'only these statuses (comma-separated or repeated)', collect)
+    .option(
+      '--status <status>',
+      'only these: paused, completed, failed, killed (comma-separated or repeated)',
+      collect,
+    )
     .option('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them')
     .option('--dry-run', 'print the plan; change nothing at all')
     .addHelpText(
       'after',
       `${SAFETY_RULES}
 
-Age is the time since the latest of completed_at, the last run's ended_at and created_at.
-Kept sessions are reported and the exit status is still 0; it is 1 only when something failed.`,
+Age is the time since the latest of completed_at, the last run's ended_at and
+created_at. Kept sessions are reported and the exit status is still 0; it is 1
+only when something failed.`,
     )
     .action(
       action(CleanupOptionsSchema, async (options) => {

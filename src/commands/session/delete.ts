@@ -15,8 +15,8 @@ export function registerDelete(session: Command, ctx: Context): void {
       'after',
       `${SAFETY_RULES}
 
-Exit status: 0 when the session was removed (or, with --dry-run, for any plan); 4 when it is RUNNING or
-was kept by these rules (the message says why).`,
+Exit status: 0 when the session was removed (or, with --dry-run, for any plan);
+4 when it is RUNNING or was kept by these rules (the message says why).`,
     )
     .action(
       action(

@@ -15,9 +15,12 @@ export function registerDiff(session: Command, ctx: Context): void {
     .addHelpText(
       'after',
       `
-Compares the worktree's files (commits, uncommitted edits and untracked files that are not ignored) with the
-session's base_commit. When the worktree is gone, the branch's commits are compared instead (said on stderr).
-Exit status 4 when there is nothing to compare (no worktree and no branch, or no base commit).`,
+Compares the worktree's files (commits, uncommitted edits and untracked files
+that are not ignored) with the session's base_commit. When the worktree is gone,
+the branch's commits are compared instead (said on stderr). --json prints
+{id, base_commit, source, files, diff | stat, worktree, branch}.
+Exit status 4 when there is nothing to compare (no worktree and no branch, or
+no base commit).`,
     )
     .action(
       action(

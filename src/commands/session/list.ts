@@ -18,10 +18,25 @@ export function registerList(session: Command, ctx: Context): void {
     .command('list')
     .alias('ls')
     .description('list sessions, newest first')
-    .option('--status <status>', 'only these statuses (comma-separated or repeated)', collect)
+    .option(
+      '--status <status>',
+      'only these: running, paused, completed, failed, killed (comma-separated or repeated)',
+      collect,
+    )
     .option('--agent <agent>', 'only these agents (comma-separated or repeated)', collect)
     .option('--limit <n>', 'show at most n sessions')
     .option('--sort <key>', 'created | updated', 'created')
+    .addHelpText(
+      'after',
+      `
+Newest first. The table fits the terminal (or COLUMNS); piped without COLUMNS,
+nothing is cut. A RUNNING session whose processes are not verifiably alive
+shows its liveness: RUNNING (orphaned).
+
+Examples:
+  harness session list --status running,paused
+  harness session ls --json | jq -r '.[] | select(.status == "FAILED") | .id'`,
+    )
     .action(
       action(ListOptionsSchema, async (options) => {
         const { listSessions } = await import('../../sessions/query.js')

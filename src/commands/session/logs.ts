@@ -10,6 +10,7 @@ export function registerLogs(session: Command, ctx: Context): void {
     .command('logs <id>')
     .description('print the output of a background or headless session')
     .option('-f, --follow', 'keep printing new output until the session ends')
+    .addHelpText('after', '\n--json prints {id, path, content} (not with --follow).')
     .action(
       action(z.object({ follow: z.optional(z.boolean()) }), async (options, id: string) => {
         if (ctx.options.json && options.follow)
@@ -20,7 +21,13 @@ export function registerLogs(session: Command, ctx: Context): void {
           ctx.out.result({ ...info, content: readFileSync(info.path, 'utf8') }, () => '')
           return
         }
-        await streamLog(ctx, info, options.follow === true, (chunk) => ctx.out.writeOut(chunk))
+        await streamLog(
+          ctx,
+          info,
+          options.follow === true,
+          (chunk) => ctx.out.writeOut(chunk),
+          () => ctx.out.closed,
+        )
       }),
     )
 }

@@ -7,6 +7,7 @@ export function registerPath(session: Command, ctx: Context): void {
   session
     .command('path <id>')
     .description('print the absolute worktree path of a session (for cd "$(harness session path <id>)")')
+    .addHelpText('after', '\nExample:\n  cd "$(harness session path 3f9a)"')
     .action(
       action(z.object({}), async (_options, id: string) => {
         const { sessionPath } = await import('../../sessions/query.js')

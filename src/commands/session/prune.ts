@@ -22,12 +22,14 @@ export function registerPrune(session: Command, ctx: Context): void {
       'after',
       `${SAFETY_RULES.replace(/<id>/g, '<name>')}
 
-Owned, so never pruned: the branch and worktree of every record, and harness/<id> and <worktree root>/<id>
-for every record file, even one that cannot be read. Never pruned: the main worktree, worktrees elsewhere
-that are not on a harness/* branch, a folder under the worktree root that is not a git worktree (reported;
-an empty one is removed). <name> is the branch without "harness/", or the worktree's folder name.
-Orphans younger than --older-than are left alone: a run that is still setting up its worktree has no record
-yet. Afterwards "git worktree prune" drops registrations whose folder is gone.`,
+Owned, so never pruned: the branch and worktree of every record, and
+harness/<id> and <worktree root>/<id> for every record file, even one that
+cannot be read. Never pruned: the main worktree, worktrees elsewhere that are
+not on a harness/* branch, a folder under the worktree root that is not a git
+worktree (reported; an empty one is removed). <name> is the branch without
+"harness/", or the worktree's folder name. Orphans younger than --older-than
+are left alone: a run that is still setting up its worktree has no record yet.
+Afterwards "git worktree prune" drops registrations whose folder is gone.`,
     )
     .action(
       action(

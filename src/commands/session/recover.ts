@@ -12,7 +12,7 @@ export function registerRecover(session: Command, ctx: Context): void {
     .option('--all', 'recover every stale and unverified session')
     .addHelpText(
       'after',
-      '\nOrphaned sessions (agent alive, supervisor gone) must be killed first: harness session kill <id>.',
+      '\nOrphaned sessions (agent alive, supervisor gone) must be killed first:\n  harness session kill <id>',
     )
     .action(
       action(
@@ -23,7 +23,7 @@ export function registerRecover(session: Command, ctx: Context): void {
           const { scanRecoverable, recoverSessions } = await import('../../sessions/control.js')
           const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
           if (options.scan) {
-            ctx.out.result(await scanRecoverable(ctx), renderRecoverScan)
+            ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
             return
           }
           ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)

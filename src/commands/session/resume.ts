@@ -11,6 +11,18 @@ export function registerResume(session: Command, ctx: Context): void {
     .description("resume a session's conversation in its worktree (recreated from its branch if removed)")
     .option('-d, --detach', 'run in the background')
     .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
+    .addHelpText(
+      'after',
+      `
+Refuses a session that is still running (exit 4). In the foreground, exits with
+the agent's exit code (128+n if a signal ended it), like harness run; --json
+prints the final record (--detach: as soon as the agent has started). The
+arguments given after -- at the start are passed again.
+
+Examples:
+  harness session resume 3f9a
+  harness session resume 3f9a "now add the tests"`,
+    )
     .action(
       action(
         z.object({ detach: z.optional(z.boolean()), prompt: z.optional(z.string()) }),

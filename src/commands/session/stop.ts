@@ -15,8 +15,20 @@ export function registerStop(session: Command, ctx: Context, verb: 'kill' | 'pau
         ? 'stop a running session and everything it started (status KILLED)'
         : 'stop a running session gracefully so it can be resumed (status PAUSED)',
     )
-    .option('--grace <duration>', 'time between SIGTERM and SIGKILL', '1.5s')
-    .addHelpText('after', '\nExit status: 0 when this request produced the final status; 4 otherwise.')
+    .option(
+      '--grace <duration>',
+      'time between SIGTERM and SIGKILL: 500ms, 5s (a bare number is seconds)',
+      '1.5s',
+    )
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 when this request produced the final status; 4 when the session
+was not running or ended by itself first.
+
+Example:
+  harness session ${verb} 3f9a --grace 5s`,
+    )
     .action(
       action(StopOptionsSchema, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })

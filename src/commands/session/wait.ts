@@ -9,10 +9,18 @@ export function registerWait(session: Command, ctx: Context): void {
   session
     .command('wait <id>')
     .description("wait until a session is no longer running; exit with the agent's exit code")
-    .option('--timeout <duration>', 'give up after this long (exit 124)')
+    .option(
+      '--timeout <duration>',
+      'give up after this long (exit 124): 90s, 30m, 1h (a bare number is seconds)',
+    )
     .addHelpText(
       'after',
-      "\nExit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED, 124 on timeout.",
+      `
+Exit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED,
+124 on timeout. --json prints the final record.
+
+Example:
+  harness session wait "$id" --timeout 1h || echo "failed or timed out: $?"`,
     )
     .action(
       action(z.object({ timeout: z.optional(z.string()) }), async (options, id: string) => {
