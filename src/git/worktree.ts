@@ -103,6 +103,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
     }
     return { path, branch, base }
   } catch (error) {
+    // Nothing was made yet: the path and the branch, if they exist, are someone else's.
+    if (!branchCreated) throw error
     const leftovers = await rollbackWorktree(
       repoDir,
       path,
@@ -209,8 +211,13 @@ async function rollbackWorktree(
 ): Promise<string[]> {
   const leftovers: string[] = []
   try {
+    // A worktree registered there on another branch was made by someone else meanwhile: leave it alone.
+    const registered = await findWorktree(repoDir, path, options)
+    if (registered && branch !== null && registered.branch !== null && registered.branch !== branch) {
+      return [`worktree ${path} (registered by another command on ${registered.branch})`]
+    }
     // Twice forced: git locks a worktree while it is being set up, and an interrupted add leaves the lock.
-    if (await findWorktree(repoDir, path, options)) {
+    if (registered) {
       await run(['worktree', 'remove', '--force', '--force', '--', path], repoDir, {
         ...options,
         allowFailure: true,

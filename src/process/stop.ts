@@ -123,6 +123,16 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     adopt(table)
   }
 
+  const wake = () => {
+    for (const m of members.values()) {
+      const stat = m.gone ? null : readProcStat(m.pid)
+      if (stat?.startTime !== m.start_time || stat.state !== 'T') continue
+      try {
+        process.kill(m.pid, 'SIGCONT')
+      } catch {}
+    }
+  }
+
   const send = (sig: 'SIGTERM' | 'SIGKILL', useGroup: boolean) => {
     const pending = (m: Member) => !m.gone && !(sig === 'SIGTERM' ? m.term : m.kill)
     if (!live().some(pending)) return
@@ -172,6 +182,8 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
 
   adopt(listProcesses())
   send('SIGTERM', true)
+  // A stopped process (Ctrl-Z, SIGSTOP) gets SIGTERM only once it runs again: wake the tree.
+  wake()
   const graceEnds = performance.now() + options.graceMs
   let confirmEnds = Number.POSITIVE_INFINITY
   let escalated = false
@@ -179,7 +191,10 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     await pause(pollMs, escalated ? undefined : options.signal)
     rescan()
     if (escalated) send('SIGKILL', true)
-    else send('SIGTERM', false)
+    else {
+      send('SIGTERM', false)
+      if (isLinux) wake() // newly found descendants may be stopped too (elsewhere each check costs a `ps`)
+    }
     if (live().length === 0) break
     const now = performance.now()
     if (!escalated && (now >= graceEnds || options.signal?.aborted)) {

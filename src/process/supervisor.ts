@@ -211,6 +211,13 @@ export async function assertExecutable(
       if ((await stat(candidate)).isFile()) return candidate
     } catch {}
   }
+  if (command.includes('/')) {
+    throw new ExternalToolError(
+      `${what}: "${command}" is not an executable file`,
+      'check the path, and that the file exists and is executable',
+      'AGENT_NOT_FOUND',
+    )
+  }
   throw new ExternalToolError(
     `${what}: "${command}" is not installed or not on PATH`,
     `install it, or point the provider's "command" at it in .harness/config.json`,

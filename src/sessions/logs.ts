@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import type { Context } from '../cli/context.js'
-import { HarnessError } from '../errors.js'
+import { ExitCode, HarnessError } from '../errors.js'
 import { getSession } from './query.js'
 import { logPathFor } from './runner.js'
 
@@ -9,8 +9,8 @@ export class NoLogError extends HarnessError {
     super(
       'NO_LOG',
       `session "${id}" has no log (${path})`,
-      1,
-      'interactive runs write to the terminal, not to a log',
+      ExitCode.IllegalState,
+      'interactive runs write to the terminal, not to a log; a removed log is not kept anywhere else',
     )
   }
 }

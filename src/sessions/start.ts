@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
-import { existsSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import type { Context } from '../cli/context.js'
 import {
   DEFAULT_AGENT,
@@ -23,6 +23,7 @@ import {
 import type { Permission } from '../providers/schema.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
+import { computeLiveness } from './liveness.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -122,6 +123,22 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
   const paths = await ctx.project()
   const store = await ctx.store()
   if (options.sessionId && store.exists(options.sessionId)) {
+    // The session keeps its agent, model, permission and worktree: flags that would change them are refused.
+    const ignored = [
+      options.agent !== undefined && '--agent',
+      options.model !== undefined && '--model',
+      options.permission !== undefined && '--permission',
+      options.base !== undefined && '--base',
+      options.branch !== undefined && '--branch',
+      !options.worktree && '--no-worktree',
+      options.extraArgs.length > 0 && 'arguments after --',
+    ].filter(Boolean)
+    if (ignored.length) {
+      throw new UsageError(
+        `session "${options.sessionId}" exists, so --session-id resumes it: ${ignored.join(', ')} cannot change it`,
+        `drop them, or choose a new --session-id`,
+      )
+    }
     return resumeSession(ctx, options.sessionId, options.prompt, { detach: options.detach, exact: true })
   }
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
@@ -227,7 +244,12 @@ function runPlan(
 }
 
 async function launch(plan: RunPlan, begin: (run: Run) => Promise<SessionRecord>): Promise<RunOutcome> {
-  if (plan.mode === 'background') return { record: await runInBackground(plan, begin) }
+  if (plan.mode === 'background') {
+    // Like every RUNNING record shown, it carries its computed liveness.
+    const record = await runInBackground(plan, begin)
+    const liveness = computeLiveness(record)
+    return { record: liveness ? { ...record, liveness } : record }
+  }
   const result = await runInForeground(plan, begin)
   return { record: result.record, exit: foregroundExit(result) }
 }
@@ -299,7 +321,10 @@ async function prepareWorkspace(
       )
     const abort = abortOnSignals()
     try {
+      // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
+      mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
       await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
+      chmodSync(dir, 0o700)
       const undo = async () => {
         await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
         // Only while it still points where it was made: never delete work.
@@ -466,6 +491,7 @@ async function ensureWorktree(ctx: Context, session: SessionRecord, sessionsDir:
     const repoDir = session.base_dir ?? (await ctx.project()).root
     try {
       await recreateWorktree({ repoDir, path: session.worktree_dir, branch })
+      chmodSync(session.worktree_dir, 0o700)
     } catch (error) {
       if (error instanceof HarnessError && error.code === 'BRANCH_MISSING') {
         throw new IllegalStateError(

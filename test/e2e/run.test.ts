@@ -224,6 +224,47 @@ test('files_modified lists what the run changed against base_commit: committed, 
   expect(json<Rec>(run).files_modified).toEqual(['committed.txt', 'edit.txt', 'untracked.txt'])
 })
 
+describe('edges of run', () => {
+  test('--session-id of an existing session refuses flags that would change it', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    await cli(['run', '-a', 'claude', '--session-id', 's1', 'a'], { cwd: repo.dir, env: agents.env })
+    const changed = await cli(['run', '--session-id', 's1', '-a', 'codex', '-m', 'o3', 'b'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(changed.exitCode).toBe(2)
+    expect(changed.stderr).toContain('--agent, --model cannot change it')
+    expect(agents.starts()).toHaveLength(1)
+  })
+
+  test('worktrees are 0700; an exec command that is not executable is named as such (exit 5)', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const record = json<Rec>(
+      await cli(['run', '-a', 'claude', '--json', 'a'], { cwd: repo.dir, env: agents.env }),
+    )
+    expect(statSync(record.worktree_dir as string).mode & 0o777).toBe(0o700)
+    expect(statSync(join(repo.dir, '.harness', 'worktrees')).mode & 0o777).toBe(0o700)
+    const notExec = await cli(['run', '-a', 'exec', '--', './README.md'], { cwd: repo.dir, env: agents.env })
+    expect(notExec.exitCode).toBe(5)
+    expect(notExec.stderr).toContain('"./README.md" is not an executable file')
+  })
+
+  test('--detach --json prints the record with its liveness; logs of an interactive-only session: exit 4', async () => {
+    const { dir, env } = tmpPlainDir()
+    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '5'], { cwd: dir, env })
+    const record = json<Rec>(run)
+    expect(record).toMatchObject({ status: 'RUNNING', liveness: 'running' })
+    await cli(['session', 'kill', record.id], { cwd: dir, env })
+    const { rmSync } = await import('node:fs')
+    rmSync(join(dir, '.harness', 'logs', `${record.id}.log`))
+    const logs = await cli(['session', 'logs', record.id], { cwd: dir, env })
+    expect(logs.exitCode).toBe(4)
+    expect(logs.stderr).toContain('has no log')
+  })
+})
+
 describe('background runs, wait and logs', () => {
   test('--detach --json returns once the agent runs; wait exits with its code; logs show output', async () => {
     const repo = tmpGitRepo()

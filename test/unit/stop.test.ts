@@ -58,6 +58,18 @@ describe('stopProcessTree', () => {
     for (const id of ids) expect(isGone(id)).toBe(true)
   })
 
+  it('wakes a stopped (Ctrl-Z) tree so SIGTERM works without waiting out the grace period', async () => {
+    const fx = start('obedient.sh', [], { detached: true })
+    const ids = await fx.pids(2)
+    const root = must(ids[0])
+    for (const id of ids) process.kill(id.pid, 'SIGSTOP')
+    await until(() => ids.every((id) => readProcStat(id.pid)?.state === 'T'))
+    const outcome = await stopProcessTree(root, { graceMs: 5000 })
+    expect(outcome).toMatchObject({ rootFound: true, killed: 0, survivors: [] })
+    expect(outcome.elapsedMs).toBeLessThan(1000)
+    for (const id of ids) expect(isGone(id)).toBe(true)
+  })
+
   it('kills a root and grandchildren that ignore SIGTERM once the grace period is over', async () => {
     const fx = start('stubborn.sh', [], { detached: true })
     const ids = await fx.pids(4)
