@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { HARNESS_BIN } from '../helpers/cli.js'
+import { readRecords } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
@@ -13,13 +14,7 @@ afterAll(() => tmux.stop())
 
 const H = shellQuote(HARNESS_BIN)
 
-function records(dir: string): Rec[] {
-  const sessions = join(dir, '.harness', 'sessions')
-  if (!existsSync(sessions)) return []
-  return readdirSync(sessions)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as Rec)
-}
+const records = (dir: string) => readRecords<Rec>(dir)
 
 describe('interactive runs in a real terminal', () => {
   test('Ctrl-C reaches the agent exactly once; the outcome is recorded; the signal stops the calling loop', async () => {

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { FileLock } from '../../src/sessions/lock.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { readRecords } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
@@ -15,13 +16,7 @@ afterAll(() => tmux.stop())
 
 const H = shellQuote(HARNESS_BIN)
 
-function records(dir: string): Rec[] {
-  const sessions = join(dir, '.harness', 'sessions')
-  if (!existsSync(sessions)) return []
-  return readdirSync(sessions)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as Rec)
-}
+const records = (dir: string) => readRecords<Rec>(dir)
 
 /** Kills a process that a test's agent left behind (its pid was written to `file`). */
 function killLeftover(file: string): void {

@@ -2,25 +2,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { SPEC_EXAMPLE } from '../fixtures/records.js'
 import { cli, json } from '../helpers/cli.js'
 import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
-const SPEC_RECORD = {
-  id: '3f9a12c8',
-  provider: 'claude',
-  permission: 'supervised',
-  status: 'COMPLETED',
-  worktree_dir: '/home/user/project/.harness/worktrees/3f9a12c8',
-  is_worktree: true,
-  git_branch: 'harness/3f9a12c8',
-  base_dir: '/home/user/project',
-  pid: 48120,
-  exit_code: 0,
-  prompt: 'Implement REST endpoints for authentication',
-  created_at: '2026-09-24T18:00:00Z',
-  updated_at: '2026-09-24T18:32:10Z',
-  completed_at: '2026-09-24T18:32:10Z',
-}
+const SPEC_RECORD = SPEC_EXAMPLE
 
 type Rec = Record<string, unknown>
 

@@ -83,3 +83,12 @@ export function stateOf(repo: TmpRepo): string {
   walk(join(repo.dir, '.harness'))
   return lines.join('\n')
 }
+
+/** Every record in a project's sessions folder, read straight from disk (no harness involved). */
+export function readRecords<T = Record<string, unknown>>(projectDir: string): T[] {
+  const sessions = join(projectDir, '.harness', 'sessions')
+  if (!existsSync(sessions)) return []
+  return readdirSync(sessions)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as T)
+}

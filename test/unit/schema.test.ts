@@ -1,22 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { parseSessionRecord } from '../../src/sessions/schema.js'
-
-const SPEC_EXAMPLE = {
-  id: '3f9a12c8',
-  provider: 'claude',
-  permission: 'supervised',
-  status: 'COMPLETED',
-  worktree_dir: '/home/user/project/.harness/worktrees/3f9a12c8',
-  is_worktree: true,
-  git_branch: 'harness/3f9a12c8',
-  base_dir: '/home/user/project',
-  pid: 48120,
-  exit_code: 0,
-  prompt: 'Implement REST endpoints for authentication',
-  created_at: '2026-09-24T18:00:00Z',
-  updated_at: '2026-09-24T18:32:10Z',
-  completed_at: '2026-09-24T18:32:10Z',
-}
+import { SPEC_EXAMPLE } from '../fixtures/records.js'
 
 describe('SessionRecordSchema', () => {
   test('the SPEC §3 example validates unchanged', () => {
