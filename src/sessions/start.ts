@@ -24,6 +24,7 @@ import type { Permission } from '../providers/schema.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness } from './liveness.js'
+import { signalExitCode } from './outcome.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -58,14 +59,27 @@ function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
   return process.stdin.isTTY ? 'interactive' : 'headless'
 }
 
-/** Ctrl-C (or Ctrl-\, SIGTERM, SIGHUP) before the agent starts: abort the set-up and undo it. */
-function abortOnSignals(): {
+interface SignalGuard {
   signal: AbortSignal
   received: () => NodeJS.Signals | null
   dispose: () => void
-} {
+}
+
+/** harness ends by the signal it received, as if it had not caught it (130 for SIGINT, 143 for SIGTERM). */
+function signalExit(signal: NodeJS.Signals): ExitRequest {
+  return new ExitRequest(signalExitCode(signal) ?? 130, signal)
+}
+
+function throwIfSignalled(guard: SignalGuard): void {
+  const received = guard.received()
+  if (received) throw signalExit(received)
+}
+
+/** Ctrl-C (or Ctrl-\, SIGTERM, SIGHUP) before the agent starts: abort the set-up and undo it. */
+function abortOnSignals(): SignalGuard {
   const controller = new AbortController()
   let received: NodeJS.Signals | null = null
+  let disposed = false
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'] as const).map((sig) => {
     const handler = () => {
       received ??= sig
@@ -78,6 +92,8 @@ function abortOnSignals(): {
     signal: controller.signal,
     received: () => received,
     dispose: () => {
+      if (disposed) return
+      disposed = true
       for (const [sig, handler] of handlers) process.removeListener(sig, handler)
     },
   }
@@ -164,9 +180,13 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
 
   ensureProjectDirs(paths)
   const id = options.sessionId ?? (await unusedId(store))
-  const workspace = await prepareWorkspace(ctx, paths, config, id, options)
+  // From here until the run is committed, a stop signal undoes the set-up instead of killing harness midway
+  // (which would leave a worktree and branch that no record owns).
+  const guard = abortOnSignals()
+  let workspace: Workspace | undefined
   let committed = false
   try {
+    workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id,
@@ -201,13 +221,20 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
     }
     const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider)
     const begin = async (run: Run) => {
+      throwIfSignalled(guard)
       const created = await store.create({ ...record, runs: [run] })
       committed = true
+      // The run is on record: from now on the supervisor's own handlers decide what a signal means.
+      guard.dispose()
       return created
     }
     return await launch(plan, begin)
+  } catch (error) {
+    const received = guard.received()
+    throw received && !committed && !(error instanceof ExitRequest) ? signalExit(received) : error
   } finally {
-    if (!committed) await workspace.undo()
+    guard.dispose()
+    if (!committed) await workspace?.undo()
   }
 }
 
@@ -280,6 +307,7 @@ async function prepareWorkspace(
   config: HarnessConfig,
   id: string,
   options: StartOptions,
+  abort: SignalGuard,
 ): Promise<Workspace> {
   const { inspectRepo } = await import('../git/repo.js')
   const repo = await inspectRepo(ctx.cwd)
@@ -319,7 +347,6 @@ async function prepareWorkspace(
         `worktree folder ${dir} already exists`,
         'remove it or choose another --session-id',
       )
-    const abort = abortOnSignals()
     try {
       // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
       mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
@@ -331,9 +358,9 @@ async function prepareWorkspace(
         await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit }).catch(() => {})
       }
       try {
-        if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+        throwIfSignalled(abort)
         await setUpWorktree(ctx, config, topLevel, dir, abort.signal)
-        if (abort.received()) throw new ExitRequest(130, abort.received() ?? 'SIGINT')
+        throwIfSignalled(abort)
       } catch (error) {
         await undo()
         throw error
@@ -350,10 +377,7 @@ async function prepareWorkspace(
       }
     } catch (error) {
       const sig = abort.received()
-      if (sig && !(error instanceof ExitRequest)) throw new ExitRequest(130, sig)
-      throw error
-    } finally {
-      abort.dispose()
+      throw sig && !(error instanceof ExitRequest) ? signalExit(sig) : error
     }
   })
 }
