@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, test } from 'vitest'
+import { json } from '../helpers/cli.js'
+import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+
+const BUILD_SEA = fileURLToPath(new URL('../../scripts/build-sea.mjs', import.meta.url))
+
+function run(binary: string, args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  try {
+    return {
+      exitCode: 0,
+      stdout: execFileSync(binary, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+    }
+  } catch (error) {
+    const failed = error as { status: number; stdout: string }
+    return { exitCode: failed.status, stdout: failed.stdout }
+  }
+}
+
+describe('single executable (npm run build:sea)', () => {
+  test('the native binary runs commands, foreground and detached, like bin/harness', async () => {
+    const binary = join(tmpDir(), 'harness')
+    execFileSync(process.execPath, [BUILD_SEA, binary], { stdio: 'ignore' })
+    const { dir, env } = tmpPlainDir()
+    expect(run(binary, ['--version'], dir, env).stdout).toMatch(/^\d+\.\d+\.\d+\n$/)
+    const failed = run(binary, ['run', '-a', 'exec', '--json', '--', 'sh', '-c', 'exit 3'], dir, env)
+    expect(failed.exitCode).toBe(3)
+    expect(json<{ status: string }>({ ...failed, signal: null, stderr: '' }).status).toBe('FAILED')
+    // The detached supervisor is the binary itself, started with the hidden command.
+    const id = run(
+      binary,
+      ['run', '-q', '-d', '-a', 'exec', '--', 'sh', '-c', 'echo from-bg'],
+      dir,
+      env,
+    ).stdout.trim()
+    expect(run(binary, ['session', 'wait', id], dir, env).exitCode).toBe(0)
+    expect(run(binary, ['session', 'logs', id], dir, env).stdout).toBe('from-bg\n')
+    expect(run(binary, ['session', 'path', id], dir, env).stdout).toBe(`${dir}\n`)
+  }, 120_000)
+})
