@@ -3,7 +3,7 @@ import { isAbsolute, join, relative } from 'node:path'
 import type { Context } from '../cli/context.js'
 import { cleanupOlderThanMs, DEFAULT_CLEANUP_OLDER_THAN, loadConfig } from '../config.js'
 import { HarnessError, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
-import { canonicalPath } from '../git/common.js'
+import { canonicalPath, run, splitZ } from '../git/common.js'
 import {
   branchesMergedInto,
   countCommitsNotIn,
@@ -256,8 +256,15 @@ export class RepoView {
     return null
   }
 
-  /** Worktree and branch facts that make removing it lose work, as reasons. */
-  async worktreeReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
+  /**
+   * Worktree and branch facts that make removing it lose work, as reasons. `mayForce`: the removal may use
+   * `--force`, which (unlike a plain `git worktree remove`) also deletes checked-out submodules.
+   */
+  async worktreeReasons(
+    entry: WorktreeInfo,
+    branchTip: string | undefined,
+    mayForce = false,
+  ): Promise<KeepReason[]> {
     const reasons: KeepReason[] = []
     if (entry.isMain) {
       return [{ code: 'MAIN_WORKTREE', kind: 'blocked', message: `${entry.path} is the main worktree` }]
@@ -272,7 +279,8 @@ export class RepoView {
         },
       ]
     }
-    if (!existsSync(entry.path)) return reasons // only its registration is left
+    // Only its registration is left, but that may be all that keeps a detached HEAD's commits reachable.
+    if (!existsSync(entry.path)) return this.detachedReasons(entry, branchTip)
     const rel = relative(canonicalPath(entry.path), canonicalPath(this.cwd))
     if (!rel.startsWith('..') && !isAbsolute(rel)) {
       return [
@@ -293,7 +301,22 @@ export class RepoView {
         },
       ]
     }
-    const changes = (await worktreeChanges(entry.path)).length
+    const entries = await worktreeChanges(entry.path)
+    const changes = entries.length
+    // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
+    // git dir, which no snapshot of this worktree can hold: never removed, even with --force.
+    const nested = entries
+      .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
+      .map((e) => e.slice(3, -1))
+      .filter((path) => existsSync(join(entry.path, path, '.git')))
+    if (mayForce) nested.push(...(await checkedOutSubmodules(entry.path)))
+    if (nested.length > 0) {
+      reasons.push({
+        code: 'NESTED_REPO',
+        kind: 'blocked',
+        message: `worktree ${entry.path} holds ${nested.length === 1 ? 'a git repository' : 'git repositories'} (${nested.join(', ')}) whose work a snapshot cannot keep: move ${nested.length === 1 ? 'it' : 'them'} out first`,
+      })
+    }
     if (changes > 0) {
       reasons.push({
         code: 'DIRTY',
@@ -301,20 +324,33 @@ export class RepoView {
         message: `worktree ${entry.path} has ${changes} uncommitted or untracked ${changes === 1 ? 'file' : 'files'}`,
       })
     }
-    if (
-      entry.detached &&
-      entry.head &&
-      entry.head !== branchTip &&
-      !(await onSomeBranch(this.dir, entry.head))
-    ) {
-      reasons.push({
+    reasons.push(...(await this.detachedReasons(entry, branchTip)))
+    return reasons
+  }
+
+  private async detachedReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
+    if (!entry.detached || !entry.head || entry.head === branchTip) return []
+    if (await onSomeBranch(this.dir, entry.head)) return []
+    return [
+      {
         code: 'DETACHED_HEAD',
         kind: 'unsafe',
         message: `worktree ${entry.path} has a detached HEAD (${entry.head.slice(0, 12)}) that no branch contains`,
-      })
-    }
-    return reasons
+      },
+    ]
   }
+}
+
+/** Tracked submodules of a worktree that are checked out (their folder holds a .git). */
+async function checkedOutSubmodules(dir: string): Promise<string[]> {
+  const result = await run(['ls-files', '--stage', '-z'], dir, {})
+  const paths: string[] = []
+  for (const line of splitZ(result.stdout)) {
+    if (!line.startsWith('160000 ')) continue
+    const path = line.slice(line.indexOf('\t') + 1)
+    if (existsSync(join(dir, path, '.git'))) paths.push(path)
+  }
+  return paths
 }
 
 export function shortRef(ref: string): string {
@@ -361,7 +397,13 @@ export function shellWord(text: string): string {
 export async function storeSnapshots(
   repo: string,
   name: string,
-  what: { worktreeDir?: string; branchTip?: string; label: string },
+  what: {
+    worktreeDir?: string
+    /** The HEAD of a worktree whose folder is gone: kept as the `worktree` snapshot, when there is no folder. */
+    worktreeHead?: string
+    branchTip?: string
+    label: string
+  },
   dryRun: boolean,
 ): Promise<SnapshotRefs> {
   const prefix = `refs/harness/${name}`
@@ -396,6 +438,14 @@ export async function storeSnapshots(
       result.commits.worktree = snapshot.commit
     }
     result.restore.push(`${git} worktree add ${shellWord(what.worktreeDir)} ${ref}`)
+  } else if (what.worktreeHead) {
+    const ref = free('worktree')
+    result.refs.worktree = ref
+    result.commits.worktree = what.worktreeHead
+    if (!dryRun) {
+      await snapshotRef(repo, ref, what.worktreeHead, { message: `harness: ${what.label}: worktree HEAD` })
+    }
+    result.restore.push(`${git} branch ${shellWord(`restore-${name}-head`)} ${ref}`)
   }
   return result
 }
@@ -475,7 +525,7 @@ class SessionRemover {
     const entry = repo.worktreeAt(record.worktree_dir)
     if (entry) {
       plan.worktree = { path: entry.path, entry }
-      plan.reasons.push(...(await repo.worktreeReasons(entry, tip)))
+      plan.reasons.push(...(await repo.worktreeReasons(entry, tip, this.options.force)))
     } else if (existsSync(record.worktree_dir)) {
       if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
       else {
@@ -589,12 +639,13 @@ class SessionRemover {
     if (!repo) return
     const entry = plan.worktree?.entry
     const worktreeDir = entry && !entry.isMain && existsSync(entry.path) ? entry.path : undefined
+    const worktreeHead = entry && !worktreeDir && entry.detached ? (entry.head ?? undefined) : undefined
     const branchTip = plan.branch?.tip
-    if (!worktreeDir && !branchTip) return
+    if (!worktreeDir && !worktreeHead && !branchTip) return
     const refs = await storeSnapshots(
       repo.dir,
       plan.record.id,
-      { worktreeDir, branchTip, label: `session ${plan.record.id} before removal` },
+      { worktreeDir, worktreeHead, branchTip, label: `session ${plan.record.id} before removal` },
       this.options.dryRun,
     )
     report.snapshots.push({ id: plan.record.id, ...refs })

@@ -124,16 +124,29 @@ export async function pruneOrphans(ctx: Context, options: PruneOptions): Promise
 
   // Worktrees first: a branch can only go once no worktree has it checked out.
   const worktrees: WorktreeCandidate[] = []
+  // `git worktree prune` below drops every registration whose folder is gone (a locked one it keeps); one on a
+  // detached HEAD that no branch contains is all that keeps those commits reachable: then it does not run.
+  let keepRegistrations = false
   for (const entry of repo.state.worktrees) {
-    if (entry.isMain || ownedPaths.has(canonicalPath(entry.path))) continue
-    if (entry.branch && ownedBranches.has(entry.branch)) continue
-    if (!underRoot(entry.path) && !entry.branch?.startsWith('harness/')) continue
-    // Its folder is gone: `git worktree prune` drops the registration below (a locked one it keeps).
-    if (!entry.locked && !existsSync(entry.path)) continue
+    if (entry.isMain) continue
+    const gone = !entry.locked && !existsSync(entry.path)
+    const inScope =
+      !ownedPaths.has(canonicalPath(entry.path)) &&
+      !(entry.branch && ownedBranches.has(entry.branch)) &&
+      (underRoot(entry.path) || Boolean(entry.branch?.startsWith('harness/')))
+    if (gone) {
+      const reasons = await repo.worktreeReasons(entry, undefined)
+      if (reasons.length === 0) continue
+      if (!inScope || !options.force) keepRegistrations = true
+      if (inScope) worktrees.push({ entry, reasons })
+      else report.kept.push({ kind: 'worktree', path: entry.path, branch: entry.branch, reasons })
+      continue
+    }
+    if (!inScope) continue
     const reasons: KeepReason[] = []
     const created = mtimeOf(join(entry.path, '.git')) ?? mtimeOf(entry.path)
     if (young(created)) reasons.push(tooRecent(`worktree ${entry.path}`))
-    else reasons.push(...(await repo.worktreeReasons(entry, undefined)))
+    else reasons.push(...(await repo.worktreeReasons(entry, undefined, options.force)))
     worktrees.push({ entry, reasons })
   }
   const goingWorktrees = new Set<WorktreeInfo>()
@@ -143,7 +156,9 @@ export async function pruneOrphans(ctx: Context, options: PruneOptions): Promise
       path: entry.path,
       branch: entry.branch,
       snapshotName: refName(basename(entry.path)),
-      snapshot: { worktreeDir: entry.path },
+      snapshot: existsSync(entry.path)
+        ? { worktreeDir: entry.path }
+        : { worktreeHead: entry.head ?? undefined },
       remove: async () =>
         (await removeListedWorktree(repo.dir, entry, { force: reasons.length > 0 })) === 'removed',
     })
@@ -210,9 +225,11 @@ export async function pruneOrphans(ctx: Context, options: PruneOptions): Promise
     }
   }
 
-  report.registrations = options.dryRun
-    ? await prunableRegistrations(repo.dir)
-    : await pruneWorktrees(repo.dir)
+  if (!keepRegistrations) {
+    report.registrations = options.dryRun
+      ? await prunableRegistrations(repo.dir)
+      : await pruneWorktrees(repo.dir)
+  }
   return report
 }
 
@@ -223,7 +240,7 @@ interface Candidate {
   commit?: string
   mergedInto?: string | null
   snapshotName: string
-  snapshot?: { worktreeDir?: string; branchTip?: string }
+  snapshot?: { worktreeDir?: string; worktreeHead?: string; branchTip?: string }
   /** False when git found it changed meanwhile (kept). */
   remove: () => Promise<boolean>
 }
