@@ -26,7 +26,8 @@ snapshots it first):
       git worktree add <dir> refs/harness/<id>/worktree
   - Never removed, even with --force: a locked worktree, a branch checked out in
     another worktree, a branch that moved while it was being removed, a folder
-    that is not a git worktree, the worktree the command runs in.
+    that is not a git worktree, the worktree the command runs in, a worktree
+    holding a nested git repository or submodule.
   - Order: snapshot refs, worktree, branch, log, and the record last: an
     interrupted run leaves a record that points at whatever is left.
 
