@@ -11,6 +11,7 @@ import {
   run,
   splitZ,
 } from './common.js'
+import { hiddenChanges } from './worktree.js'
 
 export interface WorktreeTree {
   /** The tree object of the working tree as `git add -A` would see it. */
@@ -47,6 +48,17 @@ export async function writeWorktreeTree(
     }
     const realIndex = existsSync(indexPath.stdout.trim())
     await seed(realIndex)
+    // Edits hidden behind assume-unchanged/skip-worktree flags copied with the index: clear those flags in the
+    // private index so that `add -A` stores the files as they are.
+    const hidden = realIndex ? await hiddenChanges(topLevel, options) : []
+    // One flag per call: update-index applies only the last of several mark options to --stdin paths.
+    for (const flag of hidden.length > 0 ? ['--no-assume-unchanged', '--no-skip-worktree'] : []) {
+      await run(['update-index', flag, '-z', '--stdin'], topLevel, {
+        ...options,
+        extraEnv,
+        input: `${hidden.join('\0')}\0`,
+      })
+    }
     let added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
     if (added.exitCode !== 0 && realIndex) {
       await seed(false)

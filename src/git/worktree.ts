@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 import {
   assertBranchName,
@@ -339,5 +339,31 @@ export async function worktreeChanges(path: string, options: GitEnvOptions = {})
     entries.push(field)
     if (field[0] === 'R' || field[0] === 'C') i++
   }
+  for (const hidden of await hiddenChanges(path, options)) entries.push(`H  ${hidden}`)
   return entries
+}
+
+/**
+ * Edits `git status` cannot see: files marked assume-unchanged or skip-worktree that exist in the worktree
+ * and differ from the index. (A skip-worktree file that is absent is a sparse checkout, not a change.)
+ */
+export async function hiddenChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
+  const listed = await run(['ls-files', '-v', '-z'], path, options)
+  // `-v` tags assume-unchanged entries in lower case and skip-worktree ones with S.
+  const flagged = splitZ(listed.stdout)
+    .filter((entry) => /^[a-z] /.test(entry) || entry.startsWith('S '))
+    .map((entry) => entry.slice(2))
+    .filter((file) => !file.includes('\n') && existsSync(join(path, file)))
+  if (flagged.length === 0) return []
+  const staged = new Map<string, string>()
+  for (const entry of splitZ((await run(['ls-files', '-s', '-z'], path, options)).stdout)) {
+    const match = /^\d+ ([0-9a-f]+) \d\t(.*)$/s.exec(entry)
+    if (match?.[1] && match[2] !== undefined) staged.set(match[2], match[1])
+  }
+  const hashed = (
+    await run(['hash-object', '--stdin-paths'], path, { ...options, input: `${flagged.join('\n')}\n` })
+  ).stdout
+    .trim()
+    .split('\n')
+  return flagged.filter((file, i) => hashed[i] !== staged.get(file))
 }

@@ -129,4 +129,27 @@ describe('cleanup, delete and prune: review cases', () => {
     expect(lstatSync(join(session.worktree_dir, 'link')).isSymbolicLink()).toBe(true)
     expect(existsSync(join(session.worktree_dir, 'README.md'))).toBe(false)
   })
+
+  test('an edit hidden behind assume-unchanged or skip-worktree is dirty, and --force keeps it', async () => {
+    const repo = tmpGitRepo()
+    const session = await execSession(
+      repo,
+      'git update-index --assume-unchanged README.md && echo hidden-edit > README.md && echo a > b.txt && git add b.txt && git -c user.name=a -c user.email=a@b commit -qm b && git update-index --skip-worktree b.txt && echo hidden-too > b.txt',
+    )
+    expect(
+      execFileSync('git', ['status', '--porcelain'], {
+        cwd: session.worktree_dir,
+        env: repo.env,
+        encoding: 'utf8',
+      }),
+    ).toBe('')
+    setLastActive(repo, session.id, 8 * DAY)
+    const plain = await harness(repo, 'session', 'cleanup')
+    expect(plain.removed).toEqual([])
+    expect(plain.kept[0]?.reasons.map((r) => r.code)).toContain('DIRTY')
+    const forced = await harness(repo, 'session', 'cleanup', '--force')
+    expect(forced.removed).toHaveLength(1)
+    expect(repo.git('show', `refs/harness/${session.id}/worktree:README.md`)).toBe('hidden-edit')
+    expect(repo.git('show', `refs/harness/${session.id}/worktree:b.txt`)).toBe('hidden-too')
+  })
 })
