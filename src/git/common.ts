@@ -8,25 +8,6 @@ export interface GitEnvOptions {
   env?: NodeJS.ProcessEnv
 }
 
-// Set by git for hooks; inherited, they would point our commands at another repository or index.
-const LOCATION_VARS = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_COMMON_DIR',
-  'GIT_PREFIX',
-  'GIT_OBJECT_DIRECTORY',
-]
-
-export function gitEnv(
-  base: NodeJS.ProcessEnv | undefined,
-  extra: NodeJS.ProcessEnv = {},
-): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...(base ?? process.env) }
-  for (const key of LOCATION_VARS) delete env[key]
-  return { ...env, ...extra }
-}
-
 export interface RunOptions extends GitEnvOptions {
   allowFailure?: boolean
   input?: string
@@ -38,7 +19,8 @@ export interface RunOptions extends GitEnvOptions {
 export function run(args: string[], cwd: string, options: RunOptions = {}): Promise<GitResult> {
   return git(args, {
     cwd,
-    env: gitEnv(options.env, options.extraEnv),
+    env: options.env,
+    extraEnv: options.extraEnv,
     allowFailure: options.allowFailure,
     input: options.input,
     signal: options.signal,

@@ -14,10 +14,28 @@ export interface GitResult {
 export interface GitOptions {
   cwd: string
   env?: NodeJS.ProcessEnv
+  /** Added after the location variables are stripped (e.g. a temporary GIT_INDEX_FILE). */
+  extraEnv?: NodeJS.ProcessEnv
   /** Non-zero exit is returned instead of thrown. */
   allowFailure?: boolean
   input?: string
   signal?: AbortSignal
+}
+
+// Set by git for hooks; inherited, they would point our commands at another repository or index.
+const LOCATION_VARS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_PREFIX',
+  'GIT_OBJECT_DIRECTORY',
+]
+
+function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) }
+  for (const key of LOCATION_VARS) delete env[key]
+  return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...options.extraEnv }
 }
 
 export async function git(args: string[], options: GitOptions): Promise<GitResult> {
@@ -27,7 +45,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
       args,
       {
         cwd: options.cwd,
-        env: { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },
+        env: gitEnv(options),
         maxBuffer: 256 * 1024 * 1024,
         encoding: 'utf8',
         signal: options.signal,

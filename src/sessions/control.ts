@@ -1,7 +1,7 @@
 import type { Context } from '../cli/context.js'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
-import { computeLiveness, type Liveness, lastRun } from './liveness.js'
+import { computeLiveness, type Liveness, lastRun, runProcesses } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
 import { getSession, resolveSessionId } from './query.js'
 import { markPaused, reconcileView, type SessionView } from './reconcile.js'
@@ -69,10 +69,7 @@ export async function stopSession(
   // to stop (its supervisor and agent are other processes, and the resume cleared the request).
   const runN = run?.n
   const ended = (record: SessionRecord | null) => record?.status !== 'RUNNING' || lastRun(record)?.n !== runN
-  const place = { hostname: run?.hostname, boot_id: run?.boot_id, pid_namespace: run?.pid_namespace }
-  const supervisor = run?.supervisor_pid
-    ? { pid: run.supervisor_pid, start_time: run.supervisor_start_time, ...place }
-    : null
+  const { supervisor } = runProcesses(committed, run)
   let via: StopResult['via'] = 'supervisor'
   if (supervisor && checkIdentity(supervisor) === 'alive') {
     if (supervisor.pid === process.pid) throw new IllegalStateError('a session cannot stop itself')
@@ -99,10 +96,8 @@ export async function stopSession(
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
 function agentGone(record: SessionRecord | null): boolean {
-  const run = record && lastRun(record)
-  if (!run?.pid || !run.pid_start_time) return false
-  const { pid, pid_start_time: start_time, hostname, boot_id, pid_namespace } = run
-  return checkIdentity({ pid, start_time, hostname, boot_id, pid_namespace }) === 'dead'
+  const agent = record ? runProcesses(record).agent : null
+  return !!agent?.start_time && checkIdentity(agent) === 'dead'
 }
 
 /**
@@ -120,19 +115,11 @@ async function stopDirectly(
   const run = lastRun(record)
   if (record.status !== 'RUNNING' || run?.n !== runN) return record
   let signal: string | null = null
-  if (run?.pid && run.pid_start_time) {
-    const agent = {
-      pid: run.pid,
-      start_time: run.pid_start_time,
-      hostname: run.hostname,
-      boot_id: run.boot_id,
-      pid_namespace: run.pid_namespace,
-    }
-    if (checkIdentity(agent) === 'alive') {
-      const { stopProcessTree } = await import('../process/stop.js')
-      const outcome = await stopProcessTree({ pid: run.pid, start_time: run.pid_start_time }, { graceMs })
-      signal = outcome.killed > 0 ? 'SIGKILL' : 'SIGTERM'
-    }
+  const { agent } = runProcesses(record, run)
+  if (agent && checkIdentity(agent) === 'alive') {
+    const { stopProcessTree } = await import('../process/stop.js')
+    const outcome = await stopProcessTree(agent, { graceMs })
+    signal = outcome.killed > 0 ? 'SIGKILL' : 'SIGTERM'
   }
   return store.update(id, (current) =>
     run ? applyRunExit(current, run.n, { exitCode: null, signal }) : undefined,

@@ -8,12 +8,34 @@ export function lastRun(record: SessionRecord): Run | undefined {
   return record.runs?.[record.runs.length - 1]
 }
 
-/** Where the processes of a run were recorded: a run's own facts, else the record's metadata. */
-function placeOf(record: SessionRecord, run: Run) {
-  return {
+/** A process as a run recorded it: pid, start time, and where it ran. */
+export interface RecordedProcess {
+  pid: number
+  start_time: string | null
+  hostname: string | null
+  boot_id: string | null
+  pid_namespace: string | null
+}
+
+/**
+ * The supervisor and agent of a run (default: the latest), with where they ran: the run's own facts, else the
+ * record's metadata. Every check of a recorded process starts here.
+ */
+export function runProcesses(
+  record: SessionRecord,
+  run: Run | undefined = lastRun(record),
+): { supervisor: RecordedProcess | null; agent: RecordedProcess | null } {
+  if (!run) return { supervisor: null, agent: null }
+  const place = {
     hostname: run.hostname ?? record.metadata?.hostname ?? null,
     boot_id: run.boot_id ?? record.metadata?.boot_id ?? null,
     pid_namespace: run.pid_namespace ?? record.metadata?.pid_namespace ?? null,
+  }
+  return {
+    supervisor: run.supervisor_pid
+      ? { pid: run.supervisor_pid, start_time: run.supervisor_start_time ?? null, ...place }
+      : null,
+    agent: run.pid ? { pid: run.pid, start_time: run.pid_start_time ?? null, ...place } : null,
   }
 }
 
@@ -29,13 +51,11 @@ export function processStates(record: SessionRecord): ProcessStates {
     // A record from an older tool: a bare pid is all we have, and a bare pid is never trusted.
     return { supervisor: 'none', agent: record.pid ? 'unverifiable' : 'none' }
   }
-  const place = placeOf(record, run)
-  const supervisor = run.supervisor_pid
-    ? checkIdentity({ pid: run.supervisor_pid, start_time: run.supervisor_start_time, ...place })
-    : 'none'
-  const agentPid = run.pid ?? null
-  const agent = agentPid ? checkIdentity({ pid: agentPid, start_time: run.pid_start_time, ...place }) : 'none'
-  return { supervisor, agent }
+  const processes = runProcesses(record, run)
+  return {
+    supervisor: processes.supervisor ? checkIdentity(processes.supervisor) : 'none',
+    agent: processes.agent ? checkIdentity(processes.agent) : 'none',
+  }
 }
 
 export function livenessFromStates({ supervisor, agent }: ProcessStates): Liveness {

@@ -192,6 +192,25 @@ describe('harness run', () => {
     expect(json<Rec>(prefix).id).toBe('task')
   })
 
+  test('git location variables inherited from a hook never redirect harness to another repository', async () => {
+    const repo = tmpGitRepo()
+    const other = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const env = {
+      ...agents.env,
+      GIT_DIR: join(other.dir, '.git'),
+      GIT_WORK_TREE: other.dir,
+      GIT_INDEX_FILE: join(other.dir, '.git', 'index'),
+    }
+    const run = await cli(['run', '-a', 'claude', '--json', 'task'], { cwd: repo.dir, env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const record = json<Rec>(run)
+    expect(record).toMatchObject({ base_dir: repo.dir, is_worktree: true })
+    expect(record.worktree_dir).toBe(join(repo.dir, '.harness', 'worktrees', record.id))
+    expect(repo.git('branch', '--list', `harness/${record.id}`)).toContain(record.id)
+    expect(other.git('branch', '--list', 'harness/*')).toBe('')
+  })
+
   test('a repository with no commits: says so and runs in the current directory', async () => {
     const repo = tmpGitRepo({ commit: false })
     const agents = fakeAgents(repo.home, repo.env)
