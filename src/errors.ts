@@ -20,6 +20,9 @@ export class HarnessError extends Error {
     super(message)
     this.name = new.target.name
   }
+
+  /** Lines shown under the one-line message, as lines (the tail of a failed tool's output). */
+  details?: string[]
 }
 
 export class UsageError extends HarnessError {

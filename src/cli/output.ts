@@ -99,10 +99,12 @@ export function formatError(error: unknown, json: boolean): { text: string; exit
         exit_code: error.exitCode,
       }
       if (error.hint) body.hint = oneLine(error.hint)
+      if (error.details?.length) body.details = error.details
       return { text: `${JSON.stringify({ error: body })}\n`, exitCode: error.exitCode }
     }
     const hint = error.hint ? `hint: ${oneLine(error.hint)}\n` : ''
-    return { text: `harness: ${oneLine(error.message)}\n${hint}`, exitCode: error.exitCode }
+    const details = (error.details ?? []).map((line) => `  | ${line}\n`).join('')
+    return { text: `harness: ${oneLine(error.message)}\n${details}${hint}`, exitCode: error.exitCode }
   }
   const message = oneLine(error instanceof Error ? error.message : String(error))
   const debug =

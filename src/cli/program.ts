@@ -33,6 +33,14 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
     .option('--no-color', 'no colours (NO_COLOR works too)')
     .option('-q, --quiet', 'fewer diagnostics on stderr')
     .addHelpCommand(false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  harness run -a claude "add auth endpoints"
+  harness session list
+  harness help session`,
+    )
     .configureHelp({
       showGlobalOptions: true,
       sortSubcommands: false,
@@ -74,6 +82,13 @@ export function buildProgram(out: Output, passthrough: string[] = []): Command {
     .command('session')
     .description('list, inspect, locate, stop, resume, recover and clean up sessions')
     .addHelpCommand(false)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  harness session list
+  cd "$(harness session path 3f9a)"`,
+    )
   registerRun(program, ctx)
   registerList(session, ctx)
   registerShow(session, ctx)
@@ -100,6 +115,10 @@ function registerHelp(parent: Command): void {
   parent
     .command('help [command...]')
     .description('show help for a command')
+    .addHelpText(
+      'after',
+      `\nExample:\n  ${commandPath(parent)} help ${parent.parent ? 'list' : 'session list'}`,
+    )
     .action((words: string[]) => {
       let target = parent
       for (const word of words) {
@@ -162,5 +181,22 @@ export function fromCommanderError(error: CommanderError): UsageError | null {
     hint = `a prompt that begins with "-" is given as --prompt="-…"; ${hint}`
   }
   if (suggestion) hint = `${suggestion.charAt(0).toLowerCase()}${suggestion.slice(1)} (${hint})`
+  const sessionCommand =
+    error.code === 'commander.unknownCommand' && command ? asSessionCommand(command, first) : null
+  if (sessionCommand) hint = `did you mean "harness session ${sessionCommand}"?`
   return new UsageError(first, hint)
+}
+
+/**
+ * `harness ls` (or `ps`): the session commands live under `session`, and one way to say each thing keeps the
+ * top level small, so the hint points there instead of an alias doing it.
+ */
+function asSessionCommand(command: Command, message: string): string | null {
+  if (command.parent) return null
+  const word = /unknown command '([^']*)'/.exec(message)?.[1]
+  if (!word) return null
+  if (word === 'ps') return 'list'
+  const session = command.commands.find((c) => c.name() === 'session')
+  const known = session?.commands.some((c) => c.name() === word || c.aliases().includes(word))
+  return known && word !== 'help' ? word : null
 }

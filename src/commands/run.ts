@@ -38,6 +38,8 @@ export function registerRun(program: Command, ctx: Context): void {
     .addHelpText(
       'after',
       `
+Without a prompt, one piped on stdin is read ("-" as the prompt reads stdin too);
+an agent that runs headless needs one.
 With a terminal the run is interactive; without one (CI, pipes) it is headless:
 the agent's output goes to .harness/logs/<id>.log and to stdout (to stderr under
 --json, where stdout is the final record).
@@ -49,17 +51,21 @@ Examples:
   harness run -a claude "add auth endpoints"    # interactive in a terminal
   harness run -a codex -P autonomous --detach "fix lint"
   id=$(harness run -a claude --detach --json "fix lint" | jq -r .id)
-  harness run -a exec -- npm test               # any command as a session`,
+  harness run -a exec -- npm test               # any command as a session
+  echo "fix the tests" | harness run -a claude  # the prompt from stdin (or "-")`,
     )
     .action(
       action(RunOptionsSchema, async (options, words: string[]) => {
         const { startSession } = await import('../sessions/start.js')
         const { renderDetachedRun, runSummary } = await import('../render/run.js')
+        const prompt = promptWords(options.prompt, words)
+        const explicitStdin = prompt.length === 1 && prompt[0] === '-'
         const outcome = await startSession(ctx, {
           ...options,
           detach: options.detach === true,
-          prompt: promptWords(options.prompt, words),
+          prompt: explicitStdin ? [await readStdin()] : prompt,
           extraArgs: ctx.passthrough,
+          promptFromStdin: process.stdin.isTTY ? undefined : readStdin,
         })
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
         else ctx.out.result(outcome.record, renderDetachedRun)
@@ -67,6 +73,13 @@ Examples:
         if (outcome.exit) throw outcome.exit
       }),
     )
+}
+
+/** All of stdin, for a piped prompt (`echo "fix the tests" | harness run -a claude`). */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** The prompt from --prompt or from the positional words, not both. */

@@ -12,6 +12,8 @@ export async function runSetupCommand(
   setup: { command: string; args: string[] },
   cwd: string,
   signal: AbortSignal,
+  /** Each line of its output as it comes, for people watching a long `npm ci`. */
+  onLine: (line: string) => void = () => {},
 ): Promise<void> {
   const { execa } = await import('execa')
   const { command, args } = setup
@@ -25,6 +27,18 @@ export async function runSetupCommand(
     cleanup: false,
     stripFinalNewline: true,
   })
+  const tail: string[] = []
+  let partial = ''
+  const take = (line: string) => {
+    tail.push(line)
+    if (tail.length > TAIL_LINES) tail.shift()
+    onLine(line)
+  }
+  child.all?.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split(/\r?\n/)
+    partial = lines.pop() ?? ''
+    for (const line of lines) take(line)
+  })
   // A setup that starts a background process (`… &`) must not hold the run until that process exits.
   releasePipesAfterExit(child)
   const identity = child.pid === undefined ? null : identify(child.pid)
@@ -37,16 +51,21 @@ export async function runSetupCommand(
   const result = await child.finally(() => signal.removeEventListener('abort', onAbort))
   // The shell may be gone before what it started: harness must not exit before that is stopped too.
   await stopping
+  if (partial) take(partial)
   signal.throwIfAborted()
   if (result.failed) {
-    const output = (result.all ?? '').toString().trim()
-    const tail = output.split('\n').slice(-20).join('\n')
     const how =
       result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')
-    throw new ExternalToolError(
-      `worktree setup failed (${how}): ${[command, ...args].join(' ')}${tail ? `\n${tail}` : ''}`,
+    const error = new ExternalToolError(
+      `worktree setup failed (${how}): ${[command, ...args].join(' ')}`,
       'fix "worktree.setup" in .harness/config.json',
       'SETUP_FAILED',
     )
+    while (tail.length && !tail[tail.length - 1]?.trim()) tail.pop()
+    error.details = tail
+    throw error
   }
 }
+
+/** How many of its last output lines a failed setup shows. */
+const TAIL_LINES = 20

@@ -1,5 +1,6 @@
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control.js'
 import type { SessionRecord } from '../sessions/schema.js'
+import { taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
 
 /** One line about how a run ended (or started, in the background). */
@@ -32,7 +33,7 @@ export function renderRecoverScan(candidates: RecoverCandidate[], width?: number
     { header: 'ID', value: (c) => c.id },
     { header: 'AGENT', value: (c) => c.provider, drop: 1 },
     { header: 'LIVENESS', value: (c) => c.liveness },
-    { header: 'TASK', value: (c) => (c.prompt ?? '').replace(/\s+/g, ' ').trim() || '-', shrink: 1, min: 8 },
+    { header: 'TASK', value: taskLabel, shrink: 1, min: 8 },
   ]
   const hint =
     'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first'

@@ -25,17 +25,31 @@ export function statusLabel(session: SessionView): string {
     : session.status
 }
 
+/** The prompt on one line; an exec session's command; else "-". */
+export function taskLabel(session: {
+  provider: string
+  prompt?: string | null
+  extra_args?: unknown
+}): string {
+  const prompt = (session.prompt ?? '').replace(/\s+/g, ' ').trim()
+  if (prompt) return prompt
+  const command = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
+  if (session.provider === 'exec' && command.length) return command.map(quoteArg).join(' ')
+  return '-'
+}
+
 export function renderSessionList(sessions: SessionView[], options: RenderOptions = {}): string {
   if (sessions.length === 0) return 'No sessions.'
   const now = options.now ?? new Date()
   const color = options.color ?? false
   const columns: Column<SessionView>[] = [
     { header: 'ID', value: (s) => s.id },
-    { header: 'AGENT', value: (s) => s.provider, drop: 1 },
+    { header: 'AGENT', value: (s) => s.provider, max: 12, drop: 1 },
     { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
-    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 1, min: 12, drop: 2 },
+    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 2, min: 12, max: 24, drop: 2 },
     { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
-    { header: 'TASK', value: (s) => (s.prompt ?? '').replace(/\s+/g, ' ').trim() || '-', shrink: 2, min: 8 },
+    // The task tells sessions apart: it is the last column to give up room.
+    { header: 'TASK', value: taskLabel, shrink: 1, min: 8 },
   ]
   return renderTable(columns, sessions, options.width)
 }

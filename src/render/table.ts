@@ -8,6 +8,8 @@ export interface Column<Row> {
   shrink?: number
   /** Never cut below this many characters. */
   min?: number
+  /** When fitting a width, never wider than this (so that one long branch cannot crowd out the task). */
+  max?: number
   /** Columns that may be left out when cutting is not enough, most expendable first (higher goes first). */
   drop?: number
 }
@@ -45,7 +47,7 @@ export function renderTable<Row>(allColumns: Column<Row>[], rows: Row[], width?:
   let widths = [...natural]
   if (width !== undefined) {
     for (;;) {
-      widths = shown.map((i) => natural[i] ?? 0)
+      widths = shown.map((i) => Math.min(natural[i] ?? 0, allColumns[i]?.max ?? Number.POSITIVE_INFINITY))
       fitColumns(
         shown.map((i) => allColumns[i] as Column<Row>),
         widths,

@@ -19,6 +19,8 @@ export interface SessionDiff {
   /** The worktree that was compared, or (source `branch`) the one that is gone. */
   worktree: string | null
   branch: string | null
+  /** False: the session ran in a folder of its own choosing, which others may have changed too. */
+  is_worktree: boolean
 }
 
 /**
@@ -65,5 +67,6 @@ export async function diffSession(ctx: Context, input: string, mode: DiffMode): 
     ...(mode === 'patch' ? { diff: report.text } : mode === 'stat' ? { stat: report.text } : {}),
     worktree: worktree ?? (session.is_worktree === false ? null : session.worktree_dir),
     branch: session.git_branch ?? null,
+    is_worktree: session.is_worktree !== false,
   }
 }

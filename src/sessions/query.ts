@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs'
 import type { Context } from '../cli/context.js'
-import { AmbiguousSessionIdError, SessionNotFoundError } from '../errors.js'
+import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from './ids.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 import type { SessionStatus } from './schema.js'
@@ -68,5 +69,15 @@ export async function listSessions(ctx: Context, filters: ListFilters): Promise<
 
 export async function sessionPath(ctx: Context, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
+  // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
+  if (!existsSync(session.worktree_dir)) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" no longer exists: ${session.worktree_dir}`,
+      session.is_worktree && session.git_branch
+        ? `"harness session resume ${session.id}" recreates it from its branch ${session.git_branch}`
+        : 'it ran in that folder itself (no worktree of its own), so harness cannot recreate it',
+      'WORKTREE_GONE',
+    )
+  }
   return { id: session.id, path: session.worktree_dir }
 }

@@ -44,6 +44,8 @@ export interface StartOptions {
   detach: boolean
   prompt: string[]
   extraArgs: string[]
+  /** The prompt piped on stdin, read only when no prompt was given and the agent takes one. */
+  promptFromStdin?: () => Promise<string>
 }
 
 export interface RunOutcome {
@@ -162,8 +164,8 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
   const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
   // A configured default model applies only to agents that have a model flag; an explicit -m always does.
   const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
-  const prompt = options.prompt.join(' ').trim() || undefined
   const mode = agentMode(ctx, options.detach)
+  const prompt = await startPrompt(options, provider, mode)
   const agentSessionId = newAgentSessionId(provider)
   const invocation = buildAgentInvocation({
     provider,
@@ -226,6 +228,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       committed = true
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
       guard.dispose()
+      announce(ctx, created, mode)
       return created
     }
     return await launch(plan, begin)
@@ -236,6 +239,29 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
     guard.dispose()
     if (!committed) await workspace?.undo()
   }
+}
+
+/**
+ * The prompt of a new session: its words, else what was piped on stdin. An agent that takes a prompt and runs
+ * without a terminal would start with nothing to do, so that is a usage error.
+ */
+async function startPrompt(
+  options: StartOptions,
+  provider: ResolvedProvider,
+  mode: RunPlan['mode'],
+): Promise<string | undefined> {
+  const given = options.prompt.join(' ').trim()
+  if (given) return given
+  const takesPrompt = provider.prompt.headless.length > 0
+  if (!takesPrompt) return undefined
+  const piped = ((await options.promptFromStdin?.()) ?? '').trim()
+  if (piped) return piped
+  if (mode === 'interactive') return undefined
+  throw new UsageError(
+    `agent "${provider.name}" runs without a terminal here and got no prompt`,
+    `give it as words, with --prompt, or on stdin: echo "fix the tests" | harness run -a ${provider.name}`,
+    'MISSING_PROMPT',
+  )
 }
 
 /** One run of a session, for whichever supervisor runs it. */
@@ -421,7 +447,7 @@ async function setUpWorktree(
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
   ctx.out.info(`harness: running worktree setup in ${dir}`)
-  await runSetupCommand(setup, dir, signal)
+  await runSetupCommand(setup, dir, signal, (line) => ctx.out.info(`setup| ${line}`))
 }
 
 export interface ResumeOptions {
@@ -492,7 +518,18 @@ export async function resumeSession(
         runs: [...(current.runs ?? []), run],
       }
     })
-  return launch(plan, begin)
+  return launch(plan, async (run) => {
+    const record = await begin(run)
+    announce(ctx, record, mode)
+    return record
+  })
+}
+
+/** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
+function announce(ctx: Context, record: SessionRecord, mode: RunPlan['mode']): void {
+  if (mode === 'background') return
+  const branch = record.git_branch ? ` (branch ${record.git_branch})` : ' (no worktree)'
+  ctx.out.info(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
 }
 
 async function getExact(store: SessionStore, id: string) {

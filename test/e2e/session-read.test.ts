@@ -62,8 +62,11 @@ describe('session list / show / path on hand-written records', () => {
     expect(showJson.exitCode).toBe(0)
     expect(json(showJson)).toEqual(SPEC_RECORD)
 
+    // Its worktree folder does not exist here: no path to cd into, but a way back.
     const path = await cli(['session', 'path', '3f9a12c8'], { cwd: dir, env })
-    expect(path).toMatchObject({ exitCode: 0, stdout: `${SPEC_RECORD.worktree_dir}\n`, stderr: '' })
+    expect(path).toMatchObject({ exitCode: 4, stdout: '' })
+    expect(path.stderr).toContain(`no longer exists: ${SPEC_RECORD.worktree_dir}`)
+    expect(path.stderr).toContain('hint: "harness session resume 3f9a12c8" recreates it')
   })
 
   test('lowercase status and unknown fields load, and survive a rewrite', async () => {
@@ -140,7 +143,7 @@ describe('session list / show / path on hand-written records', () => {
 
   test('ids: prefixes, ambiguity, not found, invalid', async () => {
     const { dir, env } = tmpPlainDir()
-    writeRecord(dir, record('3f9a12c8'))
+    writeRecord(dir, record('3f9a12c8', { worktree_dir: dir }))
     writeRecord(dir, record('3f9a99aa'))
     const ambiguous = await cli(['session', 'show', '3f9a'], { cwd: dir, env })
     expect(ambiguous.exitCode).toBe(2)
@@ -149,7 +152,7 @@ describe('session list / show / path on hand-written records', () => {
     expect(ambiguous.stderr).toContain('3f9a99aa')
 
     const unique = await cli(['session', 'path', '3f9a1'], { cwd: dir, env })
-    expect(unique).toMatchObject({ exitCode: 0, stdout: '/tmp/wt/3f9a12c8\n' })
+    expect(unique).toMatchObject({ exitCode: 0, stdout: `${dir}\n` })
 
     const short = await cli(['session', 'path', '3f9'], { cwd: dir, env })
     expect(short.exitCode).toBe(3)
@@ -246,24 +249,24 @@ describe('session list / show / path on hand-written records', () => {
 
   test('.harness is found from subdirectories, linked worktrees, --dir and HARNESS_DIR', async () => {
     const repo = tmpGitRepo()
-    writeRecord(repo.dir, record('cccc0001'))
+    writeRecord(repo.dir, record('cccc0001', { worktree_dir: repo.home }))
     const sub = join(repo.dir, 'pkg', 'api')
     mkdirSync(sub, { recursive: true })
     const fromSub = await cli(['session', 'path', 'cccc0001'], { cwd: sub, env: repo.env })
-    expect(fromSub.stdout).toBe('/tmp/wt/cccc0001\n')
+    expect(fromSub.stdout).toBe(`${repo.home}\n`)
     const linked = join(repo.home, 'elsewhere')
     repo.git('worktree', 'add', '-q', linked)
     const fromLinked = await cli(['session', 'path', 'cccc0001'], { cwd: linked, env: repo.env })
-    expect(fromLinked.stdout).toBe('/tmp/wt/cccc0001\n')
+    expect(fromLinked.stdout).toBe(`${repo.home}\n`)
     const viaDir = await cli(['--dir', repo.dir, 'session', 'path', 'cccc0001'], {
       cwd: repo.home,
       env: repo.env,
     })
-    expect(viaDir.stdout).toBe('/tmp/wt/cccc0001\n')
+    expect(viaDir.stdout).toBe(`${repo.home}\n`)
     const viaEnv = await cli(['session', 'path', 'cccc0001'], {
       cwd: repo.home,
       env: { ...repo.env, HARNESS_DIR: join(repo.dir, '.harness') },
     })
-    expect(viaEnv.stdout).toBe('/tmp/wt/cccc0001\n')
+    expect(viaEnv.stdout).toBe(`${repo.home}\n`)
   })
 })

@@ -58,12 +58,19 @@ describe('worktree set-up', () => {
 
   test('a failing setup fails the run with its output shown; nothing is left behind', async () => {
     const repo = tmpGitRepo()
-    configure(repo.dir, { worktree: { setup: ['sh', '-c', 'echo "npm ERR! missing lockfile" >&2; exit 9'] } })
+    configure(repo.dir, {
+      worktree: { setup: ['sh', '-c', 'echo installing; echo "npm ERR! missing lockfile" >&2; exit 9'] },
+    })
     const agents = fakeAgents(repo.home, repo.env)
     const run = await cli(['run', '-a', 'claude', 'task'], { cwd: repo.dir, env: agents.env })
     expect(run.exitCode).toBe(5)
-    expect(run.stderr).toContain('worktree setup failed (exit 9)')
-    expect(run.stderr).toContain('npm ERR! missing lockfile')
+    // Streamed as it ran (prefixed), then its last lines under the error, each on its own line.
+    expect(run.stderr).toContain('setup| installing\nsetup| npm ERR! missing lockfile\n')
+    expect(run.stderr).toContain(
+      'worktree setup failed (exit 9): sh -c'.concat(
+        ' echo installing; echo "npm ERR! missing lockfile" >&2; exit 9\n  | installing\n  | npm ERR! missing lockfile\nhint:',
+      ),
+    )
     expect(agents.starts()).toHaveLength(0)
     expect(sessionFiles(repo.dir)).toEqual([])
     expect(repo.git('branch', '--list', 'harness/*')).toBe('')

@@ -64,7 +64,11 @@ export function registerCleanup(session: Command, ctx: Context): void {
 
 Age is the time since the latest of completed_at, the last run's ended_at and
 created_at. Kept sessions are reported and the exit status is still 0; it is 1
-only when something failed.`,
+only when something failed.
+
+Examples:
+  harness session cleanup --dry-run
+  harness session cleanup --older-than 2w --status completed,failed`,
     )
     .action(
       action(CleanupOptionsSchema, async (options) => {

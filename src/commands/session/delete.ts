@@ -16,7 +16,11 @@ export function registerDelete(session: Command, ctx: Context): void {
       `${SAFETY_RULES}
 
 Exit status: 0 when the session was removed (or, with --dry-run, for any plan);
-4 when it is RUNNING or was kept by these rules (the message says why).`,
+4 when it is RUNNING or was kept by these rules (the message says why).
+
+Examples:
+  harness session delete 3f9a
+  harness session rm 3f9a --force   # snapshot under refs/harness/3f9a…/ first`,
     )
     .action(
       action(

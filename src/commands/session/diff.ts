@@ -20,7 +20,12 @@ that are not ignored) with the session's base_commit. When the worktree is gone,
 the branch's commits are compared instead (said on stderr). --json prints
 {id, base_commit, source, files, diff | stat, worktree, branch}.
 Exit status 4 when there is nothing to compare (no worktree and no branch, or
-no base commit).`,
+no base commit). A session run with --no-worktree compares its folder, which
+others may have changed too (said on stderr).
+
+Examples:
+  harness session diff 3f9a --stat
+  harness session diff 3f9a | git apply   # the same changes in this checkout`,
     )
     .action(
       action(
@@ -31,6 +36,11 @@ no base commit).`,
           const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
           const { diffSession } = await import('../../sessions/diff.js')
           const result = await diffSession(ctx, id, mode)
+          if (result.source === 'worktree' && !result.is_worktree) {
+            ctx.out.info(
+              `harness: session ${result.id} ran in ${result.worktree} itself (no worktree): this compares that folder with the session's base commit ${result.base_commit.slice(0, 12)}, so it may include changes made by others`,
+            )
+          }
           if (result.source === 'branch') {
             ctx.out.info(
               `harness: the worktree of session ${result.id} is gone: showing the commits of its branch ${result.branch}`,

@@ -10,7 +10,15 @@ export function registerLogs(session: Command, ctx: Context): void {
     .command('logs <id>')
     .description('print the output of a background or headless session')
     .option('-f, --follow', 'keep printing new output until the session ends')
-    .addHelpText('after', '\n--json prints {id, path, content} (not with --follow).')
+    .addHelpText(
+      'after',
+      `
+--json prints {id, path, content} (not with --follow).
+
+Examples:
+  harness session logs -f 3f9a
+  harness session logs 3f9a | tail -50`,
+    )
     .action(
       action(z.object({ follow: z.optional(z.boolean()) }), async (options, id: string) => {
         if (ctx.options.json && options.follow)

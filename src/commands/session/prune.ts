@@ -29,7 +29,11 @@ not on a harness/* branch, a folder under the worktree root that is not a git
 worktree (reported; an empty one is removed). <name> is the branch without
 "harness/", or the worktree's folder name. Orphans younger than --older-than
 are left alone: a run that is still setting up its worktree has no record yet.
-Afterwards "git worktree prune" drops registrations whose folder is gone.`,
+Afterwards "git worktree prune" drops registrations whose folder is gone.
+
+Examples:
+  harness session prune --dry-run
+  harness session prune`,
     )
     .action(
       action(

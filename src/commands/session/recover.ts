@@ -12,7 +12,13 @@ export function registerRecover(session: Command, ctx: Context): void {
     .option('--all', 'recover every stale and unverified session')
     .addHelpText(
       'after',
-      '\nOrphaned sessions (agent alive, supervisor gone) must be killed first:\n  harness session kill <id>',
+      `
+Orphaned sessions (agent alive, supervisor gone) must be killed first:
+  harness session kill <id>
+
+Examples:
+  harness session recover --scan
+  harness session recover --all`,
     )
     .action(
       action(

@@ -8,6 +8,13 @@ export function registerShow(session: Command, ctx: Context): void {
     .command('show <id>')
     .alias('inspect')
     .description('show every field of a session (--json: the record)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  harness session show 3f9a
+  harness session show 3f9a --json | jq .status`,
+    )
     .action(
       action(z.object({}), async (_options, id: string) => {
         const { getSession } = await import('../../sessions/query.js')

@@ -1,0 +1,53 @@
+import { Writable } from 'node:stream'
+import type { Command } from 'commander'
+import { describe, expect, test } from 'vitest'
+import { Output } from '../../src/cli/output.js'
+import { buildProgram } from '../../src/cli/program.js'
+import { renderSessionList, taskLabel } from '../../src/render/session.js'
+import { sessionRecord } from '../fixtures/records.js'
+
+describe('session list table', () => {
+  test('TASK is the last column to shrink: a long branch is capped first', () => {
+    const long = sessionRecord('3f9a12c8', {
+      git_branch: 'feature/an-extremely-long-branch-name-that-goes-on-and-on',
+      prompt: 'Implement REST endpoints for authentication and their tests',
+    })
+    const [header = '', row = ''] = renderSessionList([long], { width: 80 }).split('\n')
+    expect(row.length).toBeLessThanOrEqual(80)
+    const task = row.slice(header.indexOf('TASK'))
+    expect(task.length).toBeGreaterThanOrEqual(20)
+    expect(task.startsWith('Implement REST endpoints')).toBe(true)
+    // Without a width nothing is cut.
+    expect(renderSessionList([long])).toContain(long.git_branch as string)
+  })
+
+  test('an exec session shows its command; a session without a task shows "-"', () => {
+    expect(
+      taskLabel({ provider: 'exec', prompt: null, extra_args: ['npm', 'run', 'test:e2e', "it's"] }),
+    ).toBe("npm run test:e2e 'it'\\''s'")
+    expect(taskLabel({ provider: 'claude', prompt: '  two\n lines ' })).toBe('two lines')
+    expect(taskLabel({ provider: 'claude', prompt: null })).toBe('-')
+  })
+})
+
+test("every command's --help has an example", () => {
+  let text = ''
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      text += String(chunk)
+      done()
+    },
+  }) as unknown as NodeJS.WriteStream
+  const program = buildProgram(new Output({ json: false, color: false, quiet: false }, sink, sink))
+  const missing: string[] = []
+  const visit = (command: Command, path: string) => {
+    text = ''
+    command.outputHelp()
+    if (!/Examples?:\n {2}\S/.test(text)) missing.push(path)
+    for (const sub of command.commands) {
+      if (!(sub as Command & { _hidden?: boolean })._hidden) visit(sub, `${path} ${sub.name()}`)
+    }
+  }
+  visit(program, 'harness')
+  expect(missing).toEqual([])
+})
