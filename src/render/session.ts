@@ -1,5 +1,8 @@
+import type { Usage } from '../history/events.js'
+import { runTimeMs } from '../history/usage.js'
 import type { SessionView } from '../sessions/reconcile.js'
 import type { SessionRecord } from '../sessions/schema.js'
+import { formatCost, formatUsage } from './log.js'
 import { type Column, renderTable } from './table.js'
 import { type Colour, paint } from './text.js'
 import { elapsed, relativeTime } from './time.js'
@@ -81,6 +84,7 @@ const KNOWN_FIELDS = new Set([
   'checkpoints',
   'files_modified',
   'metadata',
+  'cost',
   'liveness',
   'base_ref',
   'start_subdir',
@@ -122,7 +126,14 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Created', when(session.created_at)],
     ['Updated', when(session.updated_at)],
     ['Completed', when(session.completed_at)],
-    ['Duration', elapsed(session.created_at, session.completed_at)],
+    ['Duration', sessionDuration(session, now)],
+    ['Tokens', session.cost?.total_tokens?.toLocaleString('en-US')],
+    [
+      'Cost',
+      typeof session.cost?.estimated_cost_usd === 'number'
+        ? `${formatCost(session.cost.estimated_cost_usd)} (as the agent reported it)`
+        : undefined,
+    ],
     ['Agent session', session.agent_session_id],
     ['Task hash', session.task_hash],
     ['Revision', session.rev],
@@ -165,6 +176,7 @@ function renderRuns(session: SessionRecord): string[] {
       `  #${run.n} ${run.kind}  ${run.started_at}${duration ? ` (${duration})` : ''}  pid ${run.pid ?? '-'}  ${outcome}`,
     )
     if (run.args?.length) lines.push(`     args: ${run.args.map(quoteArg).join(' ')}`)
+    if (run.usage) lines.push(`     usage: ${formatUsage(usageOrNull(run.usage))}`)
   }
   return lines
 }
@@ -196,6 +208,26 @@ function renderMetadata(session: SessionRecord): string[] {
     .filter(([, v]) => v !== undefined && v !== null)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
   return parts.length ? ['', `Metadata: ${parts.join('  ')}`] : []
+}
+
+/**
+ * The time the agent ran: the sum of the runs (a RUNNING session's last run counts until now), not the idle time
+ * between them; records without runs fall back to created → completed.
+ */
+export function sessionDuration(session: SessionRecord, now: Date): string | undefined {
+  const ms = runTimeMs(session.runs, session.status === 'RUNNING' ? now : undefined)
+  if (ms === null) return elapsed(session.created_at, session.completed_at)
+  return elapsed('1970-01-01T00:00:00.000Z', new Date(ms).toISOString())
+}
+
+function usageOrNull(usage: NonNullable<NonNullable<SessionRecord['runs']>[number]['usage']>): Usage {
+  const n = (v: unknown) => (typeof v === 'number' ? v : null)
+  return {
+    input_tokens: n(usage.input_tokens),
+    output_tokens: n(usage.output_tokens),
+    cached_tokens: n(usage.cached_tokens),
+    cost_usd: n(usage.cost_usd),
+  }
 }
 
 /** Shows an argv element so that it could be pasted into a shell. */

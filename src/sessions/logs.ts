@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import type { Context } from '../cli/context.js'
 import { ExitCode, HarnessError } from '../errors.js'
+import { type RunBoundary, runBoundaries } from '../history/log-stream.js'
 import { getSession } from './query.js'
 import { logPathFor } from './runner.js'
 
@@ -18,6 +19,7 @@ export class NoLogError extends HarnessError {
 export interface LogInfo {
   id: string
   path: string
+  runs: RunBoundary[]
 }
 
 export async function sessionLog(ctx: Context, input: string): Promise<LogInfo> {
@@ -29,11 +31,19 @@ export async function sessionLog(ctx: Context, input: string): Promise<LogInfo> 
   } catch {
     throw new NoLogError(session.id, path)
   }
-  return { id: session.id, path }
+  return { id: session.id, path, runs: runBoundaries(session.runs) }
 }
 
-/** Copies the log to `write` from `offset`; returns the new offset. */
-function copyFrom(path: string, offset: number, write: (chunk: Buffer) => void): number {
+/** Where the log's bytes go: as written (`--raw`), or through the renderer. */
+export interface LogSink {
+  feed(chunk: Buffer, position: number): void
+  /** New runs seen while following (a resume). */
+  runs?(runs: RunBoundary[]): void
+  finish?(size: number): void
+}
+
+/** Copies the log to `sink` from `offset`; returns the new offset. */
+function copyFrom(path: string, offset: number, sink: LogSink): number {
   let fd: number
   try {
     fd = openSync(path, 'r')
@@ -46,7 +56,7 @@ function copyFrom(path: string, offset: number, write: (chunk: Buffer) => void):
     for (;;) {
       const n = readSync(fd, buffer, 0, buffer.length, position)
       if (n <= 0) return position
-      write(buffer.subarray(0, n))
+      sink.feed(buffer.subarray(0, n), position)
       position += n
     }
   } finally {
@@ -63,16 +73,22 @@ export async function streamLog(
   ctx: Context,
   info: LogInfo,
   follow: boolean,
-  write: (chunk: Buffer) => void,
+  sink: LogSink,
   closed: () => boolean,
 ): Promise<void> {
-  let offset = copyFrom(info.path, 0, write)
-  if (!follow) return
-  for (;;) {
-    if (closed()) return
-    const session = await getSession(ctx, info.id)
-    offset = copyFrom(info.path, offset, write)
-    if (session.status !== 'RUNNING') return
-    await new Promise((resolve) => setTimeout(resolve, 100))
+  sink.runs?.(info.runs)
+  let offset = copyFrom(info.path, 0, sink)
+  try {
+    if (!follow) return
+    for (;;) {
+      if (closed()) return
+      const session = await getSession(ctx, info.id)
+      sink.runs?.(runBoundaries(session.runs))
+      offset = copyFrom(info.path, offset, sink)
+      if (session.status !== 'RUNNING') return
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } finally {
+    sink.finish?.(offset)
   }
 }

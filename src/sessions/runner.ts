@@ -1,6 +1,8 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { ExitRequest, ExternalToolError } from '../errors.js'
+import type { Usage } from '../history/events.js'
+import { sumCost } from '../history/usage.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import { lastRun } from './liveness.js'
@@ -105,7 +107,12 @@ async function supervise(
         const run = lastRun(current)
         if (!run || run.n !== plan.runN) return undefined
         const runs = [...(current.runs ?? [])]
-        runs[runs.length - 1] = { ...run, pid, pid_start_time: identity?.start_time ?? null }
+        runs[runs.length - 1] = {
+          ...run,
+          pid,
+          pid_start_time: identity?.start_time ?? null,
+          ...(launch.logFd === undefined ? {} : { log_offset: logStart }),
+        }
         return { ...current, pid, runs }
       })
     },
@@ -118,6 +125,7 @@ async function supervise(
   try {
     const { exit } = supervised
     const captured = await capturedSessionId(plan, launch.logFd, logStart)
+    const usage = await runUsage(launch.logFd, logStart)
     const files = await changedFiles(plan)
     const record = await store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, {
@@ -127,8 +135,9 @@ async function supervise(
         spawnError: exit.spawnError,
       })
       if (!ended) return ended
+      const withUsage = launch.logFd === undefined ? ended : recordUsage(ended, plan.runN, logStart, usage)
       return {
-        ...ended,
+        ...withUsage,
         ...(captured ? { agent_session_id: captured } : {}),
         ...(files ? { files_modified: files } : {}),
       }
@@ -157,6 +166,49 @@ async function capturedSessionId(
     { session_id_capture: plan.sessionIdCapture },
     buffer.subarray(0, read).toString('utf8'),
   )
+}
+
+/**
+ * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past;
+ * null when the output is in no known format. Never fails the run.
+ */
+async function runUsage(logFd: number | undefined, from: number): Promise<Usage | null> {
+  if (logFd === undefined) return null
+  try {
+    const { EventReader } = await import('../history/events.js')
+    const reader = new EventReader()
+    const buffer = Buffer.allocUnsafe(1024 * 1024)
+    let position = from
+    let rest = ''
+    for (;;) {
+      const n = readSync(logFd, buffer, 0, buffer.length, position)
+      if (n <= 0) break
+      position += n
+      const lines = (rest + buffer.toString('utf8', 0, n)).split('\n')
+      rest = lines.pop() ?? ''
+      if (rest.length > 16 * 1024 * 1024) rest = '' // one endless line is no event stream
+      for (const line of lines) reader.push(line)
+    }
+    if (rest) reader.push(rest)
+    reader.end()
+    return reader.usage
+  } catch {
+    return null
+  }
+}
+
+/** The run's `log_offset` and `usage`, and the record's `cost` summed over its runs. */
+function recordUsage(
+  record: SessionRecord,
+  runN: number,
+  logStart: number,
+  usage: Usage | null,
+): SessionRecord {
+  const runs = (record.runs ?? []).map((run) =>
+    run.n === runN ? { ...run, log_offset: logStart, usage: usage && { ...usage } } : run,
+  )
+  const cost = sumCost(runs)
+  return { ...record, runs, cost: cost && { ...cost } }
 }
 
 /** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */

@@ -28,6 +28,20 @@ export const StopRequestSchema = z.looseObject({
 })
 export type StopRequest = z.infer<typeof StopRequestSchema>
 
+/** Tokens and cost a provider reported for one run (docs/history.md); null fields were not reported. */
+export const UsageSchema = z.looseObject({
+  input_tokens: opt(z.number()),
+  output_tokens: opt(z.number()),
+  cached_tokens: opt(z.number()),
+  cost_usd: opt(z.number()),
+})
+
+/** The sum over the runs that reported usage. */
+export const CostSchema = z.looseObject({
+  total_tokens: opt(z.number()),
+  estimated_cost_usd: opt(z.number()),
+})
+
 export const RunSchema = z.looseObject({
   n: z.number(),
   kind: z.enum(['start', 'resume']),
@@ -44,6 +58,9 @@ export const RunSchema = z.looseObject({
   boot_id: opt(z.string()),
   pid_namespace: opt(z.string()),
   detached: opt(z.boolean()),
+  /** Where this run's output begins in the session's log, so that `logs` can mark each run. */
+  log_offset: opt(z.number()),
+  usage: opt(UsageSchema),
 })
 export type Run = z.infer<typeof RunSchema>
 
@@ -91,6 +108,7 @@ export const SessionRecordSchema = z.looseObject({
   checkpoints: opt(z.array(CheckpointSchema)),
   files_modified: opt(z.array(z.string())),
   metadata: opt(MetadataSchema),
+  cost: opt(CostSchema),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

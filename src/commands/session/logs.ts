@@ -8,34 +8,57 @@ import { UsageError } from '../../errors.js'
 export function registerLogs(session: Command, ctx: Context): void {
   session
     .command('logs <id>')
-    .description('print the output of a background or headless session')
+    .description('print the output of a background or headless session, readable')
     .option('-f, --follow', 'keep printing new output until the session ends')
+    .option('--raw', 'print the log as the agent wrote it (JSON events and all)')
     .addHelpText(
       'after',
-      `
---json prints {id, path, content} (not with --follow).
-
-Examples:
-  harness session logs -f 3f9a
-  harness session logs 3f9a | tail -50`,
+      [
+        '',
+        'JSON event streams (claude stream-json, codex --json, gemini, opencode, pi) are shown as messages,',
+        'tool calls, results, errors and token usage, with a header line where each run begins; other lines',
+        'are printed as they are. --json prints {id, path, content} with the raw content (not with --follow).',
+        '',
+        'Examples:',
+        '  harness session logs 3f9a',
+        '  harness session logs 3f9a -f',
+        '  harness session logs 3f9a --raw | jq -c \'select(.type == "result")\'',
+      ].join('\n'),
     )
     .action(
-      action(z.object({ follow: z.optional(z.boolean()) }), async (options, id: string) => {
-        if (ctx.options.json && options.follow)
-          throw new UsageError('--follow cannot be combined with --json')
-        const { sessionLog, streamLog } = await import('../../sessions/logs.js')
-        const info = await sessionLog(ctx, id)
-        if (ctx.options.json) {
-          ctx.out.result({ ...info, content: readFileSync(info.path, 'utf8') }, () => '')
-          return
-        }
-        await streamLog(
-          ctx,
-          info,
-          options.follow === true,
-          (chunk) => ctx.out.writeOut(chunk),
-          () => ctx.out.closed,
-        )
-      }),
+      action(
+        z.object({ follow: z.optional(z.boolean()), raw: z.optional(z.boolean()) }),
+        async (options, id: string) => {
+          if (ctx.options.json && options.follow)
+            throw new UsageError('--follow cannot be combined with --json')
+          const { sessionLog, streamLog } = await import('../../sessions/logs.js')
+          const info = await sessionLog(ctx, id)
+          if (ctx.options.json) {
+            ctx.out.result(
+              { id: info.id, path: info.path, content: readFileSync(info.path, 'utf8') },
+              () => '',
+            )
+            return
+          }
+          const closed = () => ctx.out.closed
+          if (options.raw) {
+            await streamLog(ctx, info, options.follow === true, { feed: (c) => ctx.out.writeOut(c) }, closed)
+            return
+          }
+          const { LogRenderer } = await import('../../history/log-stream.js')
+          const renderer = new LogRenderer((text) => ctx.out.writeOut(text), ctx.out.color)
+          await streamLog(
+            ctx,
+            info,
+            options.follow === true,
+            {
+              feed: (chunk, position) => renderer.feed(chunk, position),
+              runs: (runs) => renderer.setRuns(runs),
+              finish: (size) => renderer.finish(size),
+            },
+            closed,
+          )
+        },
+      ),
     )
 }
