@@ -1,7 +1,13 @@
 import { UsageError } from '../errors.js'
 import { BUILTIN_PROVIDER_NAMES, BUILTIN_PROVIDERS, isBuiltinProvider } from './builtin.js'
 import { mergeProviderSpecs, type PerModeTokens, perMode } from './merge.js'
-import { PERMISSIONS, type Permission, type Placeholder, type ProviderSpec } from './schema.js'
+import {
+  type HeadlessOutput,
+  PERMISSIONS,
+  type Permission,
+  type Placeholder,
+  type ProviderSpec,
+} from './schema.js'
 
 export type AgentMode = 'headless' | 'interactive'
 export type RunKind = 'start' | 'resume'
@@ -25,6 +31,10 @@ export interface ResolvedProvider {
   permission: Record<Permission, string[] | null>
   model_args: string[] | null
   session_id_capture: { key: string; args: string[] } | null
+  refused_as_root: { permission: Permission[]; unless_env: Record<string, string> } | null
+  headless_output: HeadlessOutput | null
+  /** Each argv (after the command) that prints part of its help; at least `--help`. */
+  help_args: string[][]
 }
 
 /** What `resolveProvider` needs from the configuration. */
@@ -88,6 +98,11 @@ function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvi
     },
     model_args: spec.model_args ?? null,
     session_id_capture: capture ? { key: capture.key, args: capture.args ?? [] } : null,
+    refused_as_root: spec.refused_as_root
+      ? { permission: spec.refused_as_root.permission, unless_env: spec.refused_as_root.unless_env ?? {} }
+      : null,
+    headless_output: spec.headless_output ?? null,
+    help_args: spec.help_args?.length ? spec.help_args : [['--help']],
   }
 }
 
@@ -118,6 +133,8 @@ export interface AgentInvocationInput {
   agentSessionId?: string | undefined
   /** The user's arguments after `--`; for a provider without a command, the command itself. */
   extraArgs?: string[] | undefined
+  /** The session's own folder, `.harness/agents/<id>` (absolute): the value of `{agent_dir}`. */
+  agentDir?: string | undefined
 }
 
 export interface AgentInvocation {
@@ -155,6 +172,7 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     prompt,
     model: input.model || undefined,
     session_id: input.agentSessionId || undefined,
+    agent_dir: input.agentDir || undefined,
   }
 
   const args = [...substitute(provider.mode_args[mode], values)]
@@ -187,13 +205,55 @@ function permissionArgs(provider: ResolvedProvider, permission: Permission): str
   if (tokens) return tokens
   const supported = PERMISSIONS.filter((level) => provider.permission[level] !== null)
   throw new UsageError(
-    `provider "${provider.name}" has no ${permission} mode`,
-    `its permission modes: ${supported.join(', ')}`,
+    `provider "${provider.name}" has no ${permission} level; it has: ${supported.join(', ')}`,
+    `choose one with -P, e.g. -P ${supported[0] ?? 'supervised'}`,
     'UNSUPPORTED_PERMISSION',
   )
 }
 
-const PLACEHOLDER = /\{(prompt|session_id|model)\}/g
+/** Every token a provider may pass, in every mode and level (for placeholder and flag checks). */
+export function providerTokens(provider: ResolvedProvider): string[] {
+  const modes = (tokens: ModeTokens) => [...tokens.headless, ...tokens.interactive]
+  return [
+    ...modes(provider.mode_args),
+    ...modes(provider.prompt),
+    ...provider.start_args,
+    ...modes(provider.resume),
+    ...(provider.resume_by_id ? modes(provider.resume_by_id) : []),
+    ...PERMISSIONS.flatMap((level) => provider.permission[level] ?? []),
+    ...(provider.model_args ?? []),
+    ...(provider.session_id_capture?.args ?? []),
+  ]
+}
+
+/** True when some argv of the provider names `{agent_dir}`: harness then makes `.harness/agents/<id>/`. */
+export function usesAgentDir(provider: ResolvedProvider): boolean {
+  return providerTokens(provider).some((token) => token.includes('{agent_dir}'))
+}
+
+/** True when the provider passes the prompt in this mode (aider's interactive form does not). */
+export function takesPrompt(provider: ResolvedProvider, mode: AgentMode): boolean {
+  return provider.prompt[mode].some((token) => token.includes('{prompt}'))
+}
+
+/**
+ * The reason the CLI would refuse to run at this level as this user, if it would (claude refuses
+ * --dangerously-skip-permissions as root): said before starting, instead of a run that fails at once.
+ */
+export function refusalAsRoot(
+  provider: ResolvedProvider,
+  permission: Permission,
+  uid: number | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const rule = provider.refused_as_root
+  if (uid !== 0 || !rule?.permission.includes(permission)) return undefined
+  if (Object.entries(rule.unless_env).some(([name, value]) => env[name] === value)) return undefined
+  const flags = (provider.permission[permission] ?? []).join(' ')
+  return `${provider.name} refuses ${flags || `the ${permission} level`} when run as root`
+}
+
+const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir)\}/g
 
 /**
  * Replaces placeholders in one pass (a prompt that contains "{model}" stays as written). A group that

@@ -9,8 +9,9 @@ export const BUILTIN_PROVIDERS = {
   claude: {
     description: 'Claude Code',
     command: 'claude',
-    // `-p` (print) is a switch in claude; the prompt itself is positional in both modes.
-    mode_args: { headless: ['-p'], interactive: [] },
+    // `-p` (print) is a switch in claude; the prompt itself is positional in both modes. Headless output is
+    // the JSON event stream (usage is read from it); claude requires --verbose with stream-json under -p.
+    mode_args: { headless: ['-p', '--output-format', 'stream-json', '--verbose'], interactive: [] },
     prompt: ['{prompt}'],
     start_args: ['--session-id', '{session_id}'],
     resume: ['--continue'],
@@ -20,7 +21,10 @@ export const BUILTIN_PROVIDERS = {
       supervised: [],
       autonomous: ['--dangerously-skip-permissions'],
     },
+    // claude exits 1 at once as root with --dangerously-skip-permissions, unless IS_SANDBOX=1.
+    refused_as_root: { permission: ['autonomous'], unless_env: { IS_SANDBOX: '1' } },
     model_args: ['--model', '{model}'],
+    headless_output: 'claude-stream-json',
   },
   gemini: {
     description: 'Gemini CLI',
@@ -29,10 +33,11 @@ export const BUILTIN_PROVIDERS = {
     start_args: ['--session-id', '{session_id}'],
     resume: ['--resume', 'latest'],
     resume_by_id: ['--resume', '{session_id}'],
+    // A new worktree is an untrusted folder to gemini, which then drops the approval mode: hence --skip-trust.
     permission: {
-      readonly: ['--approval-mode', 'plan'],
+      readonly: ['--approval-mode', 'plan', '--skip-trust'],
       supervised: [],
-      autonomous: ['--approval-mode', 'yolo'],
+      autonomous: ['--approval-mode', 'yolo', '--skip-trust'],
     },
     model_args: ['-m', '{model}'],
   },
@@ -41,16 +46,23 @@ export const BUILTIN_PROVIDERS = {
     command: 'codex',
     mode_args: { headless: ['exec'], interactive: [] },
     prompt: ['{prompt}'],
-    // `codex exec --sandbox …` is not accepted after `resume`, so resume tokens come after the flags.
-    resume: ['resume', '--last'],
+    // `codex exec resume` takes no --sandbox, so the flags come before `resume` (parsed by `exec`). Without a
+    // captured id, interactive `resume --last` skips sessions started headless unless told to include them.
+    resume: {
+      headless: ['resume', '--last'],
+      interactive: ['resume', '--last', '--include-non-interactive'],
+    },
     resume_by_id: ['resume', '{session_id}'],
+    // Headless codex defaults to a read-only sandbox: supervised must ask for workspace-write to edit anything.
     permission: {
       readonly: ['--sandbox', 'read-only'],
-      supervised: [],
+      supervised: ['--sandbox', 'workspace-write'],
       autonomous: ['--dangerously-bypass-approvals-and-sandbox'],
     },
     model_args: ['-m', '{model}'],
     session_id_capture: { key: 'thread_id', args: ['--json'] },
+    headless_output: 'codex-json',
+    help_args: [['--help'], ['exec', '--help'], ['resume', '--help'], ['exec', 'resume', '--help']],
   },
   opencode: {
     description: 'OpenCode',
@@ -59,13 +71,17 @@ export const BUILTIN_PROVIDERS = {
     prompt: { headless: ['{prompt}'], interactive: ['--prompt', '{prompt}'] },
     resume: ['--continue'],
     resume_by_id: ['--session', '{session_id}'],
-    permission: { supervised: [], autonomous: ['--auto'] },
+    // opencode has no read-only switch; its built-in "plan" agent denies edits (bash stays allowed).
+    permission: { readonly: ['--agent', 'plan'], supervised: [], autonomous: ['--auto'] },
     model_args: ['-m', '{model}'],
     session_id_capture: { key: 'sessionID', args: ['--format', 'json'] },
+    headless_output: 'opencode-json',
+    help_args: [['--help'], ['run', '--help']],
   },
   agy: {
     description: 'Antigravity CLI',
     command: 'agy',
+    // Unverified (agy is not published where the others are): `harness doctor` compares these with `agy --help`.
     // `-i` opens the interactive UI, which needs a terminal; `-p` is agy's headless (print) form.
     prompt: { headless: ['-p', '{prompt}'], interactive: ['-i', '{prompt}'] },
     resume: ['--continue'],
@@ -79,19 +95,29 @@ export const BUILTIN_PROVIDERS = {
   'pi-agent': {
     description: 'pi coding agent',
     command: 'pi',
-    // pi's `-p` is a print-and-exit switch; interactively the prompt is the first message.
-    mode_args: { headless: ['-p'], interactive: [] },
+    // pi's `-p` is a print-and-exit switch; interactively the prompt is the first message. Headless output is
+    // the JSON event stream, in which pi exits 0 even when the model request failed (harness reads the events).
+    mode_args: { headless: ['-p', '--mode', 'json'], interactive: [] },
     prompt: ['{prompt}'],
-    // `--resume` opens a session picker; the worktree holds only this session's conversation.
-    resume: ['--continue'],
-    permission: { supervised: [], autonomous: ['--dangerously-skip-permissions'] },
+    // harness owns the conversation file, so each session resumes exactly its own (`--continue` takes the
+    // folder's latest, `--resume` opens a picker); pi creates the file at the path it is given.
+    start_args: ['--session', '{agent_dir}/pi.jsonl'],
+    resume: ['--session', '{agent_dir}/pi.jsonl'],
+    // pi has no permission prompts: only readonly changes anything, by allowing read-only tools alone.
+    permission: { readonly: ['--tools', 'read,grep,find,ls'], supervised: [], autonomous: [] },
     model_args: ['--model', '{model}'],
+    headless_output: 'pi-json',
   },
   aider: {
     description: 'aider',
     command: 'aider',
-    prompt: ['--message', '{prompt}'],
-    resume: ['--restore-chat-history'],
+    // `--message` means "reply once and exit": interactively the chat starts without it (harness shows the
+    // prompt for the user to paste).
+    prompt: { headless: ['--message', '{prompt}'], interactive: [] },
+    // A history file per session: the folder's shared default would mix sessions that share a folder.
+    start_args: ['--chat-history-file', '{agent_dir}/aider.chat.md'],
+    resume: ['--chat-history-file', '{agent_dir}/aider.chat.md', '--restore-chat-history'],
+    // aider has no read-only mode; it asks before each edit unless --yes-always.
     permission: { supervised: [], autonomous: ['--yes-always'] },
     model_args: ['--model', '{model}'],
   },

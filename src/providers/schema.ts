@@ -4,9 +4,16 @@ import * as z from 'zod/mini'
 export const PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
-/** Placeholders that may appear inside any argument token of a provider. */
-export const PLACEHOLDERS = ['prompt', 'session_id', 'model'] as const
+/**
+ * Placeholders that may appear inside any argument token of a provider. `{agent_dir}` is the session's own
+ * folder `.harness/agents/<id>/` (docs/providers.md), made by harness when a token names it.
+ */
+export const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir'] as const
 export type Placeholder = (typeof PLACEHOLDERS)[number]
+
+/** Formats of agents' headless event streams (one JSON object per line). */
+export const HEADLESS_OUTPUTS = ['claude-stream-json', 'codex-json', 'opencode-json', 'pi-json'] as const
+export type HeadlessOutput = (typeof HEADLESS_OUTPUTS)[number]
 
 const PLACEHOLDER_PATTERN = /\{([A-Za-z0-9_]+)\}/g
 
@@ -76,6 +83,17 @@ export const ProviderSpecSchema = z.strictObject({
       args: z.optional(TokensSchema),
     }),
   ),
+  /** Levels the CLI refuses to run as root (uid 0) unless one of `unless_env` is set in its environment. */
+  refused_as_root: clearable(
+    z.strictObject({
+      permission: z.array(z.enum(PERMISSIONS)),
+      unless_env: z.optional(z.record(z.string(), z.string())),
+    }),
+  ),
+  /** The event stream its headless form prints; harness reads failures from it where the exit code hides them. */
+  headless_output: clearable(z.enum(HEADLESS_OUTPUTS)),
+  /** The argv (after the command) that print its help, for `doctor`'s flag check: subcommands have their own. */
+  help_args: clearable(z.array(TokensSchema)),
 })
 export type ProviderSpec = z.infer<typeof ProviderSpecSchema>
 

@@ -11,6 +11,8 @@ export interface RunExit {
   interrupted?: boolean
   /** The agent could not be started at all. */
   spawnError?: string
+  /** The agent exited 0 but its output reported a failure (pi in `--mode json`, docs/providers.md). */
+  reportedError?: string
 }
 
 /** 128+n for a signal, as shells report it. */
@@ -49,6 +51,9 @@ export function applyRunExit(
   } else if (exit.spawnError) {
     event = 'exit-error'
     stopReason = 'start-failed'
+  } else if (exit.exitCode === 0 && !exit.signal && exit.reportedError) {
+    event = 'exit-error'
+    stopReason = 'agent-error'
   } else if (exit.exitCode === 0 && !exit.signal) {
     event = 'exit-ok'
     stopReason = 'exited'
@@ -58,13 +63,20 @@ export function applyRunExit(
   }
   const status = transition(record.status, event, record.id)
   // A paused session has not finished: no final exit code (`session wait` then exits 4).
-  const topExit = status === 'PAUSED' ? null : (exit.exitCode ?? signalExitCode(exit.signal))
+  // A reported failure keeps the run's true exit code (0) but the session's is 1, so `wait` and scripts see it.
+  const topExit =
+    status === 'PAUSED'
+      ? null
+      : stopReason === 'agent-error'
+        ? 1
+        : (exit.exitCode ?? signalExitCode(exit.signal))
+  const error = exit.spawnError ?? (stopReason === 'agent-error' ? exit.reportedError : undefined)
   const endedRun: Run = {
     ...run,
     ended_at: at,
     exit_code: exit.exitCode,
     signal: exit.signal,
-    ...(exit.spawnError ? { error: exit.spawnError } : {}),
+    ...(error ? { error } : {}),
   }
   const runs = [...(record.runs ?? [])]
   runs[runs.length - 1] = endedRun

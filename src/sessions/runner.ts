@@ -5,6 +5,7 @@ import type { Usage } from '../history/events.js'
 import { sumCost } from '../history/usage.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
+import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -29,6 +30,8 @@ export interface RunPlan {
   teeToStderr?: boolean
   /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
   sessionIdCapture?: { key: string; args: string[] } | null
+  /** The event stream of its headless output, read for failures its exit code hides (pi). */
+  headlessOutput?: HeadlessOutput | null
   /** A worktree and the commit it started from: `files_modified` is recorded against it when the run ends. */
   changesAgainst?: { dir: string; base: string } | null
 }
@@ -126,6 +129,8 @@ async function supervise(
     const { exit } = supervised
     const captured = await capturedSessionId(plan, launch.logFd, logStart)
     const usage = await runUsage(launch.logFd, logStart)
+    const reportedError =
+      exit.exitCode === 0 ? await reportedFailure(plan, launch.logFd, logStart) : undefined
     const files = await changedFiles(plan)
     const record = await store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, {
@@ -133,6 +138,7 @@ async function supervise(
         signal: exit.signal,
         interrupted: exit.stopSignal !== null,
         spawnError: exit.spawnError,
+        reportedError,
       })
       if (!ended) return ended
       const withUsage = launch.logFd === undefined ? ended : recordUsage(ended, plan.runN, logStart, usage)
@@ -209,6 +215,22 @@ function recordUsage(
   )
   const cost = sumCost(runs)
   return { ...record, runs, cost: cost && { ...cost } }
+}
+
+/** The failure this run's output reported although the agent exited 0 (read from the log's last 4 MiB). */
+async function reportedFailure(
+  plan: RunPlan,
+  logFd: number | undefined,
+  from: number,
+): Promise<string | undefined> {
+  if (!plan.headlessOutput || logFd === undefined) return undefined
+  const end = fstatSync(logFd).size
+  const start = Math.max(from, end - CAPTURE_LIMIT)
+  if (end <= start) return undefined
+  const buffer = Buffer.alloc(end - start)
+  const read = readSync(logFd, buffer, 0, buffer.length, start)
+  const { findReportedFailure } = await import('../providers/failure.js')
+  return findReportedFailure(plan.headlessOutput, buffer.subarray(0, read).toString('utf8'))
 }
 
 /** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
@@ -316,5 +338,7 @@ export function foregroundExit(result: RunResult): ExitRequest {
     return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
   }
   if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
+  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
+  if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
   return new ExitRequest(exit.exitCode ?? 1)
 }

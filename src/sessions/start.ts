@@ -15,12 +15,17 @@ import { ExitRequest, HarnessError, IllegalStateError, SessionNotFoundError, Usa
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
 import {
+  type AgentMode,
   buildAgentInvocation,
   newAgentSessionId,
   type ResolvedProvider,
+  refusalAsRoot,
   resolveProvider,
+  takesPrompt,
+  usesAgentDir,
 } from '../providers/args.js'
 import type { Permission } from '../providers/schema.js'
+import { agentDirFor, ensureAgentDir, removeAgentDir } from './agent-files.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness } from './liveness.js'
@@ -167,28 +172,35 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
   const mode = agentMode(ctx, options.detach)
   const prompt = await startPrompt(options, provider, mode)
   const agentSessionId = newAgentSessionId(provider)
+  assertAllowedAsUser(provider, permission, ctx.env)
+  const id = options.sessionId ?? (await unusedId(store))
   const invocation = buildAgentInvocation({
     provider,
-    mode: mode === 'interactive' ? 'interactive' : 'headless',
+    mode: invocationMode(mode),
     kind: 'start',
     prompt,
     model,
     permission,
     agentSessionId,
     extraArgs: options.extraArgs,
+    agentDir: agentDirFor(paths.harnessDir, id),
   })
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
 
   ensureProjectDirs(paths)
-  const id = options.sessionId ?? (await unusedId(store))
   // From here until the run is committed, a stop signal undoes the set-up instead of killing harness midway
   // (which would leave a worktree and branch that no record owns).
   const guard = abortOnSignals()
   let workspace: Workspace | undefined
   let committed = false
+  let madeAgentDir = false
   try {
     workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
+    if (usesAgentDir(provider)) {
+      ensureAgentDir(paths.harnessDir, id, true)
+      madeAgentDir = true
+    }
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id,
@@ -222,6 +234,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       metadata: sessionMetadata(),
     }
     const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider)
+    showPromptToPaste(ctx, provider, mode, prompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
       const created = await store.create({ ...record, runs: [run] })
@@ -237,7 +250,10 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
     throw received && !committed && !(error instanceof ExitRequest) ? signalExit(received) : error
   } finally {
     guard.dispose()
-    if (!committed) await workspace?.undo()
+    if (!committed) {
+      await workspace?.undo()
+      if (madeAgentDir) removeAgentDir(paths.harnessDir, id)
+    }
   }
 }
 
@@ -262,6 +278,42 @@ async function startPrompt(
     `give it as words, with --prompt, or on stdin: echo "fix the tests" | harness run -a ${provider.name}`,
     'MISSING_PROMPT',
   )
+}
+
+function invocationMode(mode: RunPlan['mode']): AgentMode {
+  return mode === 'interactive' ? 'interactive' : 'headless'
+}
+
+/** A level the CLI refuses for this user (claude's autonomous as root) is refused here, before anything starts. */
+function assertAllowedAsUser(
+  provider: ResolvedProvider,
+  permission: Permission,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  const refusal = refusalAsRoot(provider, permission, process.getuid?.(), env)
+  if (!refusal) return
+  const exempt = Object.entries(provider.refused_as_root?.unless_env ?? {})
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' or ')
+  throw new UsageError(
+    refusal,
+    `run harness as another user or choose -P readonly or supervised${exempt ? ` (in a sandbox, ${exempt} lets it run)` : ''}`,
+    'REFUSED_AS_ROOT',
+  )
+}
+
+/** aider's chat takes no first message (`--message` would reply once and exit): the user pastes it. */
+function showPromptToPaste(
+  ctx: Context,
+  provider: ResolvedProvider,
+  mode: RunPlan['mode'],
+  prompt: string | undefined,
+): void {
+  if (mode !== 'interactive' || !prompt || takesPrompt(provider, 'interactive')) return
+  // Control characters would act on the terminal; they are shown as "?".
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const shown = prompt.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?')
+  ctx.out.info(`harness: ${provider.name} starts without your prompt; paste it into the chat:\n${shown}`)
 }
 
 /** One run of a session, for whichever supervisor runs it. */
@@ -289,6 +341,7 @@ function runPlan(
     mode,
     teeToStderr: ctx.options.json,
     sessionIdCapture: provider.session_id_capture,
+    headlessOutput: provider.headless_output,
     changesAgainst:
       session.is_worktree && session.base_commit
         ? { dir: session.worktree_dir, base: session.base_commit }
@@ -482,22 +535,27 @@ export async function resumeSession(
   const mode = agentMode(ctx, options.detach)
   const prompt = promptWords.join(' ').trim() || undefined
   const extraArgs = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
+  const permission = (session.permission as Permission | null | undefined) ?? undefined
+  if (permission) assertAllowedAsUser(provider, permission, ctx.env)
   const invocation = buildAgentInvocation({
     provider,
-    mode: mode === 'interactive' ? 'interactive' : 'headless',
+    mode: invocationMode(mode),
     kind: 'resume',
     prompt,
     model: session.model ?? undefined,
-    permission: (session.permission as Permission | null | undefined) ?? undefined,
+    permission,
     agentSessionId: session.agent_session_id ?? undefined,
     extraArgs,
+    agentDir: agentDirFor(paths.harnessDir, id),
   })
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
   await ensureWorktree(ctx, session, paths.sessionsDir)
   ensureProjectDirs(paths)
+  if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
   const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider)
+  showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
       if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {

@@ -8,6 +8,9 @@ import { tmpGitRepo } from '../helpers/tmp.js'
 type Rec = Record<string, unknown> & { id: string; status: string; agent_session_id?: string }
 
 const UUID = '<uuid>'
+const PI = '<agent_dir>/pi.jsonl'
+const AIDER = '<agent_dir>/aider.chat.md'
+const STREAM = ['--output-format', 'stream-json', '--verbose']
 const CAPTURED = { codex: 'thread-7f3a', opencode: 'ses_42' } as const
 
 /**
@@ -16,14 +19,14 @@ const CAPTURED = { codex: 'thread-7f3a', opencode: 'ses_42' } as const
  */
 const HEADLESS: Record<string, { permission: string; start: string[]; resume: string[] }> = {
   claude: {
-    permission: 'autonomous',
-    start: ['-p', '--dangerously-skip-permissions', '--model', 'm1', '--session-id', UUID, 'the task'],
-    resume: ['-p', '--dangerously-skip-permissions', '--model', 'm1', '--resume', UUID, 'continue'],
+    permission: 'readonly',
+    start: ['-p', ...STREAM, '--permission-mode', 'plan', '--model', 'm1', '--session-id', UUID, 'the task'],
+    resume: ['-p', ...STREAM, '--permission-mode', 'plan', '--model', 'm1', '--resume', UUID, 'continue'],
   },
   gemini: {
     permission: 'readonly',
-    start: ['--approval-mode', 'plan', '-m', 'm1', '--session-id', UUID, '-p', 'the task'],
-    resume: ['--approval-mode', 'plan', '-m', 'm1', '--resume', UUID, '-p', 'continue'],
+    start: ['--approval-mode', 'plan', '--skip-trust', '-m', 'm1', '--session-id', UUID, '-p', 'the task'],
+    resume: ['--approval-mode', 'plan', '--skip-trust', '-m', 'm1', '--resume', UUID, '-p', 'continue'],
   },
   codex: {
     permission: 'readonly',
@@ -41,14 +44,45 @@ const HEADLESS: Record<string, { permission: string; start: string[]; resume: st
     resume: ['--mode', 'plan', '--model', 'm1', '--continue', '-p', 'continue'],
   },
   'pi-agent': {
-    permission: 'autonomous',
-    start: ['-p', '--dangerously-skip-permissions', '--model', 'm1', 'the task'],
-    resume: ['-p', '--dangerously-skip-permissions', '--model', 'm1', '--continue', 'continue'],
+    permission: 'readonly',
+    start: [
+      '-p',
+      '--mode',
+      'json',
+      '--tools',
+      'read,grep,find,ls',
+      '--model',
+      'm1',
+      '--session',
+      PI,
+      'the task',
+    ],
+    resume: [
+      '-p',
+      '--mode',
+      'json',
+      '--tools',
+      'read,grep,find,ls',
+      '--model',
+      'm1',
+      '--session',
+      PI,
+      'continue',
+    ],
   },
   aider: {
     permission: 'autonomous',
-    start: ['--yes-always', '--model', 'm1', '--message', 'the task'],
-    resume: ['--yes-always', '--model', 'm1', '--restore-chat-history', '--message', 'continue'],
+    start: ['--yes-always', '--model', 'm1', '--chat-history-file', AIDER, '--message', 'the task'],
+    resume: [
+      '--yes-always',
+      '--model',
+      'm1',
+      '--chat-history-file',
+      AIDER,
+      '--restore-chat-history',
+      '--message',
+      'continue',
+    ],
   },
 }
 
@@ -73,7 +107,9 @@ describe('exact agent argv, headless', () => {
       expect(resume.exitCode, resume.stderr).toBe(0)
       const resumed = json<Rec>(resume)
       const uuid = record.agent_session_id ?? ''
-      const fill = (argv: string[]) => argv.map((a) => (a === UUID ? uuid : a))
+      const agentDir = join(repo.dir, '.harness', 'agents', record.id)
+      const fill = (argv: string[]) =>
+        argv.map((a) => (a === UUID ? uuid : a.replace('<agent_dir>', agentDir)))
       const [start, again] = agents.starts()
       expect(start?.name).toBe(BINARY[provider] ?? provider)
       expect(start?.args).toEqual(fill(expected.start))
@@ -93,8 +129,15 @@ describe('exact agent argv, headless', () => {
     )
     await cli(['session', 'resume', record.id, 'now', 'the', 'tests'], { cwd: repo.dir, env: agents.env })
     const [start, again] = agents.starts()
-    expect(start?.args).toEqual(['-p', '--session-id', record.agent_session_id, '--', '-v crashes'])
-    expect(again?.args).toEqual(['-p', '--resume', record.agent_session_id, 'now the tests'])
+    expect(start?.args).toEqual([
+      '-p',
+      ...STREAM,
+      '--session-id',
+      record.agent_session_id,
+      '--',
+      '-v crashes',
+    ])
+    expect(again?.args).toEqual(['-p', ...STREAM, '--resume', record.agent_session_id, 'now the tests'])
   })
 
   test('extra args after -- reach the agent, also on resume', async () => {
@@ -108,8 +151,18 @@ describe('exact agent argv, headless', () => {
     )
     await cli(['session', 'resume', record.id], { cwd: repo.dir, env: agents.env })
     const [start, again] = agents.starts()
-    expect(start?.args).toEqual(['--message', 'task', '--no-git', '--file=a b.ts'])
+    const history = join(repo.dir, '.harness', 'agents', record.id, 'aider.chat.md')
+    expect(start?.args).toEqual([
+      '--chat-history-file',
+      history,
+      '--message',
+      'task',
+      '--no-git',
+      '--file=a b.ts',
+    ])
     expect(again?.args).toEqual([
+      '--chat-history-file',
+      history,
       '--restore-chat-history',
       '--message',
       'continue',
@@ -126,7 +179,9 @@ describe('exact agent argv, headless', () => {
       env: agents.env,
     })
     expect(readonly.exitCode).toBe(2)
-    expect(readonly.stderr).toContain('readonly')
+    expect(readonly.stderr).toContain(
+      'provider "aider" has no readonly level; it has: supervised, autonomous',
+    )
     const unknown = await cli(['run', '-a', 'nope', 'x'], { cwd: repo.dir, env: agents.env })
     expect(unknown.exitCode).toBe(2)
     expect(unknown.stderr).toContain('unknown provider "nope"')
@@ -164,7 +219,10 @@ describe('providers from config', () => {
     await cli(['run', '-a', 'codex', '-P', 'supervised', 'x'], { cwd: repo.dir, env: agents.env })
     const [mine, codex] = agents.starts()
     expect(mine?.args).toEqual(['--yolo', '--task', 'hello'])
-    expect(codex).toMatchObject({ name: 'aider', args: ['exec', '--json', 'x'] })
+    expect(codex).toMatchObject({
+      name: 'aider',
+      args: ['exec', '--sandbox', 'workspace-write', '--json', 'x'],
+    })
   })
 
   test('an invalid config names the file and the key; exit 2', async () => {

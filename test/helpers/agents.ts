@@ -38,6 +38,9 @@ export interface FakeAgentEntry {
   session?: string | null
   harness_dir?: string | null
   stdin_tty?: boolean
+  /** `conversation` events: the session file or chat history it was given, and what it held then. */
+  file?: string
+  held?: string | null
 }
 
 /** Installs the fake agent under the real agent names in `<root>/bin`. */

@@ -34,83 +34,49 @@ function usageError(fn: () => unknown): UsageError {
   throw new Error('expected a UsageError')
 }
 
-/** [description, input, expected argv] per provider. */
+const AGENT_DIR = '/home/user/project/.harness/agents/3f9a12c8'
+
+/**
+ * [description, input, expected argv] per provider: the edge cases. The plain matrix of modes, levels and
+ * models is in provider-argv.test.ts, with the help lines that justify each flag.
+ */
 const CASES: Record<string, [string, Case, string[]][]> = {
   claude: [
-    [
-      'headless start',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['claude', '-p', '--session-id', UUID, 'fix it'],
-    ],
-    [
-      'interactive start',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['claude', '--session-id', UUID, 'fix it'],
-    ],
     [
       'interactive start without a prompt',
       { mode: 'interactive', kind: 'start', agentSessionId: UUID },
       ['claude', '--session-id', UUID],
     ],
     [
-      'headless start, readonly, model',
-      {
-        mode: 'headless',
-        kind: 'start',
-        prompt: 'fix it',
-        agentSessionId: UUID,
-        permission: 'readonly',
-        model: 'opus',
-      },
-      ['claude', '-p', '--permission-mode', 'plan', '--model', 'opus', '--session-id', UUID, 'fix it'],
-    ],
-    [
-      'interactive start, supervised adds nothing',
-      {
-        mode: 'interactive',
-        kind: 'start',
-        prompt: 'fix it',
-        agentSessionId: UUID,
-        permission: 'supervised',
-      },
-      ['claude', '--session-id', UUID, 'fix it'],
-    ],
-    [
-      'interactive start, autonomous',
-      {
-        mode: 'interactive',
-        kind: 'start',
-        prompt: 'fix it',
-        agentSessionId: UUID,
-        permission: 'autonomous',
-      },
-      ['claude', '--dangerously-skip-permissions', '--session-id', UUID, 'fix it'],
-    ],
-    [
-      'headless resume by id without a prompt',
-      { mode: 'headless', kind: 'resume', agentSessionId: UUID },
-      ['claude', '-p', '--resume', UUID, 'continue'],
-    ],
-    [
       'headless resume by id with a prompt and a model',
       { mode: 'headless', kind: 'resume', agentSessionId: UUID, prompt: 'add tests', model: 'sonnet' },
-      ['claude', '-p', '--model', 'sonnet', '--resume', UUID, 'add tests'],
+      [
+        'claude',
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--model',
+        'sonnet',
+        '--resume',
+        UUID,
+        'add tests',
+      ],
     ],
-    [
-      'interactive resume by id',
-      { mode: 'interactive', kind: 'resume', agentSessionId: UUID },
-      ['claude', '--resume', UUID],
-    ],
-    [
-      'headless resume without an id',
-      { mode: 'headless', kind: 'resume' },
-      ['claude', '-p', '--continue', 'continue'],
-    ],
-    ['interactive resume without an id', { mode: 'interactive', kind: 'resume' }, ['claude', '--continue']],
     [
       'prompt starting with "-"',
       { mode: 'headless', kind: 'start', prompt: '-v is broken', agentSessionId: UUID },
-      ['claude', '-p', '--session-id', UUID, '--', '-v is broken'],
+      [
+        'claude',
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--session-id',
+        UUID,
+        '--',
+        '-v is broken',
+      ],
     ],
     [
       'extra args after the prompt',
@@ -137,62 +103,14 @@ const CASES: Record<string, [string, Case, string[]][]> = {
   ],
   gemini: [
     [
-      'headless start',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['gemini', '--session-id', UUID, '-p', 'fix it'],
-    ],
-    [
-      'interactive start',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['gemini', '--session-id', UUID, '-i', 'fix it'],
-    ],
-    [
       'interactive start without a prompt',
       { mode: 'interactive', kind: 'start', agentSessionId: UUID },
       ['gemini', '--session-id', UUID],
     ],
     [
-      'headless start, readonly, model',
-      {
-        mode: 'headless',
-        kind: 'start',
-        prompt: 'fix it',
-        agentSessionId: UUID,
-        permission: 'readonly',
-        model: 'gemini-2.5-pro',
-      },
-      ['gemini', '--approval-mode', 'plan', '-m', 'gemini-2.5-pro', '--session-id', UUID, '-p', 'fix it'],
-    ],
-    [
-      'interactive start, autonomous',
-      {
-        mode: 'interactive',
-        kind: 'start',
-        prompt: 'fix it',
-        agentSessionId: UUID,
-        permission: 'autonomous',
-      },
-      ['gemini', '--approval-mode', 'yolo', '--session-id', UUID, '-i', 'fix it'],
-    ],
-    [
-      'headless resume by id without a prompt',
-      { mode: 'headless', kind: 'resume', agentSessionId: UUID },
-      ['gemini', '--resume', UUID, '-p', 'continue'],
-    ],
-    [
       'interactive resume by id with a prompt',
       { mode: 'interactive', kind: 'resume', agentSessionId: UUID, prompt: 'now the docs' },
       ['gemini', '--resume', UUID, '-i', 'now the docs'],
-    ],
-    [
-      'headless resume without an id',
-      { mode: 'headless', kind: 'resume' },
-      ['gemini', '--resume', 'latest', '-p', 'continue'],
-    ],
-    [
-      'interactive resume without an id',
-      { mode: 'interactive', kind: 'resume' },
-      ['gemini', '--resume', 'latest'],
     ],
     [
       'prompt starting with "-" is joined to its flag',
@@ -202,90 +120,22 @@ const CASES: Record<string, [string, Case, string[]][]> = {
   ],
   codex: [
     [
-      'headless start',
-      { mode: 'headless', kind: 'start', prompt: 'fix it' },
-      ['codex', 'exec', '--json', 'fix it'],
-    ],
-    ['interactive start', { mode: 'interactive', kind: 'start', prompt: 'fix it' }, ['codex', 'fix it']],
-    [
-      'headless start, readonly, model',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', permission: 'readonly', model: 'o3' },
-      ['codex', 'exec', '--sandbox', 'read-only', '-m', 'o3', '--json', 'fix it'],
-    ],
-    [
-      'interactive start, autonomous',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it', permission: 'autonomous' },
-      ['codex', '--dangerously-bypass-approvals-and-sandbox', 'fix it'],
-    ],
-    [
-      'headless resume of the latest without a prompt',
-      { mode: 'headless', kind: 'resume' },
-      ['codex', 'exec', '--json', 'resume', '--last', 'continue'],
-    ],
-    [
-      'headless resume of the latest, readonly: flags before resume',
+      'headless resume of the latest, readonly, with a prompt: flags before resume',
       { mode: 'headless', kind: 'resume', prompt: 'go on', permission: 'readonly' },
       ['codex', 'exec', '--sandbox', 'read-only', '--json', 'resume', '--last', 'go on'],
     ],
     [
-      'interactive resume of the latest',
-      { mode: 'interactive', kind: 'resume' },
-      ['codex', 'resume', '--last'],
-    ],
-    [
-      'headless resume by captured id',
-      { mode: 'headless', kind: 'resume', agentSessionId: UUID },
-      ['codex', 'exec', '--json', 'resume', UUID, 'continue'],
-    ],
-    [
-      'interactive resume by captured id',
-      { mode: 'interactive', kind: 'resume', agentSessionId: UUID },
-      ['codex', 'resume', UUID],
-    ],
-    [
       'a session id at start is not passed',
       { mode: 'interactive', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['codex', 'fix it'],
+      ['codex', '--sandbox', 'workspace-write', 'fix it'],
     ],
     [
       'prompt starting with "-"',
       { mode: 'headless', kind: 'resume', prompt: '-n is wrong' },
-      ['codex', 'exec', '--json', 'resume', '--last', '--', '-n is wrong'],
+      ['codex', 'exec', '--sandbox', 'workspace-write', '--json', 'resume', '--last', '--', '-n is wrong'],
     ],
   ],
   opencode: [
-    [
-      'headless start',
-      { mode: 'headless', kind: 'start', prompt: 'fix it' },
-      ['opencode', 'run', '--format', 'json', 'fix it'],
-    ],
-    [
-      'interactive start',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it' },
-      ['opencode', '--prompt', 'fix it'],
-    ],
-    [
-      'headless start, autonomous, model',
-      {
-        mode: 'headless',
-        kind: 'start',
-        prompt: 'fix it',
-        permission: 'autonomous',
-        model: 'anthropic/claude-sonnet-4',
-      },
-      ['opencode', 'run', '--auto', '-m', 'anthropic/claude-sonnet-4', '--format', 'json', 'fix it'],
-    ],
-    [
-      'headless resume of the latest without a prompt',
-      { mode: 'headless', kind: 'resume' },
-      ['opencode', 'run', '--format', 'json', '--continue', 'continue'],
-    ],
-    ['interactive resume of the latest', { mode: 'interactive', kind: 'resume' }, ['opencode', '--continue']],
-    [
-      'headless resume by captured id',
-      { mode: 'headless', kind: 'resume', agentSessionId: 'ses_abc' },
-      ['opencode', 'run', '--format', 'json', '--session', 'ses_abc', 'continue'],
-    ],
     [
       'interactive resume by captured id with a prompt',
       { mode: 'interactive', kind: 'resume', agentSessionId: 'ses_abc', prompt: 'more' },
@@ -303,20 +153,6 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     ],
   ],
   agy: [
-    ['headless start', { mode: 'headless', kind: 'start', prompt: 'fix it' }, ['agy', '-p', 'fix it']],
-    ['interactive start', { mode: 'interactive', kind: 'start', prompt: 'fix it' }, ['agy', '-i', 'fix it']],
-    [
-      'headless start, readonly, model',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', permission: 'readonly', model: 'gemini-3-pro' },
-      ['agy', '--mode', 'plan', '--model', 'gemini-3-pro', '-p', 'fix it'],
-    ],
-    [
-      'interactive start, autonomous',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it', permission: 'autonomous' },
-      ['agy', '--dangerously-skip-permissions', '-i', 'fix it'],
-    ],
-    ['headless resume', { mode: 'headless', kind: 'resume' }, ['agy', '--continue', '-p', 'continue']],
-    ['interactive resume', { mode: 'interactive', kind: 'resume' }, ['agy', '--continue']],
     [
       'resume with an id it cannot use continues the latest',
       { mode: 'interactive', kind: 'resume', agentSessionId: UUID, prompt: 'more' },
@@ -325,48 +161,37 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     ['prompt starting with "-"', { mode: 'interactive', kind: 'start', prompt: '-x' }, ['agy', '-i=-x']],
   ],
   'pi-agent': [
-    ['headless start', { mode: 'headless', kind: 'start', prompt: 'fix it' }, ['pi', '-p', 'fix it']],
-    ['interactive start', { mode: 'interactive', kind: 'start', prompt: 'fix it' }, ['pi', 'fix it']],
-    [
-      'headless start, autonomous, model',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', permission: 'autonomous', model: 'sonnet' },
-      ['pi', '-p', '--dangerously-skip-permissions', '--model', 'sonnet', 'fix it'],
-    ],
-    ['headless resume', { mode: 'headless', kind: 'resume' }, ['pi', '-p', '--continue', 'continue']],
     [
       'interactive resume with a prompt',
-      { mode: 'interactive', kind: 'resume', prompt: 'more' },
-      ['pi', '--continue', 'more'],
+      { mode: 'interactive', kind: 'resume', prompt: 'more', agentDir: AGENT_DIR },
+      ['pi', '--session', `${AGENT_DIR}/pi.jsonl`, 'more'],
     ],
-    ['prompt starting with "-"', { mode: 'headless', kind: 'start', prompt: '-x' }, ['pi', '-p', '--', '-x']],
+    [
+      'prompt starting with "-"',
+      { mode: 'headless', kind: 'start', prompt: '-x', agentDir: AGENT_DIR },
+      ['pi', '-p', '--mode', 'json', '--session', `${AGENT_DIR}/pi.jsonl`, '--', '-x'],
+    ],
+    [
+      'without its folder (never from harness) the session file is left out whole',
+      { mode: 'interactive', kind: 'start', prompt: 'fix it' },
+      ['pi', 'fix it'],
+    ],
   ],
   aider: [
     [
-      'headless start',
-      { mode: 'headless', kind: 'start', prompt: 'fix it' },
-      ['aider', '--message', 'fix it'],
+      'interactive start: the prompt is never passed (--message would reply once and exit)',
+      { mode: 'interactive', kind: 'start', prompt: 'fix it', agentDir: AGENT_DIR },
+      ['aider', '--chat-history-file', `${AGENT_DIR}/aider.chat.md`],
     ],
     [
-      'interactive start',
-      { mode: 'interactive', kind: 'start', prompt: 'fix it' },
-      ['aider', '--message', 'fix it'],
+      'interactive resume with a prompt: not passed either',
+      { mode: 'interactive', kind: 'resume', prompt: 'more', agentDir: AGENT_DIR },
+      ['aider', '--chat-history-file', `${AGENT_DIR}/aider.chat.md`, '--restore-chat-history'],
     ],
-    ['interactive start without a prompt', { mode: 'interactive', kind: 'start' }, ['aider']],
-    [
-      'headless start, autonomous, model',
-      { mode: 'headless', kind: 'start', prompt: 'fix it', permission: 'autonomous', model: 'gpt-4o' },
-      ['aider', '--yes-always', '--model', 'gpt-4o', '--message', 'fix it'],
-    ],
-    [
-      'headless resume',
-      { mode: 'headless', kind: 'resume' },
-      ['aider', '--restore-chat-history', '--message', 'continue'],
-    ],
-    ['interactive resume', { mode: 'interactive', kind: 'resume' }, ['aider', '--restore-chat-history']],
     [
       'prompt starting with "-"',
-      { mode: 'headless', kind: 'start', prompt: '- list item' },
-      ['aider', '--message=- list item'],
+      { mode: 'headless', kind: 'start', prompt: '- list item', agentDir: AGENT_DIR },
+      ['aider', '--chat-history-file', `${AGENT_DIR}/aider.chat.md`, '--message=- list item'],
     ],
   ],
   exec: [
@@ -420,13 +245,16 @@ describe('buildAgentInvocation rules', () => {
   })
 
   test('a permission the agent does not have is a usage error naming the ones it has', () => {
-    for (const name of ['opencode', 'pi-agent', 'aider']) {
-      const error = usageError(() =>
-        argv(name, { mode: 'headless', kind: 'start', prompt: 'x', permission: 'readonly' }),
-      )
-      expect(error.message).toBe(`provider "${name}" has no readonly mode`)
-      expect(error.hint).toBe('its permission modes: supervised, autonomous')
-    }
+    const error = usageError(() =>
+      argv('aider', { mode: 'headless', kind: 'start', prompt: 'x', permission: 'readonly' }),
+    )
+    expect(error.message).toBe('provider "aider" has no readonly level; it has: supervised, autonomous')
+    expect(error.hint).toBe('choose one with -P, e.g. -P supervised')
+    const config: ProvidersConfig = { providers: { mine: { command: 'mine' } } }
+    expect(
+      usageError(() => argv('mine', { mode: 'headless', kind: 'start', permission: 'autonomous' }, config))
+        .message,
+    ).toBe('provider "mine" has no autonomous level; it has: supervised')
   })
 
   test('a model for a provider without a model flag is a usage error', () => {
@@ -437,10 +265,11 @@ describe('buildAgentInvocation rules', () => {
   })
 
   test('empty prompt and model count as absent', () => {
-    expect(argv('claude', { mode: 'headless', kind: 'resume', prompt: '', model: '' })).toEqual([
-      'claude',
+    expect(argv('gemini', { mode: 'headless', kind: 'resume', prompt: '', model: '' })).toEqual([
+      'gemini',
+      '--resume',
+      'latest',
       '-p',
-      '--continue',
       'continue',
     ])
   })
@@ -457,9 +286,17 @@ describe('buildAgentInvocation rules', () => {
 
   test('the resume prompt comes from the provider', () => {
     const config: ProvidersConfig = { providers: { claude: { resume_prompt: 'keep going' } } }
+    expect(argv('claude', { mode: 'interactive', kind: 'resume', agentSessionId: UUID }, config)).toEqual([
+      'claude',
+      '--resume',
+      UUID,
+    ])
     expect(argv('claude', { mode: 'headless', kind: 'resume', agentSessionId: UUID }, config)).toEqual([
       'claude',
       '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
       '--resume',
       UUID,
       'keep going',
@@ -477,6 +314,9 @@ describe('resolveProvider and configuration', () => {
     expect(argv('claude', { mode: 'headless', kind: 'start', prompt: 'x', model: 'opus' }, config)).toEqual([
       '/opt/claude/bin/claude',
       '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
       '--model=opus',
       'x',
     ])
@@ -488,12 +328,16 @@ describe('resolveProvider and configuration', () => {
     }
     expect(argv('codex', { mode: 'interactive', kind: 'start', prompt: 'x' }, config)).toEqual([
       'codex',
+      '--sandbox',
+      'workspace-write',
       '--ask',
       'x',
     ])
     expect(argv('codex', { mode: 'headless', kind: 'start', prompt: 'x' }, config)).toEqual([
       'codex',
       'exec',
+      '--sandbox',
+      'workspace-write',
       '--json',
       'x',
     ])
@@ -501,14 +345,14 @@ describe('resolveProvider and configuration', () => {
 
   test('a permission override keeps the other levels', () => {
     const config: ProvidersConfig = {
-      providers: { 'pi-agent': { permission: { readonly: ['--tools', 'read'] } } },
+      providers: { 'pi-agent': { permission: { autonomous: ['--tools', 'read,bash'] } } },
     }
     expect(
-      argv('pi-agent', { mode: 'headless', kind: 'start', prompt: 'x', permission: 'readonly' }, config),
-    ).toEqual(['pi', '-p', '--tools', 'read', 'x'])
+      argv('pi-agent', { mode: 'interactive', kind: 'start', prompt: 'x', permission: 'readonly' }, config),
+    ).toEqual(['pi', '--tools', 'read,grep,find,ls', 'x'])
     expect(
-      argv('pi-agent', { mode: 'headless', kind: 'start', prompt: 'x', permission: 'autonomous' }, config),
-    ).toEqual(['pi', '-p', '--dangerously-skip-permissions', 'x'])
+      argv('pi-agent', { mode: 'interactive', kind: 'start', prompt: 'x', permission: 'autonomous' }, config),
+    ).toEqual(['pi', '--tools', 'read,bash', 'x'])
   })
 
   test('null clears a built-in field', () => {
@@ -517,6 +361,8 @@ describe('resolveProvider and configuration', () => {
     expect(argv('codex', { mode: 'headless', kind: 'resume', agentSessionId: UUID }, config)).toEqual([
       'codex',
       'exec',
+      '--sandbox',
+      'workspace-write',
       'resume',
       '--last',
       'continue',
