@@ -79,7 +79,8 @@ echo loop-finished >> ${shellQuote(out)}`
     await tmux.start(
       'argv',
       `cd ${shellQuote(repo.dir)}\n${lines.join('\n')}\ntouch ${shellQuote(done)}\nsleep 60`,
-      agents.env,
+      // claude refuses autonomous as root unless in a sandbox (harness says so first): this is one.
+      { ...agents.env, IS_SANDBOX: '1' },
     )
     await waitFor('all runs', () => existsSync(done), 60_000)
     tmux.killSession('argv')
@@ -87,18 +88,19 @@ echo loop-finished >> ${shellQuote(out)}`
     expect(starts).toHaveLength(providers.length * 2)
     for (const start of starts) expect(start.stdin_tty).toBe(true)
     const uuid = (p: string) => records(repo.dir).find((r) => r.id === `s-${p}`)?.agent_session_id as string
+    const agentFile = (p: string, file: string) => join(repo.dir, '.harness', 'agents', `s-${p}`, file)
     const expected: Record<string, [string[], string[]]> = {
       claude: [
         ['--dangerously-skip-permissions', '--model', 'm1', '--session-id', uuid('claude'), 'task'],
         ['--dangerously-skip-permissions', '--model', 'm1', '--resume', uuid('claude')],
       ],
       gemini: [
-        ['--approval-mode', 'yolo', '-m', 'm1', '--session-id', uuid('gemini'), '-i', 'task'],
-        ['--approval-mode', 'yolo', '-m', 'm1', '--resume', uuid('gemini')],
+        ['--approval-mode', 'yolo', '--skip-trust', '-m', 'm1', '--session-id', uuid('gemini'), '-i', 'task'],
+        ['--approval-mode', 'yolo', '--skip-trust', '-m', 'm1', '--resume', uuid('gemini')],
       ],
       codex: [
         ['--sandbox', 'read-only', '-m', 'm1', 'task'],
-        ['--sandbox', 'read-only', '-m', 'm1', 'resume', '--last'],
+        ['--sandbox', 'read-only', '-m', 'm1', 'resume', '--last', '--include-non-interactive'],
       ],
       opencode: [
         ['--auto', '-m', 'm1', '--prompt', 'task'],
@@ -109,12 +111,19 @@ echo loop-finished >> ${shellQuote(out)}`
         ['--mode', 'plan', '--model', 'm1', '--continue'],
       ],
       'pi-agent': [
-        ['--dangerously-skip-permissions', '--model', 'm1', 'task'],
-        ['--dangerously-skip-permissions', '--model', 'm1', '--continue'],
+        ['--model', 'm1', '--session', agentFile('pi-agent', 'pi.jsonl'), 'task'],
+        ['--model', 'm1', '--session', agentFile('pi-agent', 'pi.jsonl')],
       ],
       aider: [
-        ['--yes-always', '--model', 'm1', '--message', 'task'],
-        ['--yes-always', '--model', 'm1', '--restore-chat-history'],
+        ['--yes-always', '--model', 'm1', '--chat-history-file', agentFile('aider', 'aider.chat.md')],
+        [
+          '--yes-always',
+          '--model',
+          'm1',
+          '--chat-history-file',
+          agentFile('aider', 'aider.chat.md'),
+          '--restore-chat-history',
+        ],
       ],
     }
     providers.forEach((p, i) => {

@@ -7,6 +7,9 @@ import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
+/** claude's headless form: print mode with the JSON event stream (docs/providers.md). */
+const CLAUDE_HEADLESS = ['-p', '--output-format', 'stream-json', '--verbose']
+
 describe('harness run', () => {
   test('a foreground headless run in a new worktree: argv, cwd, env, record, exit code', async () => {
     const repo = tmpGitRepo()
@@ -47,7 +50,7 @@ describe('harness run', () => {
       harness_dir: join(repo.dir, '.harness'),
       stdin_tty: false,
     })
-    expect(start?.args).toEqual(['-p', '--session-id', record.agent_session_id, 'add auth'])
+    expect(start?.args).toEqual([...CLAUDE_HEADLESS, '--session-id', record.agent_session_id, 'add auth'])
     expect(record.runs).toHaveLength(1)
     expect(record.runs[0]).toMatchObject({ n: 1, kind: 'start', pid: start?.pid, exit_code: 0, signal: null })
     expect(record.runs[0]?.pid_start_time).toEqual(expect.any(String))
@@ -320,7 +323,7 @@ describe('background runs, wait and logs', () => {
     const logs = await cli(['session', 'logs', record.id], { cwd: repo.dir, env: repo.env })
     expect(logs).toMatchObject({ exitCode: 0, stdout: 'background output\n' })
     const [start] = agents.starts()
-    expect(start?.args).toEqual(['-p', '--session-id', record.agent_session_id, 'fix lint'])
+    expect(start?.args).toEqual([...CLAUDE_HEADLESS, '--session-id', record.agent_session_id, 'fix lint'])
   })
 
   test('logs -f follows until the session ends', async () => {
@@ -397,7 +400,7 @@ describe('kill and pause', () => {
     expect(record).toMatchObject({ status: 'COMPLETED', prompt: 'long task', created_at: run.created_at })
     expect(record.runs.map((r) => r.kind)).toEqual(['start', 'resume'])
     const starts = agents.starts()
-    expect(starts[1]?.args).toEqual(['-p', '--resume', run.agent_session_id, 'continue'])
+    expect(starts[1]?.args).toEqual([...CLAUDE_HEADLESS, '--resume', run.agent_session_id, 'continue'])
     expect(starts[1]?.cwd).toBe(run.worktree_dir)
   })
 
@@ -418,7 +421,13 @@ describe('kill and pause', () => {
     expect(existsSync(run.worktree_dir as string)).toBe(true)
     expect(agents.starts()[1]).toMatchObject({
       cwd: run.worktree_dir,
-      args: ['--restore-chat-history', '--message', 'second'],
+      args: [
+        '--chat-history-file',
+        join(repo.dir, '.harness', 'agents', run.id, 'aider.chat.md'),
+        '--restore-chat-history',
+        '--message',
+        'second',
+      ],
     })
   })
 })

@@ -119,7 +119,16 @@ describe('loadConfig: reading and merging', () => {
       prompt: 'x',
       model: 'opus',
     })
-    expect([claude.command, ...claude.args]).toEqual(['/opt/claude', '-p', '-m', 'opus', 'x'])
+    expect([claude.command, ...claude.args]).toEqual([
+      '/opt/claude',
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '-m',
+      'opus',
+      'x',
+    ])
   })
 
   test('a new provider defined across both files only needs a command once', () => {
@@ -182,7 +191,7 @@ describe('loadConfig: invalid files', () => {
     [
       'an unknown placeholder',
       { providers: { aider: { prompt: ['--message', '{promt}'] } } },
-      'providers.aider.prompt[1]: unknown placeholder {promt} (known: {prompt}, {session_id}, {model})',
+      'providers.aider.prompt[1]: unknown placeholder {promt} (known: {prompt}, {session_id}, {model}, {agent_dir})',
     ],
     [
       'a bad provider name',
