@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs'
-import { isAbsolute, join, relative } from 'node:path'
+import { dirname, isAbsolute, join, relative } from 'node:path'
 import type { Context } from '../cli/context.js'
 import { cleanupOlderThanMs, DEFAULT_CLEANUP_OLDER_THAN, loadConfig } from '../config.js'
 import { HarnessError, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
@@ -18,6 +18,7 @@ import {
 import { snapshotRef, snapshotWorktree } from '../git/snapshot.js'
 import { worktreeChanges } from '../git/worktree.js'
 import type { WorktreeInfo } from '../git/worktree-list.js'
+import { removeAgentDir } from './agent-files.js'
 import { lastRun } from './liveness.js'
 import { getSession, sortSessions } from './query.js'
 import { reconcileViews } from './reconcile.js'
@@ -616,6 +617,8 @@ class SessionRemover {
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
         }
+        // The agent's own files (pi's session file, aider's history) go with the session (docs/providers.md).
+        removeAgentDir(dirname(this.logsDir), id)
       })
     } catch (error) {
       if (error instanceof SessionNotFoundError) return undefined // someone else deleted it meanwhile

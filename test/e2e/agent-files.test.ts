@@ -54,6 +54,12 @@ describe('per-agent files under .harness/agents/<id>/', () => {
     expect(statSync(join(repo.dir, '.harness', 'agents')).mode & 0o777).toBe(0o700)
     // Nothing was written to the folder's shared defaults.
     expect(existsSync(join(repo.dir, '.aider.chat.history.md'))).toBe(false)
+    // The folder goes with its session, and only with its own.
+    const [gone, kept] = sessions as [Rec, Rec]
+    const deleted = await cli(['session', 'delete', gone.id], { cwd: repo.dir, env: agents.env })
+    expect(deleted.exitCode, deleted.stderr).toBe(0)
+    expect(existsSync(agentDir(repo.dir, gone.id))).toBe(false)
+    expect(existsSync(join(agentDir(repo.dir, kept.id), 'pi.jsonl'))).toBe(true)
   })
 
   test('a failed start leaves no agent folder behind', async () => {
