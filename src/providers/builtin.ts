@@ -1,9 +1,9 @@
 import type { ProviderSpec } from './schema.js'
 
 /**
- * The built-in providers of SPEC §6, in the shape config.json uses (docs/providers.md), so that a user's
- * entry overrides them field by field. Flags follow each CLI's `--help`; the argv each one produces is pinned
- * by test/unit/providers.test.ts.
+ * The built-in providers, in the shape config.json uses (docs/providers.md), so that a user's entry overrides
+ * them field by field. Flags follow each CLI's `--help`; the argv each one produces, and the help line behind
+ * each flag, are pinned by test/unit/provider-argv.test.ts.
  */
 export const BUILTIN_PROVIDERS = {
   claude: {

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini'
 
-/** Permission levels of SPEC §6, least to most trusting. */
+/** Permission levels (docs/providers.md), least to most trusting. */
 export const PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const
 export type Permission = (typeof PERMISSIONS)[number]
 
