@@ -6,6 +6,8 @@
 import { readFileSync } from 'node:fs'
 import { build } from 'esbuild'
 
+const bundle = 'dist/harness.cjs'
+
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
 await build({
@@ -26,8 +28,8 @@ if (/\bimport\(/.test(readFileSync('dist/harness.cjs', 'utf8'))) {
   throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
 }
 
-// Warm V8's code cache with the hottest command (`session path`, which scripts call in loops) on a throwaway
-// project, so that starting harness deserialises the bundle instead of compiling it.
+// Warm V8's code cache with the hottest commands (`session path`, which scripts call in loops, and `--help`) on a
+// throwaway project, so that starting harness deserialises the bundle instead of compiling it.
 {
   const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
@@ -45,15 +47,16 @@ if (/\bimport\(/.test(readFileSync('dist/harness.cjs', 'utf8'))) {
       created_at: now,
     }
     writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
-    execFileSync(
-      process.execPath,
-      [new URL('../bin/harness', import.meta.url).pathname, 'session', 'path', 'warm0001'],
-      {
+    // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
+    // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
+    rmSync(`${bundle}.cache`, { force: true })
+    for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
+      execFileSync(process.execPath, [new URL('../bin/harness', import.meta.url).pathname, ...args], {
         cwd: dir,
         env: { ...process.env, HARNESS_WRITE_CODE_CACHE: '1' },
         stdio: 'ignore',
-      },
-    )
+      })
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

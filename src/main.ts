@@ -1,3 +1,4 @@
+import { plainPathCall } from './cli/fast-path.js'
 import { type GlobalOptions, Output } from './cli/output.js'
 import { ExitRequest } from './errors.js'
 
@@ -17,6 +18,15 @@ async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Sig
   }
   const out = new Output(options)
   try {
+    const plainPath = plainPathCall(own, passthrough)
+    if (plainPath) {
+      // Scripts call this in loops: no command tree to build (cli/fast-path.ts).
+      out.options.dir = plainPath.dir
+      const { Context } = await import('./cli/context.js')
+      const { printSessionPath } = await import('./commands/session/path.js')
+      await printSessionPath(new Context(out, passthrough), plainPath.id)
+      return { code: 0 }
+    }
     const { buildProgram, fromCommanderError, MissingCommandError } = await import('./cli/program.js')
     const { CommanderError } = await import('commander')
     const program = buildProgram(out, passthrough)
