@@ -58,6 +58,32 @@ export class Output {
     }
   }
 
+  /**
+   * Prints a list result. Under --json the array goes out as the items come, in chunks, never as one string
+   * the size of the whole listing (the same bytes `result` would print); text output renders them all at once.
+   */
+  async resultList<T>(items: AsyncIterable<T>, render: (data: T[]) => string): Promise<void> {
+    if (!this.options.json) {
+      const all: T[] = []
+      for await (const item of items) all.push(item)
+      this.result(all, render)
+      return
+    }
+    let chunk = ''
+    let first = true
+    for await (const item of items) {
+      // `[item]` pretty-printed is the item as it appears inside the pretty-printed array, with its indent.
+      chunk += `${first ? '[\n' : ',\n'}${JSON.stringify([item], null, 2).slice(2, -2)}`
+      first = false
+      if (chunk.length >= 1 << 16) {
+        if (this.stdoutGone) return
+        this.writeOut(chunk)
+        chunk = ''
+      }
+    }
+    this.writeOut(`${chunk}${first ? '[]' : '\n]'}\n`)
+  }
+
   /** Raw text on stdout (e.g. `session path`), never under --json. */
   writeOut(text: string | Uint8Array): void {
     this.stdout.write(text)

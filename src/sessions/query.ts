@@ -3,7 +3,7 @@ import type { Context } from '../cli/context.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from './ids.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
-import type { SessionStatus } from './schema.js'
+import type { SessionRecord, SessionStatus } from './schema.js'
 import type { SessionStore } from './store.js'
 
 /** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
@@ -43,11 +43,11 @@ export interface ListFilters {
   sort: 'created' | 'updated'
 }
 
+/** What a listing sorts by. */
+type SortKeys = Pick<SessionView, 'id' | 'created_at' | 'updated_at'>
+
 /** Newest first by created_at (or updated_at), ties broken by id. Each time is parsed once, not per comparison. */
-export function sortSessions<T extends SessionView>(
-  views: T[],
-  sort: 'created' | 'updated' = 'created',
-): T[] {
+export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | 'updated' = 'created'): T[] {
   const keyed = views.map((view) => ({
     view,
     time: Date.parse((sort === 'updated' ? view.updated_at : undefined) ?? view.created_at) || 0,
@@ -56,15 +56,70 @@ export function sortSessions<T extends SessionView>(
   return keyed.map((k) => k.view)
 }
 
-export async function listSessions(ctx: Context, filters: ListFilters): Promise<SessionView[]> {
-  const store = await ctx.store()
-  let records = store.list()
-  if (filters.agent) records = records.filter((r) => filters.agent?.includes(r.provider))
-  let views = await reconcileViews(store, records)
-  // Filter on status after reconciling: a stale RUNNING session is PAUSED by now.
-  if (filters.status) views = views.filter((r) => filters.status?.includes(r.status))
-  views = sortSessions(views, filters.sort)
-  return filters.limit === undefined ? views : views.slice(0, filters.limit)
+/**
+ * Up to this many records a listing holds them all in memory (one read each). A bigger store is listed in two
+ * passes, so that memory stays bounded whatever its size (docs/performance.md): the first keeps only each
+ * record's sort keys, the second reads, validates and yields the records one at a time in order.
+ */
+export const IN_MEMORY_LISTING = 20_000
+
+/** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
+export async function* listSessions(ctx: Context, filters: ListFilters): AsyncGenerator<SessionView> {
+  yield* listStore(await ctx.store(), filters)
+}
+
+export async function* listStore(
+  store: SessionStore,
+  filters: ListFilters,
+  inMemory = IN_MEMORY_LISTING,
+): AsyncGenerator<SessionView> {
+  const ids = store.recordIds()
+  const wanted = (view: SessionView) =>
+    (!filters.agent || filters.agent.includes(view.provider)) &&
+    // On status after reconciling: a stale RUNNING session is PAUSED by now.
+    (!filters.status || filters.status.includes(view.status))
+  const limit = filters.limit ?? Number.POSITIVE_INFINITY
+  if (ids.length <= inMemory) {
+    const records: SessionRecord[] = []
+    for (const id of ids) {
+      const record = store.read(id)
+      if (record && (!filters.agent || filters.agent.includes(record.provider))) records.push(record)
+    }
+    const views = sortSessions((await reconcileViews(store, records)).filter(wanted), filters.sort)
+    yield* views.slice(0, limit)
+    return
+  }
+  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept: they are few.
+  const entries: (SortKeys & { view?: SessionView })[] = []
+  for (const id of ids) {
+    const raw = store.peek(id)
+    if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
+      const record = store.read(id)
+      if (record) entries.push({ ...keysOf(record), view: await reconcileView(store, record) })
+    } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
+  }
+  let shown = 0
+  for (const entry of sortSessions(entries, filters.sort)) {
+    if (shown >= limit) return
+    let view = entry.view
+    if (!view) {
+      const record = store.read(entry.id)
+      if (!record) continue
+      // Resumed since the first pass: shown with its liveness, reconciled by the next command that reads it.
+      view = record.status === 'RUNNING' ? await reconcileView(store, record, true) : record
+    }
+    if (!wanted(view)) continue
+    shown++
+    yield view
+  }
+}
+
+function keysOf(record: SessionRecord): SortKeys {
+  return { id: record.id, created_at: record.created_at, updated_at: record.updated_at }
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : ''
 }
 
 export async function sessionPath(ctx: Context, input: string): Promise<{ id: string; path: string }> {

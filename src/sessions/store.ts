@@ -94,38 +94,55 @@ export class SessionStore {
 
   /** Every valid record. Corrupt files are reported through `warn` and skipped, never touched. */
   list(): SessionRecord[] {
-    const names = this.readDir()
     const records: SessionRecord[] = []
+    for (const id of this.recordIds()) {
+      const record = this.read(id)
+      if (record) records.push(record)
+    }
+    return records
+  }
+
+  /**
+   * Ids of every record file, after leftovers of killed writers were swept where the lock is free (and a
+   * missing or corrupt record repaired from one). Nothing is read or validated: big listings read each
+   * record later, one at a time (sessions/query.ts), so that memory does not grow with the store.
+   */
+  recordIds(): string[] {
     const leftovers = new Set<string>()
-    const recordIds = new Set<string>()
-    for (const name of names) {
+    const ids = new Set<string>()
+    for (const name of this.readDir()) {
       if (name.endsWith(RECORD_SUFFIX)) {
-        recordIds.add(name.slice(0, -RECORD_SUFFIX.length))
+        ids.add(name.slice(0, -RECORD_SUFFIX.length))
         continue
       }
       const owner = leftoverOwner(name)
       if (owner) leftovers.add(owner)
     }
-    for (const id of recordIds) {
-      if (leftovers.has(id)) continue // handled below, under its lock
-      const read = this.readRecord(id)
-      if (read.kind === 'ok') records.push(read.record)
-      else if (read.kind === 'corrupt')
-        this.options.warn?.({ path: this.recordPath(id), reason: read.reason })
+    for (const id of leftovers) if (this.trySweep(id)) ids.add(id)
+    return [...ids]
+  }
+
+  /** One record, validated; null when it is missing or corrupt (reported through `warn`, never touched). */
+  read(id: string): SessionRecord | null {
+    const read = this.readRecord(id)
+    if (read.kind === 'ok') return read.record
+    if (read.kind === 'corrupt') this.options.warn?.({ path: this.recordPath(id), reason: read.reason })
+    return null
+  }
+
+  /**
+   * The fields a listing sorts and filters by, from the file as it is (parsed, not validated: `read` does
+   * that when the record is printed), or null for an unreadable file.
+   */
+  peek(id: string): Record<string, unknown> | null {
+    try {
+      const value: unknown = JSON.parse(readFileSync(this.recordPath(id), 'utf8'))
+      return value && typeof value === 'object' && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : null
+    } catch {
+      return null
     }
-    for (const id of leftovers) {
-      const repaired = this.trySweep(id)
-      if (repaired) {
-        records.push(repaired)
-        continue
-      }
-      if (!recordIds.has(id)) continue
-      const read = this.readRecord(id)
-      if (read.kind === 'ok') records.push(read.record)
-      else if (read.kind === 'corrupt')
-        this.options.warn?.({ path: this.recordPath(id), reason: read.reason })
-    }
-    return records
   }
 
   /** Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). */

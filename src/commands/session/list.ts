@@ -41,8 +41,7 @@ Examples:
       action(ListOptionsSchema, async (options) => {
         const { listSessions } = await import('../../sessions/query.js')
         const { renderSessionList } = await import('../../render/session.js')
-        const sessions = await listSessions(ctx, options)
-        ctx.out.result(sessions, (data) =>
+        await ctx.out.resultList(listSessions(ctx, options), (data) =>
           renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
         )
       }),
