@@ -124,6 +124,24 @@ export class ConfigError extends HarnessError {
   }
 }
 
+const DISK_FAULT_TEXT = {
+  DISK_FULL: ['the disk is full', 'free some space (or raise the quota) and run the command again'],
+  READ_ONLY: ['the file system is read-only', 'harness can only read this project here'],
+  IO_ERROR: ['an I/O error occurred', 'check the disk; the file was left as it was'],
+} as const
+
+/** ENOSPC/EDQUOT, EROFS, EIO while writing harness's own files: one clear line, the old file intact. */
+export class DiskFaultError extends HarnessError {
+  constructor(
+    readonly kind: keyof typeof DISK_FAULT_TEXT,
+    readonly path: string,
+    override readonly cause?: unknown,
+  ) {
+    const [what, hint] = DISK_FAULT_TEXT[kind]
+    super(kind, `cannot write ${path}: ${what}`, ExitCode.Failure, hint)
+  }
+}
+
 /** Thrown to end the process with a given code without printing anything (e.g. the agent's own exit code). */
 export class ExitRequest extends Error {
   constructor(

@@ -1,6 +1,7 @@
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { LockTimeoutError } from '../errors.js'
 import { checkIdentity, identify } from '../process/identity.js'
+import { asDiskFault } from './durable.js'
 
 /**
  * A cross-process lock file that is broken as soon as its holder is verifiably dead.
@@ -69,7 +70,13 @@ export class FileLock {
     }
     const text = JSON.stringify(content)
     const temp = `${path}.${process.pid}.${uniqueSuffix()}.tmp`
-    writeFileSync(temp, text, { mode: 0o600 })
+    try {
+      writeFileSync(temp, text, { mode: 0o600, flag: 'wx' })
+    } catch (error) {
+      // A full or read-only disk: leave no temp file behind, say what happened.
+      safeUnlink(temp)
+      throw asDiskFault(error, path)
+    }
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         try {

@@ -1,19 +1,15 @@
-import {
-  closeSync,
-  fsyncSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { CorruptRecordError, SessionExistsError, SessionNotFoundError } from '../errors.js'
 import { processExists } from '../process/identity.js'
+import {
+  asDiskFault,
+  fsyncDir,
+  realFs,
+  replaceFileDurably,
+  type WriteFs,
+  writeNewFileDurably,
+} from './durable.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
@@ -27,10 +23,13 @@ export interface StoreOptions {
   /** Receives corrupt files and repairs; the CLI prints them on stderr. */
   warn?: (problem: StoreProblem) => void
   lock?: LockOptions
+  /** The file calls of record writes; tests inject short writes and faults. */
+  fs?: WriteFs
 }
 
 const RECORD_SUFFIX = '.json'
 const LOCK_SUFFIX = '.lock'
+const UPDATE_TEMP_SUFFIX = '.tmp'
 
 /**
  * The only module that reads and writes session records (`<sessions>/<id>.json`).
@@ -61,7 +60,11 @@ export class SessionStore {
 
   /** Ensures the folder exists (0700). Read-only callers never call this. */
   ensureDir(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    } catch (error) {
+      throw asDiskFault(error, this.dir)
+    }
   }
 
   /** Ids of every `<id>.json` in the folder (no validation of the content). */
@@ -148,22 +151,24 @@ export class SessionStore {
   /** Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). */
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
-    this.ensureDir()
-    return withLock(this.lockPath(id), this.lockOptions(id), () => {
-      this.sweepLocked(id)
-      const next = stamp(record, 1)
-      const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
-      writeDurable(temp, serialize(next))
-      try {
-        linkSync(temp, this.recordPath(id))
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
-        throw error
-      } finally {
-        safeUnlink(temp)
-      }
-      fsyncDir(this.dir)
-      return next
+    return this.writing(id, async () => {
+      this.ensureDir()
+      return withLock(this.lockPath(id), this.lockOptions(id), () => {
+        this.sweepLocked(id)
+        const next = stamp(record, 1)
+        const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
+        writeNewFileDurably(temp, serialize(next), this.io)
+        try {
+          this.io.linkSync(temp, this.recordPath(id))
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
+          throw error
+        } finally {
+          safeUnlink(temp)
+        }
+        fsyncDir(this.dir)
+        return next
+      })
     })
   }
 
@@ -176,17 +181,20 @@ export class SessionStore {
     mutate: (current: SessionRecord) => SessionRecord | undefined,
   ): Promise<SessionRecord> {
     assertValidSessionId(id)
-    return withLock(this.lockPath(id), this.lockOptions(id), async () => {
-      const current = this.readForWrite(id)
-      const changed = mutate(structuredClone(current))
-      if (changed === undefined) return current
-      const next = stamp(changed, (current.rev ?? 0) + 1)
-      // Loaded on first write: reading commands never pay for it. It mutates its options: a fresh one each call.
-      const { default: writeFileAtomic } = await import('write-file-atomic')
-      await writeFileAtomic(this.recordPath(id), serialize(next), { mode: 0o600, fsync: true })
-      fsyncDir(this.dir)
-      return next
-    })
+    return this.writing(id, () =>
+      withLock(this.lockPath(id), this.lockOptions(id), async () => {
+        const current = this.readForWrite(id)
+        const changed = mutate(structuredClone(current))
+        if (changed === undefined) return current
+        const next = stamp(changed, (current.rev ?? 0) + 1)
+        const temp = join(
+          this.dir,
+          `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}${UPDATE_TEMP_SUFFIX}`,
+        )
+        replaceFileDurably(this.recordPath(id), temp, serialize(next), this.io)
+        return next
+      }),
+    )
   }
 
   /**
@@ -196,13 +204,28 @@ export class SessionStore {
    */
   async delete(id: string, prepare?: (current: SessionRecord) => void | Promise<void>): Promise<void> {
     assertValidSessionId(id)
-    await withLock(this.lockPath(id), this.lockOptions(id), async () => {
-      const current = this.readForWrite(id)
-      await prepare?.(current)
-      unlinkSync(this.recordPath(id))
-      this.sweepLocked(id)
-      fsyncDir(this.dir)
-    })
+    await this.writing(id, () =>
+      withLock(this.lockPath(id), this.lockOptions(id), async () => {
+        const current = this.readForWrite(id)
+        await prepare?.(current)
+        unlinkSync(this.recordPath(id))
+        this.sweepLocked(id)
+        fsyncDir(this.dir)
+      }),
+    )
+  }
+
+  private get io(): WriteFs {
+    return this.options.fs ?? realFs
+  }
+
+  /** Runs a write; a full, read-only or failing disk becomes one clear error (the old record is intact). */
+  private async writing<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (error) {
+      throw asDiskFault(error, this.recordPath(id))
+    }
   }
 
   private readForWrite(id: string): SessionRecord {
@@ -314,7 +337,8 @@ function parseRecordText(
 }
 
 /**
- * Temp files: `<id>.json.<hash>` (write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
+ * Temp files: `<id>.json.<pid>-<hex>.tmp` (update), `<id>.json.<hash>` (updates by versions that used
+ * write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
  * `<id>.lock.<pid>.<hex>.tmp` (the lock), `<id>.lock.<dead holder pid>.<…>.break` (a lock breaker's guard).
  * Returns the id a leftover belongs to. A lock temp exists for a moment *before* its lock is held, so it is a
  * leftover only if its pid is dead.
@@ -330,11 +354,12 @@ function leftoverOwner(name: string): string | null {
   return null
 }
 
+/** A leftover of an update (a whole new record) can repair a record; a create's leftover never existed. */
 function isUpdateTemp(name: string, id: string): boolean {
-  return (
-    /^[0-9a-f]+$/.test(name.slice(`${id}${RECORD_SUFFIX}.`.length)) &&
-    name.startsWith(`${id}${RECORD_SUFFIX}.`)
-  )
+  const prefix = `${id}${RECORD_SUFFIX}.`
+  if (!name.startsWith(prefix)) return false
+  const rest = name.slice(prefix.length)
+  return /^[0-9a-f]+$/.test(rest) || (rest.endsWith(UPDATE_TEMP_SUFFIX) && /^\d+-[0-9a-z]+\.tmp$/.test(rest))
 }
 
 function stamp(record: SessionRecord, rev: number): SessionRecord {
@@ -348,29 +373,6 @@ function stamp(record: SessionRecord, rev: number): SessionRecord {
 
 function serialize(record: SessionRecord): string {
   return `${JSON.stringify(record, null, 2)}\n`
-}
-
-/** Writes and fsyncs a new file (0600) that nobody else can see yet. */
-function writeDurable(path: string, data: string): void {
-  const fd = openSync(path, 'wx', 0o600)
-  try {
-    writeSync(fd, data)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-export function fsyncDir(dir: string): void {
-  let fd: number | undefined
-  try {
-    fd = openSync(dir, 'r')
-    fsyncSync(fd)
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
 }
 
 function mtimeOf(path: string): number {
