@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { isAbsolute, join, resolve } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
 import { parseDuration } from './cli/duration.js'
@@ -14,6 +14,7 @@ import {
   type ProviderSpec,
   ProviderSpecSchema,
 } from './providers/schema.js'
+import { assertTrusted } from './trust.js'
 
 // zod/mini ships without messages; the English ones name what was expected.
 z.config(en())
@@ -85,11 +86,16 @@ export function userConfigFile(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * The user's file, then the project's (`.harness/config.json`) laid over it. A missing file is an empty
+ * The user's file, then the project's (`.harness/config.json`, only once trusted) laid over it. A missing file is an empty
  * one; an unreadable, non-JSON or invalid one is a ConfigError naming the file and the key.
  */
 export function loadConfig(options: { projectConfigFile: string; env: NodeJS.ProcessEnv }): HarnessConfig {
-  const files = [userConfigFile(options.env), resolve(options.projectConfigFile)]
+  const projectFile = resolve(options.projectConfigFile)
+  // A project's config may come from a clone: used only once the user trusted it (docs/security.md).
+  if (projectFile !== resolve(userConfigFile(options.env))) {
+    assertTrusted(dirname(dirname(projectFile)), projectFile, options.env)
+  }
+  const files = [userConfigFile(options.env), projectFile]
   const layers: { file: string; config: HarnessConfig }[] = []
   for (const file of new Set(files)) {
     const config = readConfigFile(file)

@@ -54,7 +54,9 @@ export class Context {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()
     const { SessionStore } = await import('../sessions/store.js')
+    const { RecordSealer } = await import('../sessions/seal.js')
     this.storeInstance = new SessionStore(paths.sessionsDir, {
+      sealer: RecordSealer.forEnv(this.env),
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
     })
     return this.storeInstance

@@ -1,4 +1,5 @@
 import { ExitRequest, HarnessError } from '../errors.js'
+import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 
 /** Global options every command sees (SPEC §7). */
 export interface GlobalOptions {
@@ -49,11 +50,15 @@ export class Output {
     )
   }
 
-  /** Prints a command's result: JSON as is under --json, else the rendered text. */
-  result<T>(data: T, render: (data: T) => string): void {
+  /**
+   * Prints a command's result: JSON as is under --json, else the rendered text with control characters made
+   * visible (docs/security.md). A renderer that colours its output escapes its values itself (`escaped`).
+   */
+  result<T>(data: T, render: (data: T) => string, options: { escaped?: boolean } = {}): void {
     if (this.options.json) this.writeOut(`${JSON.stringify(data, null, 2)}\n`)
     else {
-      const text = render(data)
+      const rendered = render(data)
+      const text = options.escaped ? rendered : terminalSafe(rendered)
       if (text) this.writeOut(text.endsWith('\n') ? text : `${text}\n`)
     }
   }
@@ -62,11 +67,15 @@ export class Output {
    * Prints a list result. Under --json the array goes out as the items come, in chunks, never as one string
    * the size of the whole listing (the same bytes `result` would print); text output renders them all at once.
    */
-  async resultList<T>(items: AsyncIterable<T>, render: (data: T[]) => string): Promise<void> {
+  async resultList<T>(
+    items: AsyncIterable<T>,
+    render: (data: T[]) => string,
+    options: { escaped?: boolean } = {},
+  ): Promise<void> {
     if (!this.options.json) {
       const all: T[] = []
       for await (const item of items) all.push(item)
-      this.result(all, render)
+      this.result(all, render, options)
       return
     }
     let chunk = ''
@@ -91,12 +100,12 @@ export class Output {
 
   /** A diagnostic line on stderr (suppressed by --quiet, never on stdout). */
   info(message: string): void {
-    if (!this.options.quiet) this.stderr.write(`${message}\n`)
+    if (!this.options.quiet) this.stderr.write(`${terminalSafe(message)}\n`)
   }
 
   /** A warning on stderr; always shown. */
   warn(message: string): void {
-    this.stderr.write(`harness: warning: ${message}\n`)
+    this.stderr.write(`harness: warning: ${terminalSafeLine(message)}\n`)
   }
 
   error(error: unknown): number {
@@ -128,9 +137,12 @@ export function formatError(error: unknown, json: boolean): { text: string; exit
       if (error.details?.length) body.details = error.details
       return { text: `${JSON.stringify({ error: body })}\n`, exitCode: error.exitCode }
     }
-    const hint = error.hint ? `hint: ${oneLine(error.hint)}\n` : ''
-    const details = (error.details ?? []).map((line) => `  | ${line}\n`).join('')
-    return { text: `harness: ${oneLine(error.message)}\n${details}${hint}`, exitCode: error.exitCode }
+    const hint = error.hint ? `hint: ${terminalSafe(oneLine(error.hint))}\n` : ''
+    const details = (error.details ?? []).map((line) => `  | ${terminalSafeLine(line)}\n`).join('')
+    return {
+      text: `harness: ${terminalSafe(oneLine(error.message))}\n${details}${hint}`,
+      exitCode: error.exitCode,
+    }
   }
   const message = oneLine(error instanceof Error ? error.message : String(error))
   const debug =
@@ -142,7 +154,7 @@ export function formatError(error: unknown, json: boolean): { text: string; exit
     }
   }
   return {
-    text: `harness: unexpected error: ${message}\n${debug || 'hint: set HARNESS_DEBUG=1 for a stack trace\n'}`,
+    text: `harness: unexpected error: ${terminalSafe(message)}\n${debug || 'hint: set HARNESS_DEBUG=1 for a stack trace\n'}`,
     exitCode: 1,
   }
 }

@@ -13,6 +13,7 @@ import { registerShow } from '../commands/session/show.js'
 import { registerStop } from '../commands/session/stop.js'
 import { registerWait } from '../commands/session/wait.js'
 import { registerSupervise } from '../commands/supervise.js'
+import { registerTrust } from '../commands/trust.js'
 import { ExitRequest, UsageError } from '../errors.js'
 import { commandPath } from './action.js'
 import { Context } from './context.js'
@@ -90,6 +91,7 @@ Examples:
   cd "$(harness session path 3f9a)"`,
     )
   registerRun(program, ctx)
+  registerTrust(program, ctx)
   registerList(session, ctx)
   registerShow(session, ctx)
   registerPath(session, ctx)

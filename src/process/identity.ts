@@ -126,6 +126,11 @@ export function checkIdentity(recorded: {
   const { pid, start_time } = recorded
   if (!pid || pid <= 0 || !start_time) return 'unverifiable'
   const here = hostFacts()
+  // Without the facts that say where it ran, a pid may belong to another machine or container.
+  if (!recorded.hostname) return 'unverifiable'
+  if ((here.boot_id && !recorded.boot_id) || (here.pid_namespace && !recorded.pid_namespace)) {
+    return 'unverifiable'
+  }
   if (recorded.hostname && recorded.hostname !== here.hostname) return 'unverifiable'
   if (recorded.pid_namespace && here.pid_namespace && recorded.pid_namespace !== here.pid_namespace) {
     return 'unverifiable'

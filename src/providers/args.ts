@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js'
+import { IllegalStateError, UsageError } from '../errors.js'
 import { BUILTIN_PROVIDER_NAMES, BUILTIN_PROVIDERS, isBuiltinProvider } from './builtin.js'
 import { mergeProviderSpecs, type PerModeTokens, perMode } from './merge.js'
 import {
@@ -121,6 +121,9 @@ export function newAgentSessionId(provider: ResolvedProvider): string | undefine
   return takesAgentSessionId(provider) ? globalThis.crypto.randomUUID() : undefined
 }
 
+/** Starts with a letter or digit, so it can never be read as a flag (docs/security.md). */
+export const AGENT_SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
+
 export interface AgentInvocationInput {
   provider: ResolvedProvider
   mode: AgentMode
@@ -166,6 +169,13 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     extraArgs = rest
   }
 
+  if (input.agentSessionId && !AGENT_SESSION_ID_PATTERN.test(input.agentSessionId)) {
+    throw new IllegalStateError(
+      `the agent session id ${JSON.stringify(input.agentSessionId)} is not a valid id: it is never passed to the agent`,
+      'agent session ids are letters, digits, ".", "_", ":" and "-", starting with a letter or digit',
+      'INVALID_AGENT_SESSION_ID',
+    )
+  }
   const prompt =
     input.prompt || (kind === 'resume' && mode === 'headless' ? provider.resume_prompt : undefined)
   const values: Partial<Record<Placeholder, string>> = {

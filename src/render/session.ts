@@ -3,6 +3,7 @@ import { runTimeMs } from '../history/usage.js'
 import type { SessionView } from '../sessions/reconcile.js'
 import type { SessionRecord } from '../sessions/schema.js'
 import { formatCost, formatUsage } from './log.js'
+import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
 import { type Colour, paint } from './text.js'
 import { elapsed, relativeTime } from './time.js'
@@ -21,11 +22,12 @@ const STATUS_COLOURS: Record<string, Colour> = {
   KILLED: 'magenta',
 }
 
-/** "RUNNING", or "RUNNING (orphaned)" when liveness is anything but running. */
+/** "RUNNING", "RUNNING (orphaned)" when liveness is anything but running, "COMPLETED (foreign)" if unsealed. */
 export function statusLabel(session: SessionView): string {
-  return session.liveness && session.liveness !== 'running'
-    ? `${session.status} (${session.liveness})`
-    : session.status
+  const notes: string[] = []
+  if (session.liveness && session.liveness !== 'running') notes.push(session.liveness)
+  if (session.sealed === false) notes.push('foreign')
+  return notes.length ? `${session.status} (${notes.join(', ')})` : session.status
 }
 
 /** The prompt on one line; an exec session's command; else "-". */
@@ -46,13 +48,20 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
   const now = options.now ?? new Date()
   const color = options.color ?? false
   const columns: Column<SessionView>[] = [
-    { header: 'ID', value: (s) => s.id },
-    { header: 'AGENT', value: (s) => s.provider, max: 12, drop: 1 },
+    { header: 'ID', value: (s) => terminalSafeLine(s.id) },
+    { header: 'AGENT', value: (s) => terminalSafeLine(s.provider), max: 12, drop: 1 },
     { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
-    { header: 'BRANCH', value: (s) => s.git_branch ?? '-', shrink: 2, min: 12, max: 24, drop: 2 },
+    {
+      header: 'BRANCH',
+      value: (s) => terminalSafeLine(s.git_branch ?? '-'),
+      shrink: 2,
+      min: 12,
+      max: 24,
+      drop: 2,
+    },
     { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
     // The task tells sessions apart: it is the last column to give up room.
-    { header: 'TASK', value: taskLabel, shrink: 1, min: 8 },
+    { header: 'TASK', value: (s) => terminalSafeLine(taskLabel(s)), shrink: 1, min: 8 },
   ]
   return renderTable(columns, sessions, options.width)
 }
@@ -89,6 +98,10 @@ const KNOWN_FIELDS = new Set([
   'base_ref',
   'start_subdir',
   'extra_args',
+  'seal',
+  'sealed',
+  'branch_created',
+  'log_error',
 ])
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
@@ -102,6 +115,15 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Agent', session.provider],
     ['Model', session.model],
     ['Permission', session.permission],
+    [
+      'Sealed',
+      session.sealed === false
+        ? 'no: foreign, shown but never acted on (see "harness session adopt")'
+        : session.sealed
+          ? 'yes'
+          : undefined,
+    ],
+    ['Log error', session.log_error],
     ['Task', session.prompt],
     ['Worktree', session.worktree_dir],
     ['Is worktree', session.is_worktree],
@@ -148,13 +170,20 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
   const indent = `\n${' '.repeat(labelWidth + 2)}`
   const lines = shown.map(
     ([label, value]) =>
-      `${`${label}:`.padEnd(labelWidth + 2)}${String(value).trimEnd().replace(/\r?\n/g, indent)}`,
+      `${`${label}:`.padEnd(labelWidth + 2)}${(label === 'Status'
+        ? String(value)
+        : terminalSafe(String(value))
+      )
+        .trimEnd()
+        .replace(/\r?\n/g, indent)}`,
   )
   lines.push(
-    ...renderRuns(session),
-    ...renderCheckpoints(session),
-    ...renderFiles(session),
-    ...renderMetadata(session),
+    ...[
+      ...renderRuns(session),
+      ...renderCheckpoints(session),
+      ...renderFiles(session),
+      ...renderMetadata(session),
+    ].map(terminalSafeLine),
   )
   return lines.join('\n')
 }

@@ -113,7 +113,8 @@ async function stopDirectly(
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
   const run = lastRun(record)
-  if (record.status !== 'RUNNING' || run?.n !== runN) return record
+  // Never act on a record harness did not seal, even one swapped in while we waited (docs/security.md).
+  if (record.status !== 'RUNNING' || run?.n !== runN || record.sealed === false) return record
   let signal: string | null = null
   const { agent } = runProcesses(record, run)
   if (agent && checkIdentity(agent) === 'alive') {

@@ -68,5 +68,7 @@ export function livenessFromStates({ supervisor, agent }: ProcessStates): Livene
 
 export function computeLiveness(record: SessionRecord): Liveness | undefined {
   if (record.status !== 'RUNNING') return undefined
-  return livenessFromStates(processStates(record))
+  const liveness = livenessFromStates(processStates(record))
+  // A foreign record is never acted on (docs/security.md): only "both verifiably gone" is believed of it.
+  return record.sealed === false && liveness !== 'stale' ? 'unverified' : liveness
 }

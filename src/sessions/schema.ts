@@ -109,6 +109,14 @@ export const SessionRecordSchema = z.looseObject({
   files_modified: opt(z.array(z.string())),
   metadata: opt(MetadataSchema),
   cost: opt(CostSchema),
+  /** Set when this session's run made `git_branch`: only then may harness delete it (docs/security.md). */
+  branch_created: opt(z.boolean()),
+  /** Why the log could not be written (the run's outcome was recorded anyway). */
+  log_error: opt(z.string()),
+  /** HMAC-SHA256 of the rest of the record under the user's key (docs/security.md). */
+  seal: opt(z.string()),
+  /** Computed on every read, never stored: whether `seal` is the user's. */
+  sealed: z.optional(z.boolean()),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

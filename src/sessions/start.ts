@@ -529,6 +529,7 @@ export async function resumeSession(
       'SESSION_RUNNING',
     )
   }
+  assertSealed(session)
   transition(session.status, 'resume', id)
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
   const provider = resolveProvider(session.provider, config)
@@ -558,6 +559,7 @@ export async function resumeSession(
   showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
+      assertSealed(current)
       if ((current.runs?.length ?? 0) + 1 !== runN || current.status === 'RUNNING') {
         throw new IllegalStateError(
           `session "${id}" was resumed by another command meanwhile`,
@@ -590,6 +592,16 @@ function announce(ctx: Context, record: SessionRecord, mode: RunPlan['mode']): v
   ctx.out.info(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
 }
 
+/** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
+export function assertSealed(record: SessionRecord): void {
+  if (record.sealed === true) return
+  throw new IllegalStateError(
+    `session "${record.id}" is foreign (not sealed by harness for this user): it is shown but never acted on`,
+    `check what it names with "harness session show ${record.id}", then "harness session adopt ${record.id}"`,
+    'FOREIGN',
+  )
+}
+
 async function getExact(store: SessionStore, id: string) {
   const { reconcileView } = await import('./reconcile.js')
   const record = store.get(id)
@@ -612,7 +624,15 @@ async function ensureWorktree(ctx: Context, session: SessionRecord, sessionsDir:
       await recreateWorktree({ repoDir, path: session.worktree_dir, branch })
       chmodSync(session.worktree_dir, 0o700)
     } catch (error) {
-      if (error instanceof HarnessError && error.code === 'BRANCH_MISSING') {
+      // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.
+      const store = await ctx.store()
+      if (!store.exists(session.id)) throw new SessionNotFoundError(session.id)
+      const { branchTip } = await import('../git/repo.js')
+      const gone = await branchTip(repoDir, branch).then(
+        (tip) => tip === null,
+        () => false,
+      )
+      if (gone || (error instanceof HarnessError && error.code === 'BRANCH_MISSING')) {
         throw new IllegalStateError(
           `session "${session.id}" cannot be resumed: its worktree ${session.worktree_dir} and its branch "${branch}" are gone`,
           `snapshots of its work, if any, are under refs/harness/${session.id}/ ("git for-each-ref refs/harness/${session.id}/")`,

@@ -13,6 +13,7 @@ import {
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
+import { RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -23,6 +24,8 @@ export interface StoreOptions {
   /** Receives corrupt files and repairs; the CLI prints them on stderr. */
   warn?: (problem: StoreProblem) => void
   lock?: LockOptions
+  /** Seals written records and verifies read ones (default: the key of the user in process.env). */
+  sealer?: RecordSealer
   /** The file calls of record writes; tests inject short writes and faults. */
   fs?: WriteFs
 }
@@ -155,7 +158,7 @@ export class SessionStore {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const next = stamp(record, 1)
+        const next = this.sealed(stamp(record, 1), true)
         const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
         writeNewFileDurably(temp, serialize(next), this.io)
         try {
@@ -179,14 +182,20 @@ export class SessionStore {
   async update(
     id: string,
     mutate: (current: SessionRecord) => SessionRecord | undefined,
+    options: { adopt?: boolean } = {},
   ): Promise<SessionRecord> {
     assertValidSessionId(id)
     return this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), async () => {
         const current = this.readForWrite(id)
-        const changed = mutate(structuredClone(current))
+        const changed =
+          mutate(structuredClone(current)) ?? (options.adopt ? structuredClone(current) : undefined)
         if (changed === undefined) return current
-        const next = stamp(changed, (current.rev ?? 0) + 1)
+        // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
+        const next = this.sealed(
+          stamp(changed, (current.rev ?? 0) + 1),
+          current.sealed === true || !!options.adopt,
+        )
         const temp = join(
           this.dir,
           `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}${UPDATE_TEMP_SUFFIX}`,
@@ -248,7 +257,25 @@ export class SessionStore {
       if (code === 'ENOENT') return { kind: 'missing' }
       return { kind: 'corrupt', reason: `cannot read: ${code ?? String(error)}` }
     }
-    return parseRecordText(text, id)
+    return this.verified(parseRecordText(text, id))
+  }
+
+  private get sealer(): RecordSealer {
+    this.options.sealer ??= RecordSealer.forEnv(process.env)
+    return this.options.sealer
+  }
+
+  /** Marks a parsed record `sealed` (computed on every read, never trusted from the file). */
+  private verified<T extends ReturnType<typeof parseRecordText>>(read: T): T {
+    if (read.kind === 'ok') read.record.sealed = this.sealer.verify(read.record)
+    return read
+  }
+
+  /** The record as it will be written: sealed with the user's key, or without any seal. */
+  private sealed(record: SessionRecord, seal: boolean): SessionRecord {
+    const { seal: _old, sealed: _computed, ...content } = record
+    if (!seal) return { ...content, sealed: false }
+    return { ...content, seal: this.sealer.seal(content), sealed: true }
   }
 
   private hasLeftovers(id: string): boolean {
@@ -289,7 +316,7 @@ export class SessionStore {
         const path = join(this.dir, name)
         let parsed: ReturnType<typeof parseRecordText>
         try {
-          parsed = parseRecordText(readFileSync(path, 'utf8'), id)
+          parsed = this.verified(parseRecordText(readFileSync(path, 'utf8'), id))
         } catch {
           continue
         }
@@ -372,7 +399,8 @@ function stamp(record: SessionRecord, rev: number): SessionRecord {
 }
 
 function serialize(record: SessionRecord): string {
-  return `${JSON.stringify(record, null, 2)}\n`
+  const { sealed: _computed, ...stored } = record
+  return `${JSON.stringify(stored, null, 2)}\n`
 }
 
 function mtimeOf(path: string): number {

@@ -6,6 +6,7 @@ import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import {
   branchExists,
+  editRecord,
   execSession,
   logPath,
   recordPath,
@@ -249,14 +250,13 @@ describe('harness session cleanup', () => {
     const unmerged = await execSession(repo, 'echo y > y.txt && git add y.txt && git commit -qm y')
     const stale = await execSession(repo)
     // A RUNNING record whose processes are gone (another boot): any normal reader would reconcile it.
-    const path = recordPath(repo, stale.id)
-    const record = JSON.parse(readFileSync(path, 'utf8')) as SessionJson
-    record.status = 'RUNNING'
-    record.completed_at = null
-    record.exit_code = null
-    for (const run of record.runs)
-      Object.assign(run, { ended_at: null, exit_code: null, boot_id: 'another-boot', pid_start_time: '1' })
-    writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`)
+    editRecord(repo, stale.id, (record) => {
+      record.status = 'RUNNING'
+      record.completed_at = null
+      record.exit_code = null
+      for (const run of record.runs)
+        Object.assign(run, { ended_at: null, exit_code: null, boot_id: 'another-boot', pid_start_time: '1' })
+    })
     const before = stateOf(repo)
 
     for (const args of [
@@ -292,7 +292,7 @@ describe('harness session cleanup', () => {
     const real = await cleanup(repo, '--older-than', '0')
     expect(real.report.removed.map((r) => r.id)).toEqual([clean.id])
     expect(real.report.skipped).toMatchObject({ running: 1 })
-    expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({
+    expect(JSON.parse(readFileSync(recordPath(repo, stale.id), 'utf8'))).toMatchObject({
       status: 'PAUSED',
       stop_reason: 'interrupted',
     })

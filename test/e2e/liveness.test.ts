@@ -1,10 +1,12 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
+import { hostFacts } from '../../src/process/identity.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { projectEnv, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
@@ -41,11 +43,9 @@ function writeRunning(dir: string, id: string, run: Record<string, unknown>): st
     agent_session_id: '11111111-2222-3333-4444-555555555555',
     runs: [{ n: 1, kind: 'start', started_at: '2026-11-01T10:00:00.000Z', ...run }],
   }
-  writeFileSync(path, JSON.stringify(record, null, 2))
+  writeRecord(dir, projectEnv(dir), record)
   return path
 }
-
-const host = () => execFileSync('hostname', { encoding: 'utf8' }).trim()
 
 describe('liveness and recovery', () => {
   test('pid reuse: a live unrelated process is never signalled; the record reconciles', async () => {
@@ -59,14 +59,14 @@ describe('liveness and recovery', () => {
       pid_start_time: wrong,
       supervisor_pid: supervisorPid,
       supervisor_start_time: wrong,
-      hostname: host(),
+      ...hostFacts(),
     })
     writeRunning(dir, 'reuse002', {
       pid: agentPid,
       pid_start_time: wrong,
       supervisor_pid: supervisorPid,
       supervisor_start_time: wrong,
-      hostname: host(),
+      ...hostFacts(),
     })
     // kill reads the record first: it is stale (both pids belong to other processes now), so it is reconciled.
     const kill = await cli(['session', 'kill', 'reuse001'], { cwd: dir, env })

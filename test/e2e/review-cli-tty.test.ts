@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { HARNESS_BIN } from '../helpers/cli.js'
-import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { projectEnv, tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
 const tmux = new TmuxServer(tmpDir())
@@ -25,7 +26,7 @@ describe('session list in a real terminal', () => {
       updated_at: when,
       completed_at: when,
     }
-    writeFileSync(join(sessions, '3f9a12c8.json'), JSON.stringify(record))
+    writeRecord(dir, projectEnv(dir), record, { pretty: false })
     const h = shellQuote(HARNESS_BIN)
     const script = `cd ${shellQuote(dir)}
 unset NO_COLOR COLUMNS

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { type CliResult, cli, json } from '../helpers/cli.js'
-import { tmpPlainDir } from '../helpers/tmp.js'
+import { writeRecord as writeSealed } from '../helpers/sessions.js'
+import { projectEnv, tmpPlainDir } from '../helpers/tmp.js'
 
 /** A finished session record written by hand, `daysAgo` days old. */
 function writeRecord(dir: string, id: string, overrides: Record<string, unknown> = {}, daysAgo = 30): void {
@@ -23,7 +24,7 @@ function writeRecord(dir: string, id: string, overrides: Record<string, unknown>
     completed_at: when,
     ...overrides,
   }
-  writeFileSync(join(sessions, `${id}.json`), `${JSON.stringify(record, null, 2)}\n`)
+  writeSealed(dir, projectEnv(dir), record)
 }
 
 /** Under --json an error leaves stdout empty and stderr holds exactly one JSON object. */

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
-import { type TmpRepo, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { projectEnv, type TmpRepo, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 import { shellQuote, waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
@@ -186,7 +187,7 @@ describe('stop requests and resumes', () => {
       updated_at: '2025-01-01T10:30:00Z',
       completed_at: '2025-01-01T10:30:00Z',
     }
-    writeFileSync(join(sessions, 'legacy01.json'), JSON.stringify(legacy, null, 2))
+    writeRecord(dir, projectEnv(dir), legacy)
     const resumed = await cli(['session', 'resume', 'legacy01', '--json', 'go on'], {
       cwd: dir,
       env: agents.env,

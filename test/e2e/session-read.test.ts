@@ -1,21 +1,18 @@
-import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { hostFacts } from '../../src/process/identity.js'
 import { SPEC_EXAMPLE } from '../fixtures/records.js'
 import { cli, json } from '../helpers/cli.js'
-import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { writeRecord as writeSealed } from '../helpers/sessions.js'
+import { projectEnv, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 const SPEC_RECORD = SPEC_EXAMPLE
 
 type Rec = Record<string, unknown>
 
 function writeRecord(project: string, record: Rec, name = `${record.id}.json`): string {
-  const dir = join(project, '.harness', 'sessions')
-  mkdirSync(dir, { recursive: true })
-  const path = join(dir, name)
-  writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`)
-  return path
+  return writeSealed(project, projectEnv(project), record as Rec & { id: string }, { name })
 }
 
 function record(id: string, overrides: Rec = {}): Rec {
@@ -60,7 +57,7 @@ describe('session list / show / path on hand-written records', () => {
 
     const showJson = await cli(['session', 'inspect', '3f9a', '--json'], { cwd: dir, env })
     expect(showJson.exitCode).toBe(0)
-    expect(json(showJson)).toEqual(SPEC_RECORD)
+    expect(json(showJson)).toEqual({ ...SPEC_RECORD, seal: expect.any(String), sealed: true })
 
     // Its worktree folder does not exist here: no path to cd into, but a way back.
     const path = await cli(['session', 'path', '3f9a12c8'], { cwd: dir, env })
@@ -72,7 +69,6 @@ describe('session list / show / path on hand-written records', () => {
   test('lowercase status and unknown fields load, and survive a rewrite', async () => {
     const { dir, env } = tmpPlainDir()
     // A RUNNING record whose supervisor and agent are verifiably gone (pid 1's start time never matches "1").
-    const host = execFileSync('hostname', { encoding: 'utf8' }).trim()
     const stale = record('aaaa1111', {
       status: 'running',
       future_field: { keep: ['me'] },
@@ -87,7 +83,7 @@ describe('session list / show / path on hand-written records', () => {
           supervisor_pid: 999_999_991,
           supervisor_start_time: '1',
           started_at: '2026-09-24T18:00:00.000Z',
-          hostname: host,
+          ...hostFacts(),
           future_run_field: 42,
         },
       ],

@@ -1,8 +1,16 @@
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The end-to-end tests run the built binary as a user would; `npm test` builds it first. */
-export default function setup(): void {
+/**
+ * The end-to-end tests run the built binary as a user would; `npm test` builds it first. Tests that use the
+ * store in-process seal records with a key under a private state folder, never the user's own.
+ */
+export default function setup(): () => void {
   const bundle = fileURLToPath(new URL('../../dist/harness.cjs', import.meta.url))
   if (!existsSync(bundle)) throw new Error('dist/harness.cjs is missing: run "npm run build" (npm test does)')
+  const state = mkdtempSync(join(tmpdir(), 'harness-test-state-'))
+  process.env.XDG_STATE_HOME = state
+  return () => rmSync(state, { recursive: true, force: true })
 }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
-import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { expect } from 'vitest'
+import { trustProject } from '../../src/trust.js'
+import { sealRecord } from '../fixtures/records.js'
 import { cli, json } from './cli.js'
 import type { TmpRepo } from './tmp.js'
 
@@ -35,19 +37,58 @@ export function logPath(repo: TmpRepo, id: string): string {
   return join(repo.dir, '.harness', 'logs', `${id}.log`)
 }
 
+/**
+ * Writes a record by hand into `<projectDir>/.harness/sessions/<id>.json`, sealed with the key of the user of
+ * `env` (as harness would have written it), or left unsealed (foreign) with `{ seal: false }`.
+ */
+export function writeRecord(
+  projectDir: string,
+  env: NodeJS.ProcessEnv,
+  record: Record<string, unknown> & { id: string },
+  options: { seal?: boolean; name?: string; pretty?: boolean } = {},
+): string {
+  const dir = join(projectDir, '.harness', 'sessions')
+  mkdirSync(dir, { recursive: true })
+  const path = join(dir, options.name ?? `${record.id}.json`)
+  const content = options.seal === false ? record : sealRecord(record, env)
+  writeFileSync(
+    path,
+    options.pretty === false ? JSON.stringify(content) : `${JSON.stringify(content, null, 2)}\n`,
+  )
+  return path
+}
+
+/**
+ * Writes `<projectDir>/.harness/config.json` and trusts it for the user of `env`, as `harness trust` would
+ * (an untrusted project config stops every command that would use it).
+ */
+export function writeProjectConfig(projectDir: string, env: NodeJS.ProcessEnv, config: unknown): string {
+  const file = join(projectDir, '.harness', 'config.json')
+  mkdirSync(join(projectDir, '.harness'), { recursive: true })
+  writeFileSync(file, typeof config === 'string' ? config : JSON.stringify(config))
+  trustProject(projectDir, file, env)
+  return file
+}
+
+/** Reads a record from disk, changes it with `edit`, and writes it back sealed (as harness would). */
+export function editRecord(repo: TmpRepo, id: string, edit: (record: SessionJson) => void): void {
+  const record = JSON.parse(readFileSync(recordPath(repo, id), 'utf8')) as SessionJson
+  edit(record)
+  writeRecord(repo.dir, repo.env, record)
+}
+
 /** Rewrites a record's times so that its last activity (and creation) was `agoMs` before now. */
 export function setLastActive(repo: TmpRepo, id: string, agoMs: number): void {
-  const path = recordPath(repo, id)
-  const record = JSON.parse(readFileSync(path, 'utf8')) as SessionJson
-  const when = new Date(Date.now() - agoMs).toISOString()
-  record.created_at = new Date(Date.now() - agoMs - 1000).toISOString()
-  record.completed_at = when
-  record.updated_at = when
-  for (const run of record.runs) {
-    run.started_at = record.created_at
-    run.ended_at = when
-  }
-  writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`)
+  editRecord(repo, id, (record) => {
+    const when = new Date(Date.now() - agoMs).toISOString()
+    record.created_at = new Date(Date.now() - agoMs - 1000).toISOString()
+    record.completed_at = when
+    record.updated_at = when
+    for (const run of record.runs) {
+      run.started_at = record.created_at
+      run.ended_at = when
+    }
+  })
 }
 
 export function branchExists(repo: TmpRepo, name: string): boolean {

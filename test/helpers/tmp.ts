@@ -27,6 +27,8 @@ export function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS
     ...env,
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
+    // The user's state folder: the key that seals records, and the trusted project configs.
+    XDG_STATE_HOME: join(home, '.local', 'state'),
     GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_AUTHOR_NAME: 'Test',
@@ -69,6 +71,11 @@ export function tmpGitRepo(options: { commit?: boolean } = {}): TmpRepo {
     git('commit', '-q', '-m', 'initial')
   }
   return { dir, home, env, git, write }
+}
+
+/** The isolated environment of the test project at `projectDir` (made by tmpGitRepo or tmpPlainDir). */
+export function projectEnv(projectDir: string): NodeJS.ProcessEnv {
+  return isolatedEnv(join(projectDir, '..', 'home'))
 }
 
 /** A plain directory (no git) with an isolated HOME. */

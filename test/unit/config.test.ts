@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
@@ -12,6 +12,7 @@ import {
 } from '../../src/config.js'
 import { ConfigError, ExitCode } from '../../src/errors.js'
 import { buildAgentInvocation, resolveProvider } from '../../src/providers/args.js'
+import { trustProject } from '../../src/trust.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 interface Setup {
@@ -29,7 +30,12 @@ function setup(): Setup {
   const projectFile = join(home, 'project', '.harness', 'config.json')
   mkdirSync(join(home, 'xdg', 'harness'), { recursive: true })
   mkdirSync(join(home, 'project', '.harness'), { recursive: true })
-  return { env, userFile, projectFile, load: () => loadConfig({ projectConfigFile: projectFile, env }) }
+  // The project file is trusted as it is when loaded (trust itself is tested in trust.test.ts).
+  const load = () => {
+    if (existsSync(projectFile)) trustProject(join(home, 'project'), projectFile, env)
+    return loadConfig({ projectConfigFile: projectFile, env })
+  }
+  return { env, userFile, projectFile, load }
 }
 
 function write(file: string, value: unknown): void {

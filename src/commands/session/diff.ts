@@ -46,7 +46,9 @@ Examples:
               `harness: the worktree of session ${result.id} is gone: showing the commits of its branch ${result.branch}`,
             )
           }
-          ctx.out.result(result, (data) => data.diff ?? data.stat ?? data.files.join('\n'))
+          ctx.out.result(result, (data) => data.diff ?? data.stat ?? data.files.join('\n'), {
+            escaped: true,
+          })
         },
       ),
     )

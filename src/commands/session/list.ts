@@ -41,8 +41,10 @@ Examples:
       action(ListOptionsSchema, async (options) => {
         const { listSessions } = await import('../../sessions/query.js')
         const { renderSessionList } = await import('../../render/session.js')
-        await ctx.out.resultList(listSessions(ctx, options), (data) =>
-          renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
+        await ctx.out.resultList(
+          listSessions(ctx, options),
+          (data) => renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
+          { escaped: true },
         )
       }),
     )

@@ -14,5 +14,5 @@ export function registerPath(session: Command, ctx: Context): void {
 /** The command's work; main.ts also calls it directly for the plain form (see cli/fast-path.ts). */
 export async function printSessionPath(ctx: Context, id: string): Promise<void> {
   const { sessionPath } = await import('../../sessions/query.js')
-  ctx.out.result(await sessionPath(ctx, id), (data) => data.path)
+  ctx.out.result(await sessionPath(ctx, id), (data) => data.path, { escaped: true })
 }

@@ -20,7 +20,9 @@ Examples:
         const { getSession } = await import('../../sessions/query.js')
         const { renderSessionDetail } = await import('../../render/session.js')
         const view = await getSession(ctx, id)
-        ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }))
+        ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }), {
+          escaped: true,
+        })
       }),
     )
 }

@@ -1,0 +1,38 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../cli/action.js'
+import type { Context } from '../cli/context.js'
+
+export function registerTrust(program: Command, ctx: Context): void {
+  program
+    .command('trust')
+    .description(
+      "allow this project's .harness/config.json as it is now (setup commands, providers, worktree root)",
+    )
+    .addHelpText(
+      'after',
+      '\nExample:\n  cat .harness/config.json && harness trust\n\nA changed file is untrusted again; your own config (~/.config/harness/config.json) needs no trust.',
+    )
+    .action(
+      action(z.object({}), async () => {
+        const paths = await ctx.project()
+        const { trustProject } = await import('../trust.js')
+        const result = trustProject(paths.root, paths.configFile, ctx.env)
+        ctx.out.result(result, (r) =>
+          [`trusted ${r.config_file} (sha256 ${r.sha256})`, ...r.keys.map((k) => `  ${k}`)].join('\n'),
+        )
+      }),
+    )
+  program
+    .command('untrust')
+    .description("stop allowing this project's .harness/config.json")
+    .addHelpText('after', '\nExample:\n  harness untrust')
+    .action(
+      action(z.object({}), async () => {
+        const paths = await ctx.project()
+        const { untrustProject } = await import('../trust.js')
+        const result = untrustProject(paths.root, paths.configFile, ctx.env)
+        ctx.out.result(result, (r) => `${r.config_file} is not trusted`)
+      }),
+    )
+}

@@ -1,0 +1,117 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { isAbsolute, join } from 'node:path'
+import { ExitCode, HarnessError } from '../errors.js'
+import { asDiskFault, writeNewFileDurably } from './durable.js'
+
+const KEY_BYTES = 32
+
+/** `$XDG_STATE_HOME/harness`, else `~/.local/state/harness` (a relative XDG path is ignored, per the XDG spec). */
+export function userStateDir(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_STATE_HOME
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state')
+  return join(base, 'harness')
+}
+
+export function sealKeyFile(env: NodeJS.ProcessEnv): string {
+  return join(userStateDir(env), 'key')
+}
+
+/** JSON with object keys sorted at every level and no whitespace: one text for one value, whatever its key order. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+  if (Array.isArray(value))
+    return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`
+  const entries = Object.keys(value)
+    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+  return `{${entries.join(',')}}`
+}
+
+/** The fields a seal does not cover: the seal itself, and `sealed`, which is computed on every read. */
+function sealedContent(record: Record<string, unknown>): string {
+  const { seal: _seal, sealed: _sealed, ...rest } = record
+  return canonicalJson(rest)
+}
+
+/**
+ * Seals records with the user's key (docs/security.md): HMAC-SHA256 over the record without `seal`, in
+ * canonical JSON. A record whose seal is missing or wrong is foreign: harness shows it but never acts on it.
+ */
+export class RecordSealer {
+  private key: Buffer | null | undefined
+
+  constructor(readonly keyFile: string) {}
+
+  static forEnv(env: NodeJS.ProcessEnv): RecordSealer {
+    return new RecordSealer(sealKeyFile(env))
+  }
+
+  /** The seal of `record` under the user's key (made on first use, 0600). */
+  seal(record: Record<string, unknown>): string {
+    return hmac(this.loadKey(true) as Buffer, sealedContent(record))
+  }
+
+  /** Whether the record's seal is the user's; without a key nothing was ever sealed here. */
+  verify(record: Record<string, unknown>): boolean {
+    const seal = record.seal
+    if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return false
+    const key = this.loadKey(false)
+    if (!key) return false
+    return timingSafeEqual(Buffer.from(hmac(key, sealedContent(record)), 'hex'), Buffer.from(seal, 'hex'))
+  }
+
+  private loadKey(create: boolean): Buffer | null {
+    if (this.key) return this.key
+    if (this.key === null && !create) return null
+    this.key = readKey(this.keyFile)
+    if (!this.key && create) this.key = makeKey(this.keyFile)
+    return this.key
+  }
+}
+
+function hmac(key: Buffer, text: string): string {
+  return createHmac('sha256', key).update(text).digest('hex')
+}
+
+function readKey(file: string): Buffer | null {
+  try {
+    const key = readFileSync(file)
+    return key.length === KEY_BYTES ? key : null
+  } catch {
+    return null
+  }
+}
+
+/** 32 random bytes, made visible whole (temp file + link): two first uses racing end up with one key. */
+function makeKey(file: string): Buffer {
+  const dir = join(file, '..')
+  const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    writeNewFileDurably(temp, randomBytes(KEY_BYTES))
+    try {
+      linkSync(temp, file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  } catch (error) {
+    throw asDiskFault(error, file)
+  } finally {
+    try {
+      unlinkSync(temp)
+    } catch {}
+  }
+  const key = readKey(file)
+  if (!key) {
+    throw new HarnessError(
+      'BAD_KEY',
+      `${file} is not a ${KEY_BYTES}-byte key`,
+      ExitCode.Failure,
+      'move it aside: harness makes a new one (records sealed with the old one become foreign)',
+    )
+  }
+  return key
+}
