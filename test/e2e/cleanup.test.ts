@@ -13,6 +13,7 @@ import {
   type SessionJson,
   setLastActive,
   stateOf,
+  writeProjectConfig,
 } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
@@ -311,7 +312,7 @@ describe('harness session cleanup', () => {
     expect(existsSync(recordPath(repo, younger.id))).toBe(true)
 
     // cleanup.older_than from the config, and a bare number meaning days.
-    writeFileSync(join(repo.dir, '.harness', 'config.json'), JSON.stringify({ cleanup: { older_than: '2' } }))
+    writeProjectConfig(repo.dir, repo.env, { cleanup: { older_than: '2' } })
     const day = 24 * HOUR
     const three = await execSession(repo)
     setLastActive(repo, three.id, 3 * day)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
+import { writeProjectConfig } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; agent_session_id?: string }
@@ -199,8 +200,9 @@ describe('providers from config', () => {
     const harnessDir = join(repo.dir, '.harness')
     const { mkdirSync } = await import('node:fs')
     mkdirSync(harnessDir)
-    writeFileSync(
-      join(harnessDir, 'config.json'),
+    writeProjectConfig(
+      repo.dir,
+      repo.env,
       JSON.stringify({
         defaults: { agent: 'mybot', permission: 'autonomous' },
         providers: {
@@ -231,7 +233,7 @@ describe('providers from config', () => {
     const { mkdirSync } = await import('node:fs')
     mkdirSync(join(repo.dir, '.harness'))
     const file = join(repo.dir, '.harness', 'config.json')
-    writeFileSync(file, JSON.stringify({ providers: { claude: { command: 42 } } }))
+    writeProjectConfig(repo.dir, repo.env, { providers: { claude: { command: 42 } } })
     const run = await cli(['run', '-a', 'claude', 'x'], { cwd: repo.dir, env: agents.env })
     expect(run.exitCode).toBe(2)
     expect(run.stderr).toContain(file)
@@ -239,7 +241,7 @@ describe('providers from config', () => {
     const userFile = join(repo.home, '.config', 'harness', 'config.json')
     mkdirSync(join(repo.home, '.config', 'harness'), { recursive: true })
     writeFileSync(userFile, '{ not json')
-    writeFileSync(file, '{}')
+    writeProjectConfig(repo.dir, repo.env, '{}')
     const user = await cli(['run', '-a', 'claude', 'x'], { cwd: repo.dir, env: agents.env })
     expect(user.exitCode).toBe(2)
     expect(user.stderr).toContain(userFile)

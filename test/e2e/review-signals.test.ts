@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, watch, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, watch } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { FileLock } from '../../src/sessions/lock.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
-import { readRecords } from '../helpers/sessions.js'
+import { readRecords, writeProjectConfig } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
@@ -107,10 +107,9 @@ describe('foreground signals', () => {
     const repo = tmpGitRepo()
     const left = join(repo.home, 'left.pid')
     mkdirSync(join(repo.dir, '.harness'), { recursive: true })
-    writeFileSync(
-      join(repo.dir, '.harness', 'config.json'),
-      JSON.stringify({ worktree: { setup: `sleep 30 & echo $! > ${shellQuote(left)}; echo set up` } }),
-    )
+    writeProjectConfig(repo.dir, repo.env, {
+      worktree: { setup: `sleep 30 & echo $! > ${shellQuote(left)}; echo set up` },
+    })
     const agents = fakeAgents(repo.home, repo.env)
     const started = Date.now()
     const run = await cli(['run', '-a', 'claude', '--json', 'task'], { cwd: repo.dir, env: agents.env })
@@ -126,12 +125,9 @@ describe('foreground signals', () => {
     const marker = join(repo.home, 'setup-started')
     const left = join(repo.home, 'setup.pid')
     mkdirSync(join(repo.dir, '.harness'), { recursive: true })
-    writeFileSync(
-      join(repo.dir, '.harness', 'config.json'),
-      JSON.stringify({
-        worktree: { setup: `echo $$ > ${shellQuote(left)}; touch ${shellQuote(marker)}; sleep 30` },
-      }),
-    )
+    writeProjectConfig(repo.dir, repo.env, {
+      worktree: { setup: `echo $$ > ${shellQuote(left)}; touch ${shellQuote(marker)}; sleep 30` },
+    })
     const agents = fakeAgents(repo.home, repo.env)
     const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
       cwd: repo.dir,
@@ -161,7 +157,7 @@ describe('foreground signals', () => {
     const left = join(repo.home, 'stubborn.pid')
     mkdirSync(join(repo.dir, '.harness'), { recursive: true })
     const setup = `(trap "" TERM; exec sleep 30) & echo $! > ${shellQuote(left)}; touch ${shellQuote(marker)}; wait`
-    writeFileSync(join(repo.dir, '.harness', 'config.json'), JSON.stringify({ worktree: { setup } }))
+    writeProjectConfig(repo.dir, repo.env, { worktree: { setup } })
     const agents = fakeAgents(repo.home, repo.env)
     const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
       cwd: repo.dir,

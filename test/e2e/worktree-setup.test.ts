@@ -1,16 +1,16 @@
 import { spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
-import { tmpGitRepo } from '../helpers/tmp.js'
+import { writeProjectConfig } from '../helpers/sessions.js'
+import { projectEnv, tmpGitRepo } from '../helpers/tmp.js'
 
 type Rec = Record<string, unknown> & { id: string; worktree_dir: string }
 
 function configure(dir: string, config: unknown): void {
-  mkdirSync(join(dir, '.harness'), { recursive: true })
-  writeFileSync(join(dir, '.harness', 'config.json'), JSON.stringify(config))
+  writeProjectConfig(dir, projectEnv(dir), config)
 }
 
 function sessionFiles(dir: string): string[] {

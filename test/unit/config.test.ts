@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
@@ -32,7 +32,8 @@ function setup(): Setup {
   mkdirSync(join(home, 'project', '.harness'), { recursive: true })
   // The project file is trusted as it is when loaded (trust itself is tested in trust.test.ts).
   const load = () => {
-    if (existsSync(projectFile)) trustProject(join(home, 'project'), projectFile, env)
+    if (existsSync(projectFile) && statSync(projectFile).isFile())
+      trustProject(join(home, 'project'), projectFile, env)
     return loadConfig({ projectConfigFile: projectFile, env })
   }
   return { env, userFile, projectFile, load }

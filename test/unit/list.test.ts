@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs'
-import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { Output } from '../../src/cli/output.js'
+import { hostFacts } from '../../src/process/identity.js'
 import { type ListFilters, listStore } from '../../src/sessions/query.js'
 import type { SessionView } from '../../src/sessions/reconcile.js'
 import { SessionStore, type StoreProblem } from '../../src/sessions/store.js'
@@ -34,7 +34,7 @@ async function store(): Promise<{ store: SessionStore; problems: StoreProblem[] 
   }
   // Its processes never existed on this host: stale, so reading it reconciles it to PAUSED.
   const stale = sessionRecord('stale001', { status: 'RUNNING', created_at: '2026-09-05T10:00:00.000Z' })
-  stale.runs = stale.runs?.map((run) => ({ ...run, ended_at: null, hostname: hostname() }))
+  stale.runs = stale.runs?.map((run) => ({ ...run, ended_at: null, ...hostFacts() }))
   await store.create(stale)
   writeFileSync(join(dir, 'bad00001.json'), '{"id": "bad00001", "status": ')
   return { store, problems }
