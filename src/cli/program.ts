@@ -1,4 +1,5 @@
 import { type Argument, Command, type CommanderError } from 'commander'
+import { registerCompletion } from '../commands/completion.js'
 import { registerRun } from '../commands/run.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
 import { registerDelete } from '../commands/session/delete.js'
@@ -67,7 +68,7 @@ Examples:
     throw new ExitRequest(0)
   })
   program.hook('preAction', (_root, leaf) => {
-    if (passthrough.length && leaf.name() !== 'run') {
+    if (passthrough.length && leaf.name() !== 'run' && leaf.name() !== '__complete') {
       throw new UsageError('arguments after -- are only for "harness run"')
     }
     const globals = leaf.optsWithGlobals() as Partial<GlobalOptions>
@@ -105,6 +106,7 @@ Examples:
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)
+  registerCompletion(program, ctx)
   registerHelp(session)
   registerHelp(program)
   registerSupervise(program)

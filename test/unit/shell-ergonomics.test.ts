@@ -51,3 +51,27 @@ test("every command's --help has an example", () => {
   visit(program, 'harness')
   expect(missing).toEqual([])
 })
+
+describe('completion from the command tree', () => {
+  const sources = {
+    sessions: async () => [{ value: '3f9a12c8', description: 'RUNNING fix lint' }],
+    agents: async () => [{ value: 'claude' }, { value: 'codex' }],
+  }
+  const program = () => buildProgram(new Output({ json: false, color: false, quiet: false }), [])
+  const values = async (words: string[]) => {
+    const { complete } = await import('../../src/cli/completion.js')
+    const result = await complete(program(), words, sources)
+    return result.kind === 'values' ? result.candidates.map((c) => c.value) : `:${result.kind}`
+  }
+
+  test('option values, global flags at any level, ids, and nothing after --', async () => {
+    expect(await values(['--json', 'session', 'kill', ''])).toEqual(['3f9a12c8'])
+    expect(await values(['session', 'list', '--status', 'r'])).toEqual(['running'])
+    expect(await values(['run', '--agent=co'])).toEqual(['--agent=codex'])
+    expect(await values(['session', 'list', '--no-c'])).toEqual(['--no-color'])
+    expect(await values(['--dir', ''])).toBe(':dirs')
+    expect(await values(['run', '-a', 'exec', '--', 'np'])).toBe(':files')
+    expect(await values(['session', 'show', '3f9a12c8', ''])).toEqual([])
+    expect(await values(['__sup'])).toEqual([])
+  })
+})

@@ -1,0 +1,41 @@
+import { Argument, type Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../cli/action.js'
+import type { Context } from '../cli/context.js'
+
+const SHELL_NAMES = ['bash', 'zsh', 'fish']
+
+/** `harness completion <shell>` prints the script; the hidden `__complete` answers it at each Tab. */
+export function registerCompletion(program: Command, ctx: Context): void {
+  program
+    .command('completion')
+    .description('print the shell completion script (commands, flags, agents, session ids)')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELL_NAMES))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  source <(harness completion bash)         # in ~/.bashrc
+  source <(harness completion zsh)          # in ~/.zshrc, after compinit
+  harness completion fish > ~/.config/fish/completions/harness.fish`,
+    )
+    .action(
+      action(z.object({}), async (_options, shell: string) => {
+        const { completionScript } = await import('../cli/completion.js')
+        ctx.out.writeOut(completionScript(shell as 'bash'))
+      }),
+    )
+  program
+    .command('__complete', { hidden: true })
+    .description('internal: completions for the words after --')
+    .argument('<shell>')
+    .action(
+      action(z.object({}), async (_options, shell: string) => {
+        const { complete, renderCompletion } = await import('../cli/completion.js')
+        const { completionSources } = await import('../sessions/completion.js')
+        const words = ctx.passthrough.length ? ctx.passthrough : ['']
+        const result = await complete(program, words, completionSources(ctx))
+        ctx.out.writeOut(renderCompletion(result, shell as 'bash'))
+      }),
+    )
+}

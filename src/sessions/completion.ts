@@ -1,0 +1,40 @@
+import type { Candidate, CompletionSources } from '../cli/completion.js'
+import type { Context } from '../cli/context.js'
+
+const MAX_TASK = 60
+
+/**
+ * Session ids (newest first, described by status and task) and agent names, read without writing anything.
+ * A broken record or config must not break Tab: what cannot be read is left out.
+ */
+export function completionSources(ctx: Context): CompletionSources {
+  return {
+    sessions: async () => {
+      try {
+        const paths = await ctx.project()
+        if (!paths.exists) return []
+        const { taskLabel } = await import('../render/session.js')
+        const store = await ctx.store()
+        return store
+          .list()
+          .sort((a, b) => b.created_at.localeCompare(a.created_at))
+          .map((s): Candidate => {
+            const task = taskLabel(s)
+            const short = task.length > MAX_TASK ? `${task.slice(0, MAX_TASK - 1)}…` : task
+            return { value: s.id, description: `${s.status} ${short}` }
+          })
+      } catch {
+        return []
+      }
+    },
+    agents: async () => {
+      const { listProviders } = await import('../providers/args.js')
+      let config = {}
+      try {
+        const { loadConfig } = await import('../config.js')
+        config = loadConfig({ projectConfigFile: (await ctx.project()).configFile, env: ctx.env })
+      } catch {}
+      return listProviders(config).map((p) => ({ value: p.name, description: p.description ?? '' }))
+    },
+  }
+}
