@@ -75,6 +75,18 @@ export const HarnessConfigSchema = z.strictObject({
     }),
   ),
   cleanup: z.optional(z.strictObject({ older_than: z.optional(DurationSchema) })),
+  /** Where an interactive run's agent lives: this terminal (local), or a tmux session (docs/tmux.md). */
+  interactive: z.optional(z.strictObject({ host: z.optional(z.enum(['local', 'tmux'])) })),
+  hooks: z.optional(
+    z.strictObject({
+      /** Run (argv, no shell) whenever a session's status or agent state changes (docs/tmux.md). */
+      on_status: z.optional(
+        z.tuple([NonEmptyStringSchema], z.string(), {
+          error: 'expected a non-empty list [command, ...args] (no shell)',
+        }),
+      ),
+    }),
+  ),
 })
 export type HarnessConfig = z.infer<typeof HarnessConfigSchema>
 
@@ -147,6 +159,9 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
   if (base.defaults || override.defaults) merged.defaults = { ...base.defaults, ...override.defaults }
   if (base.worktree || override.worktree) merged.worktree = { ...base.worktree, ...override.worktree }
   if (base.cleanup || override.cleanup) merged.cleanup = { ...base.cleanup, ...override.cleanup }
+  if (base.interactive || override.interactive)
+    merged.interactive = { ...base.interactive, ...override.interactive }
+  if (base.hooks || override.hooks) merged.hooks = { ...base.hooks, ...override.hooks }
   return merged
 }
 

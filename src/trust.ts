@@ -147,6 +147,8 @@ export function keysThatMatter(bytes: Buffer): string[] {
   show('worktree.include', config.worktree?.include)
   show('defaults.permission', config.defaults?.permission)
   show('defaults.agent', config.defaults?.agent)
+  show('hooks.on_status', config.hooks?.on_status)
+  show('interactive.host', config.interactive?.host)
   for (const [name, spec] of Object.entries(config.providers ?? {})) show(`providers.${name}`, spec)
   const other = Object.keys(config).filter(
     (k) => !['worktree', 'defaults', 'providers', '$schema'].includes(k),

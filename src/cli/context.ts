@@ -55,9 +55,24 @@ export class Context {
     const paths = await this.project()
     const { SessionStore } = await import('../sessions/store.js')
     const { RecordSealer } = await import('../sessions/seal.js')
+    const { statusHookObserver } = await import('../sessions/status-hooks.js')
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
+      // Config is read only when a status or state actually changes: reading commands never pay for it.
+      onChange: statusHookObserver(async () => {
+        const { loadConfig, readConfigFile, userConfigFile } = await import('../config.js')
+        try {
+          return loadConfig({ projectConfigFile: paths.configFile, env: this.env }).hooks?.on_status
+        } catch {
+          // An untrusted (or broken) project config defines no hook; the user's own config still may.
+          try {
+            return readConfigFile(userConfigFile(this.env))?.hooks?.on_status
+          } catch {
+            return null // a hook is never fatal
+          }
+        }
+      }, paths.logsDir),
     })
     return this.storeInstance
   }

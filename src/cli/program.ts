@@ -1,6 +1,7 @@
 import { type Argument, Command, type CommanderError } from 'commander'
 import { registerCompletion } from '../commands/completion.js'
 import { registerRun } from '../commands/run.js'
+import { registerAttach } from '../commands/session/attach.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
 import { registerDelete } from '../commands/session/delete.js'
 import { registerDiff } from '../commands/session/diff.js'
@@ -97,6 +98,7 @@ Examples:
   registerShow(session, ctx)
   registerPath(session, ctx)
   registerResume(session, ctx)
+  registerAttach(session, ctx)
   registerStop(session, ctx, 'kill')
   registerStop(session, ctx, 'pause')
   registerWait(session, ctx)

@@ -15,6 +15,8 @@ const RunOptionsSchema = z.object({
   branch: z.optional(z.string()),
   sessionId: z.optional(z.string()),
   detach: z.optional(z.boolean()),
+  tmux: z.optional(z.boolean()),
+  attach: z.optional(z.boolean()),
   prompt: z.optional(z.string()),
 })
 
@@ -34,6 +36,8 @@ export function registerRun(program: Command, ctx: Context): void {
     .option('--branch <name>', 'branch name for the worktree (default: harness/<id>)')
     .option('--session-id <id>', 'use this id; resumes the session if it already exists')
     .option('-d, --detach', 'run in the background; return once the agent has started')
+    .option('--tmux', 'run the interactive agent in its own tmux session; return once it has started')
+    .option('--attach', 'with --tmux: attach to it at once (detach: Ctrl-b, then d)')
     .option('--prompt <text>', 'the prompt, for one that begins with "-" (--prompt="-v crashes")')
     .addHelpText(
       'after',
@@ -52,7 +56,8 @@ Examples:
   harness run -a codex -P autonomous --detach "fix lint"
   id=$(harness run -a claude --detach --json "fix lint" | jq -r .id)
   harness run -a exec -- npm test               # any command as a session
-  echo "fix the tests" | harness run -a claude  # the prompt from stdin (or "-")`,
+  echo "fix the tests" | harness run -a claude  # the prompt from stdin (or "-")
+  harness run --tmux -a claude "add tests"      # in tmux; then: harness session attach <id>`,
     )
     .action(
       action(RunOptionsSchema, async (options, words: string[]) => {
@@ -63,6 +68,7 @@ Examples:
         const outcome = await startSession(ctx, {
           ...options,
           detach: options.detach === true,
+          tmux: options.attach || options.tmux,
           prompt: explicitStdin ? [await readStdin()] : prompt,
           extraArgs: ctx.passthrough,
           promptFromStdin: process.stdin.isTTY ? undefined : readStdin,
@@ -71,6 +77,7 @@ Examples:
         else ctx.out.result(outcome.record, renderDetachedRun)
         if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
         if (outcome.exit) throw outcome.exit
+        if (options.attach) await attachAfterStart(ctx, outcome.record.id)
       }),
     )
 }
@@ -80,6 +87,12 @@ export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8')
+}
+
+/** `--attach`: the session runs (and its id is printed); now show it in this terminal. */
+export async function attachAfterStart(ctx: Context, id: string): Promise<void> {
+  const { attachSession } = await import('../sessions/attach.js')
+  await attachSession(ctx, id)
 }
 
 /** The prompt from --prompt or from the positional words, not both. */

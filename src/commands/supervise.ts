@@ -2,13 +2,22 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../cli/action.js'
 
-/** Hidden: the detached supervisor of a background run. Its plan arrives on stdin from `harness run --detach`. */
+/**
+ * Hidden: the detached supervisor of a background run. Its plan arrives on stdin from `harness run --detach`,
+ * or, for a run hosted in tmux, in the file `--tmux-plan` names.
+ */
 export function registerSupervise(program: Command): void {
   program
     .command('__supervise', { hidden: true })
     .description('internal: supervise a background run')
+    .option('--tmux-plan <file>', 'internal: the plan of a run hosted in tmux')
     .action(
-      action(z.object({}), async () => {
+      action(z.object({ tmuxPlan: z.optional(z.string()) }), async (options) => {
+        if (options.tmuxPlan) {
+          const { superviseInTmux } = await import('../sessions/tmux-run.js')
+          await superviseInTmux(options.tmuxPlan)
+          return
+        }
         const chunks: Buffer[] = []
         for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
         const { superviseDetached } = await import('../sessions/runner.js')

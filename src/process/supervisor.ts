@@ -239,10 +239,8 @@ export interface DetachedSupervisor {
  * only after the record holding its identity was committed, so a record never names an unknown supervisor.
  */
 export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<DetachedSupervisor> {
-  const entry = process.argv[1]
-  // Under a single executable the binary is the entry itself.
-  const args = entry && !isSingleExecutable() ? [entry, '__supervise'] : ['__supervise']
-  const child = spawn(process.execPath, args, {
+  const [command, ...args] = harnessCommand('__supervise')
+  const child = spawn(command as string, args, {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
     env,
@@ -265,6 +263,12 @@ export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<D
       stdin?.end()
     },
   }
+}
+
+/** The argv that runs this harness again with `args` (under a single executable the binary is the entry). */
+export function harnessCommand(...args: string[]): string[] {
+  const entry = process.argv[1]
+  return entry && !isSingleExecutable() ? [process.execPath, entry, ...args] : [process.execPath, ...args]
 }
 
 function isSingleExecutable(): boolean {

@@ -7,6 +7,9 @@ import { type Column, renderTable } from './table.js'
 export function runSummary(record: SessionRecord): string {
   const code = record.exit_code != null ? `, exit ${record.exit_code}` : ''
   const where = record.is_worktree ? ` in ${record.worktree_dir}` : ''
+  if (record.status === 'RUNNING' && typeof record.tmux_session === 'string') {
+    return `harness: session ${record.id} started${where} in tmux session ${record.tmux_session} (agent pid ${record.pid ?? '?'}); attach: harness session attach ${record.id}`
+  }
   if (record.status === 'RUNNING') {
     return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
   }

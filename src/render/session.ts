@@ -43,6 +43,13 @@ export function taskLabel(session: {
   return '-'
 }
 
+const STATE_COLOURS: Record<string, Colour> = { waiting: 'yellow', busy: 'cyan', idle: 'green' }
+
+/** The agent's state (busy, waiting, idle) of a running session hosted in tmux; '' otherwise. */
+export function agentState(session: SessionRecord): string {
+  return session.status === 'RUNNING' && typeof session.state === 'string' ? session.state : ''
+}
+
 export function renderSessionList(sessions: SessionView[], options: RenderOptions = {}): string {
   if (sessions.length === 0) return 'No sessions.'
   const now = options.now ?? new Date()
@@ -51,6 +58,15 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
     { header: 'ID', value: (s) => terminalSafeLine(s.id) },
     { header: 'AGENT', value: (s) => terminalSafeLine(s.provider), max: 12, drop: 1 },
     { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
+  ]
+  // Only when some session shows one (tmux-hosted runs): other listings keep their columns.
+  if (sessions.some((s) => agentState(s))) {
+    columns.push({
+      header: 'STATE',
+      value: (s) => paint(agentState(s) || '-', STATE_COLOURS[agentState(s)], color),
+    })
+  }
+  columns.push(
     {
       header: 'BRANCH',
       value: (s) => terminalSafeLine(s.git_branch ?? '-'),
@@ -62,7 +78,7 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
     { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
     // The task tells sessions apart: it is the last column to give up room.
     { header: 'TASK', value: (s) => terminalSafeLine(taskLabel(s)), shrink: 1, min: 8 },
-  ]
+  )
   return renderTable(columns, sessions, options.width)
 }
 
@@ -102,6 +118,9 @@ const KNOWN_FIELDS = new Set([
   'sealed',
   'branch_created',
   'log_error',
+  'tmux_session',
+  'tmux_socket',
+  'state',
 ])
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
@@ -112,6 +131,7 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
   const fields: [string, string | number | boolean | null | undefined][] = [
     ['ID', session.id],
     ['Status', paint(statusLabel(session), STATUS_COLOURS[session.status], color)],
+    ['State', agentState(session) || undefined],
     ['Agent', session.provider],
     ['Model', session.model],
     ['Permission', session.permission],
@@ -138,6 +158,8 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
         ? (session.extra_args as string[]).map(quoteArg).join(' ')
         : undefined,
     ],
+    ['Tmux session', typeof session.tmux_session === 'string' ? session.tmux_session : undefined],
+    ['Tmux socket', typeof session.tmux_socket === 'string' ? session.tmux_socket : undefined],
     ['PID', session.pid],
     ['Exit code', session.exit_code],
     ['Stop reason', session.stop_reason],

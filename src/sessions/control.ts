@@ -34,6 +34,27 @@ export async function stopSession(
   action: StopAction,
   graceMs: number,
 ): Promise<StopResult> {
+  const result = await stopRun(ctx, input, action, graceMs)
+  await releaseTmuxSession(result.record)
+  return result
+}
+
+/**
+ * A run hosted in tmux ends its tmux session when its supervisor exits; one whose supervisor was gone or hung
+ * may leave the session behind, which a finished run has no use for.
+ */
+async function releaseTmuxSession(record: SessionRecord): Promise<void> {
+  if (record.status === 'RUNNING' || typeof record.tmux_session !== 'string') return
+  const { killTmuxSession, tmuxSocket } = await import('../process/tmux.js')
+  await killTmuxSession(record.tmux_socket ?? tmuxSocket(process.env), record.tmux_session)
+}
+
+async function stopRun(
+  ctx: Context,
+  input: string,
+  action: StopAction,
+  graceMs: number,
+): Promise<StopResult> {
   const store = await ctx.store()
   const session = await getSession(ctx, input)
   const id = session.id

@@ -87,5 +87,7 @@ export function applyRunExit(
     stop_reason: stopReason,
     completed_at: status === 'PAUSED' ? null : at,
     runs,
+    // The agent's screen state describes a live run only.
+    ...(record.state != null ? { state: null } : {}),
   }
 }

@@ -20,7 +20,15 @@ export function markPaused(
   const run = runs?.[runs.length - 1]
   if (runs && run && !run.ended_at) runs[runs.length - 1] = { ...run, ended_at: now.toISOString() }
   const stopReason = event === 'reconcile' ? 'interrupted' : 'recovered'
-  return { ...record, status, stop_reason: stopReason, stop_request: null, runs }
+  return {
+    ...record,
+    status,
+    stop_reason: stopReason,
+    stop_request: null,
+    runs,
+    // The agent's screen state describes a live run only.
+    ...(record.state != null ? { state: null } : {}),
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { ExitRequest, ExternalToolError } from '../errors.js'
 import type { Usage } from '../history/events.js'
 import { sumCost } from '../history/usage.js'
+import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
@@ -34,6 +35,29 @@ export interface RunPlan {
   headlessOutput?: HeadlessOutput | null
   /** A worktree and the commit it started from: `files_modified` is recorded against it when the run ends. */
   changesAgainst?: { dir: string; base: string } | null
+  /** The provider's name: how its screen shows its state (tmux runs). */
+  provider?: string
+  /** `hooks.on_status` from trusted config, run by the supervisor on the changes it makes. */
+  onStatus?: string[] | null
+  /** A run hosted in tmux: its server and session (docs/tmux.md). */
+  tmux?: { socket: string; session: string } | null
+  /** The launcher's environment, which a supervisor started by tmux adopts (tmux gives it the server's). */
+  supervisorEnv?: NodeJS.ProcessEnv
+}
+
+/** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
+export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
+  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir)
+  const { statusHookObserver } = await import('./status-hooks.js')
+  return new SessionStore(plan.sessionsDir, { onChange: statusHookObserver(plan.onStatus, plan.logsDir) })
+}
+
+/** What a supervisor may add around the agent's life (the tmux one watches the screen). */
+export interface SuperviseExtras {
+  /** The agent runs and its pid is recorded. */
+  started?(): void
+  /** The agent is gone; called before the outcome is recorded. */
+  ended?(): Promise<void>
 }
 
 /** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
@@ -75,7 +99,7 @@ export function logPathFor(logsDir: string, id: string): string {
   return join(logsDir, `${id}.log`)
 }
 
-function openLog(plan: RunPlan): number {
+export function openLog(plan: RunPlan): number {
   mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
   return openSync(logPathFor(plan.logsDir, plan.id), 'a+', 0o600)
 }
@@ -85,10 +109,11 @@ function openLog(plan: RunPlan): number {
  * handlers are in place), records the agent's pid, stops its tree when harness is told to stop, and records the
  * outcome (before anything is printed).
  */
-async function supervise(
+export async function supervise(
   plan: RunPlan,
   store: SessionStore,
   begin: () => Promise<number | undefined>,
+  extras: SuperviseExtras = {},
 ): Promise<RunResult> {
   const { superviseAgent } = await import('../process/supervisor.js')
   const launch: AgentLaunch = {
@@ -118,6 +143,7 @@ async function supervise(
         }
         return { ...current, pid, runs }
       })
+      extras.started?.()
     },
     stopping: async () => {
       const current = store.get(plan.id)
@@ -127,6 +153,7 @@ async function supervise(
   })
   try {
     const { exit } = supervised
+    await extras.ended?.()
     const captured = await capturedSessionId(plan, launch.logFd, logStart)
     const usage = await runUsage(launch.logFd, logStart)
     const reportedError =
@@ -248,7 +275,7 @@ async function changedFiles(plan: RunPlan): Promise<string[] | undefined> {
 export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promise<RunResult> {
   const self = identify(process.pid)
   if (!self) throw new Error('cannot read this process identity')
-  const store = new SessionStore(plan.sessionsDir)
+  const store = await supervisorStore(plan)
   let logFd: number | undefined
   try {
     return await supervise(plan, store, async () => {
@@ -265,9 +292,14 @@ export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promis
  * A background run: starts the detached supervisor, commits the run with its identity, hands it the plan,
  * and returns once the record holds the agent's pid (or the run already ended).
  */
-export async function runInBackground(plan: RunPlan, beginRun: BeginRun): Promise<SessionRecord> {
-  const { startDetachedSupervisor } = await import('../process/supervisor.js')
-  const supervisor = await startDetachedSupervisor(process.env)
+export async function runInBackground(
+  plan: RunPlan,
+  beginRun: BeginRun,
+  host?: RunHost,
+): Promise<SessionRecord> {
+  const supervisor = await (host ?? (await import('../process/host.js')).localHost).startSupervisor(
+    process.env,
+  )
   let committed = false
   try {
     await beginRun(newRun(plan.runN, plan.kind, supervisor.identity, [plan.command, ...plan.args], true))
@@ -305,7 +337,7 @@ async function waitForAgentStart(
 export async function superviseDetached(input: string): Promise<void> {
   if (!input.trim()) return // the launcher gave up before committing the run
   const plan = JSON.parse(input) as RunPlan
-  const store = new SessionStore(plan.sessionsDir)
+  const store = await supervisorStore(plan)
   const record = store.get(plan.id)
   const run = record ? lastRun(record) : undefined
   // Only the supervisor the record names may run it.

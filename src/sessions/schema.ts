@@ -15,6 +15,8 @@ export const SessionStatusSchema = z.pipe(
   ),
   z.enum(SESSION_STATUSES),
 )
+export const AGENT_STATES = ['busy', 'waiting', 'idle'] as const
+export type AgentState = (typeof AGENT_STATES)[number]
 export type SessionStatus = (typeof SESSION_STATUSES)[number]
 
 /** ISO 8601 with a zone; records written by older tools may lack milliseconds. */
@@ -117,6 +119,11 @@ export const SessionRecordSchema = z.looseObject({
   seal: opt(z.string()),
   /** Computed on every read, never stored: whether `seal` is the user's. */
   sealed: z.optional(z.boolean()),
+  /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
+  tmux_session: opt(z.string()),
+  tmux_socket: opt(z.string()),
+  /** What the agent's screen shows while it runs in tmux: busy, waiting (for the user) or idle. */
+  state: opt(z.string()),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

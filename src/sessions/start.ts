@@ -47,6 +47,8 @@ export interface StartOptions {
   branch?: string
   sessionId?: string
   detach: boolean
+  /** Host the interactive agent in a tmux session (docs/tmux.md); undefined: as config `interactive.host` says. */
+  tmux?: boolean
   prompt: string[]
   extraArgs: string[]
   /** The prompt piped on stdin, read only when no prompt was given and the agent takes one. */
@@ -57,6 +59,32 @@ export interface RunOutcome {
   record: SessionRecord
   /** Foreground runs: how harness must exit (the agent's code, or its signal re-raised). */
   exit?: ExitRequest
+}
+
+/**
+ * Whether this run is hosted in tmux: `--tmux`, or config `interactive.host: "tmux"` for a run that would
+ * be interactive, or (resume) a session whose last run was hosted in tmux — never with --detach.
+ */
+function hostedInTmux(
+  ctx: Context,
+  options: { detach: boolean; tmux?: boolean },
+  config: HarnessConfig,
+  previous?: SessionRecord,
+): boolean {
+  if (options.tmux && options.detach) {
+    throw new UsageError('--tmux and --detach are two different hosts: choose one')
+  }
+  if (options.tmux !== undefined) return options.tmux
+  if (options.detach) return false
+  if (previous) return typeof previous.tmux_session === 'string'
+  return config.interactive?.host === 'tmux' && agentMode(ctx, false) === 'interactive'
+}
+
+/** The tmux server and session of a run hosted in tmux; tmux missing is exit 5, before anything is made. */
+async function tmuxPlace(ctx: Context, id: string): Promise<{ socket: string; session: string }> {
+  const { assertTmux, tmuxSessionName, tmuxSocket } = await import('../process/tmux.js')
+  assertTmux(ctx.env)
+  return { socket: tmuxSocket(ctx.env), session: tmuxSessionName(id) }
 }
 
 function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
@@ -169,7 +197,8 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
   const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
   // A configured default model applies only to agents that have a model flag; an explicit -m always does.
   const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
-  const mode = agentMode(ctx, options.detach)
+  const tmux = hostedInTmux(ctx, options, config)
+  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
   const prompt = await startPrompt(options, provider, mode)
   const agentSessionId = newAgentSessionId(provider)
   assertAllowedAsUser(provider, permission, ctx.env)
@@ -188,6 +217,8 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
 
+  // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind.
+  if (tmux) await tmuxPlace(ctx, 'check')
   ensureProjectDirs(paths)
   // From here until the run is committed, a stop signal undoes the set-up instead of killing harness midway
   // (which would leave a worktree and branch that no record owns).
@@ -233,7 +264,9 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       files_modified: [],
       metadata: sessionMetadata(),
     }
-    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider)
+    const place = tmux ? await tmuxPlace(ctx, id) : null
+    if (place) Object.assign(record, { tmux_session: place.session, tmux_socket: place.socket, state: null })
+    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
     showPromptToPaste(ctx, provider, mode, prompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
@@ -326,6 +359,8 @@ function runPlan(
   invocation: { command: string; args: string[] },
   mode: RunPlan['mode'],
   provider: ResolvedProvider,
+  config: HarnessConfig,
+  tmux: { socket: string; session: string } | null,
 ): RunPlan {
   const subdir = typeof session.start_subdir === 'string' ? session.start_subdir : null
   return {
@@ -342,6 +377,10 @@ function runPlan(
     teeToStderr: ctx.options.json,
     sessionIdCapture: provider.session_id_capture,
     headlessOutput: provider.headless_output,
+    provider: provider.name,
+    onStatus: config.hooks?.on_status ?? null,
+    tmux,
+    ...(tmux ? { supervisorEnv: process.env } : {}),
     changesAgainst:
       session.is_worktree && session.base_commit
         ? { dir: session.worktree_dir, base: session.base_commit }
@@ -350,9 +389,11 @@ function runPlan(
 }
 
 async function launch(plan: RunPlan, begin: (run: Run) => Promise<SessionRecord>): Promise<RunOutcome> {
-  if (plan.mode === 'background') {
+  if (plan.mode === 'background' || plan.tmux) {
+    const { localHost, tmuxHost } = await import('../process/host.js')
+    const host = plan.tmux ? tmuxHost({ ...plan.tmux, cwd: plan.cwd }) : localHost
     // Like every RUNNING record shown, it carries its computed liveness.
-    const record = await runInBackground(plan, begin)
+    const record = await runInBackground(plan, begin, host)
     const liveness = computeLiveness(record)
     return { record: liveness ? { ...record, liveness } : record }
   }
@@ -505,6 +546,8 @@ async function setUpWorktree(
 
 export interface ResumeOptions {
   detach: boolean
+  /** Into a new tmux session; undefined: where its last run was hosted (docs/tmux.md). */
+  tmux?: boolean
   /** --session-id: the id is exact, never a prefix. */
   exact?: boolean
 }
@@ -533,7 +576,9 @@ export async function resumeSession(
   transition(session.status, 'resume', id)
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
   const provider = resolveProvider(session.provider, config)
-  const mode = agentMode(ctx, options.detach)
+  const tmux = hostedInTmux(ctx, options, config, session)
+  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
+  const place = tmux ? await tmuxPlace(ctx, session.id) : null
   const prompt = promptWords.join(' ').trim() || undefined
   const extraArgs = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
   const permission = (session.permission as Permission | null | undefined) ?? undefined
@@ -555,7 +600,7 @@ export async function resumeSession(
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider)
+  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place)
   showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
@@ -576,6 +621,9 @@ export async function resumeSession(
         stop_reason: null,
         stop_request: null,
         runs: [...(current.runs ?? []), run],
+        ...(place || current.tmux_session != null
+          ? { tmux_session: place?.session ?? null, tmux_socket: place?.socket ?? null, state: null }
+          : {}),
       }
     })
   return launch(plan, async (run) => {

@@ -28,6 +28,8 @@ export interface StoreOptions {
   sealer?: RecordSealer
   /** The file calls of record writes; tests inject short writes and faults. */
   fs?: WriteFs
+  /** Told of every committed create and update (after the write), e.g. to run `hooks.on_status`. */
+  onChange?: (before: SessionRecord | null, after: SessionRecord) => void
 }
 
 const RECORD_SUFFIX = '.json'
@@ -154,7 +156,7 @@ export class SessionStore {
   /** Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). */
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
-    return this.writing(id, async () => {
+    const created = await this.writing(id, async () => {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
@@ -173,6 +175,8 @@ export class SessionStore {
         return next
       })
     })
+    this.options.onChange?.(null, created)
+    return created
   }
 
   /**
@@ -185,12 +189,14 @@ export class SessionStore {
     options: { adopt?: boolean } = {},
   ): Promise<SessionRecord> {
     assertValidSessionId(id)
-    return this.writing(id, () =>
+    let before: SessionRecord | null = null
+    const after = await this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), async () => {
         const current = this.readForWrite(id)
         const changed =
           mutate(structuredClone(current)) ?? (options.adopt ? structuredClone(current) : undefined)
         if (changed === undefined) return current
+        before = current
         // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
         const next = this.sealed(
           stamp(changed, (current.rev ?? 0) + 1),
@@ -204,6 +210,8 @@ export class SessionStore {
         return next
       }),
     )
+    if (before) this.options.onChange?.(before, after)
+    return after
   }
 
   /**

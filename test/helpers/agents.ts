@@ -14,6 +14,8 @@ export interface FakeAgentOptions {
   stderr?: string
   onSigint?: boolean
   ignoreHup?: boolean
+  /** Draw an agent's screen; ask a question once this file exists (see fake-agent.mjs). */
+  tui?: { askFile: string }
 }
 
 export interface FakeAgents {
@@ -90,6 +92,10 @@ export function agentEnv(options: FakeAgentOptions): NodeJS.ProcessEnv {
   if (options.stderr) env.FAKE_AGENT_STDERR = options.stderr
   if (options.onSigint) env.FAKE_AGENT_ON_SIGINT = '1'
   if (options.ignoreHup) env.FAKE_AGENT_IGNORE_HUP = '1'
+  if (options.tui) {
+    env.FAKE_AGENT_TUI = '1'
+    env.FAKE_AGENT_ASK_FILE = options.tui.askFile
+  }
   return env
 }
 

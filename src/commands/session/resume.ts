@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { promptWords } from '../run.js'
+import { attachAfterStart, promptWords } from '../run.js'
 
 export function registerResume(session: Command, ctx: Context): void {
   session
@@ -10,6 +10,8 @@ export function registerResume(session: Command, ctx: Context): void {
     .alias('continue')
     .description("resume a session's conversation in its worktree (recreated from its branch if removed)")
     .option('-d, --detach', 'run in the background')
+    .option('--tmux', 'into a new tmux session (the default for a session last run in tmux)')
+    .option('--attach', 'with --tmux: attach to it at once')
     .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
     .addHelpText(
       'after',
@@ -21,21 +23,29 @@ arguments given after -- at the start are passed again.
 
 Examples:
   harness session resume 3f9a
-  harness session resume 3f9a "now add the tests"`,
+  harness session resume 3f9a "now add the tests"
+  harness session resume --tmux --attach 3f9a`,
     )
     .action(
       action(
-        z.object({ detach: z.optional(z.boolean()), prompt: z.optional(z.string()) }),
+        z.object({
+          detach: z.optional(z.boolean()),
+          tmux: z.optional(z.boolean()),
+          attach: z.optional(z.boolean()),
+          prompt: z.optional(z.string()),
+        }),
         async (options, id: string, words: string[]) => {
           const { resumeSession } = await import('../../sessions/start.js')
           const { renderDetachedRun, runSummary } = await import('../../render/run.js')
           const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
             detach: options.detach === true,
+            tmux: options.attach || options.tmux,
           })
           if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
           else ctx.out.result(outcome.record, renderDetachedRun)
           if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
           if (outcome.exit) throw outcome.exit
+          if (options.attach) await attachAfterStart(ctx, outcome.record.id)
         },
       ),
     )

@@ -1,0 +1,29 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+export function registerAttach(session: Command, ctx: Context): void {
+  session
+    .command('attach <id>')
+    .description("show a tmux-hosted session's agent in this terminal (detach: Ctrl-b, then d)")
+    .addHelpText(
+      'after',
+      `
+For sessions started with "harness run --tmux" (or config interactive.host
+"tmux"). Detaching (the tmux prefix, Ctrl-b unless your tmux.conf changes it,
+then d) leaves the agent running; closing this terminal does too.
+
+Examples:
+  harness run --tmux -a claude "add auth endpoints"
+  harness session attach 3f9a`,
+    )
+    .action(
+      action(z.object({}), async (_options, id: string) => {
+        const { attachSession } = await import('../../sessions/attach.js')
+        const { statusLabel } = await import('../../render/session.js')
+        const view = await attachSession(ctx, id)
+        ctx.out.info(`harness: detached from ${view.id} (${statusLabel(view)})`)
+      }),
+    )
+}

@@ -1,0 +1,164 @@
+import { execFile, spawn, spawnSync } from 'node:child_process'
+import { ExternalToolError, IllegalStateError } from '../errors.js'
+
+/**
+ * Everything harness asks of tmux (docs/tmux.md). harness keeps its sessions on its own tmux server
+ * (`tmux -L harness`), apart from the user's own tmux sessions; `HARNESS_TMUX_SOCKET` names another one (a
+ * socket name, or a path when it holds a "/"), which is how tests give every run a private server.
+ */
+export const DEFAULT_TMUX_SOCKET = 'harness'
+
+/** The socket harness uses, from `HARNESS_TMUX_SOCKET` or the default. */
+export function tmuxSocket(env: NodeJS.ProcessEnv): string {
+  const given = env.HARNESS_TMUX_SOCKET?.trim()
+  return given ? given : DEFAULT_TMUX_SOCKET
+}
+
+/** The name of a session's tmux session. */
+export function tmuxSessionName(id: string): string {
+  return `harness-${id}`
+}
+
+/** `-L name` for a socket name, `-S path` for a path. */
+export function socketArgs(socket: string): string[] {
+  return socket.includes('/') ? ['-S', socket] : ['-L', socket]
+}
+
+/** The tmux environment minus what would make tmux think it runs inside another tmux. */
+function tmuxEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { TMUX: _tmux, TMUX_PANE: _pane, ...rest } = env
+  return rest
+}
+
+function run(
+  socket: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'tmux',
+      [...socketArgs(socket), ...args],
+      { env: tmuxEnv(env), encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0
+        resolve({
+          code,
+          stdout,
+          stderr: stderr || (error && typeof error.code !== 'number' ? error.message : ''),
+        })
+      },
+    )
+  })
+}
+
+/** tmux's version line ("tmux 3.3a"), or null when tmux cannot be run. For `doctor` and the --tmux check. */
+export function tmuxVersion(env: NodeJS.ProcessEnv = process.env): string | null {
+  const result = spawnSync('tmux', ['-V'], { env: tmuxEnv(env), encoding: 'utf8' })
+  if (result.error || result.status !== 0) return null
+  return result.stdout.trim() || null
+}
+
+/** `--tmux` without tmux: exit 5, naming it. */
+export function assertTmux(env: NodeJS.ProcessEnv): string {
+  const version = tmuxVersion(env)
+  if (!version) {
+    throw new ExternalToolError(
+      'tmux is not installed or not on PATH (needed by --tmux and interactive.host "tmux")',
+      'install tmux (apt-get install tmux, brew install tmux), or run without --tmux',
+      'TMUX_NOT_FOUND',
+    )
+  }
+  return version
+}
+
+/**
+ * A new detached tmux session running `argv` directly (no shell) in `cwd`; returns the pid of its pane's
+ * process, which is `argv[0]` itself.
+ */
+export async function newTmuxSession(options: {
+  socket: string
+  name: string
+  cwd: string
+  argv: string[]
+  env: NodeJS.ProcessEnv
+}): Promise<number> {
+  const { socket, name, cwd, argv, env } = options
+  const result = await run(
+    socket,
+    ['new-session', '-d', '-s', name, '-c', cwd, '-x', '200', '-y', '50', '-P', '-F', '#{pane_pid}', ...argv],
+    env,
+  )
+  if (result.code !== 0) {
+    if (/duplicate session/.test(result.stderr)) {
+      throw new IllegalStateError(
+        `tmux session "${name}" already exists`,
+        `end it first: tmux ${socketArgs(socket).join(' ')} kill-session -t ${name}`,
+        'TMUX_SESSION_EXISTS',
+      )
+    }
+    throw new ExternalToolError(`tmux new-session failed: ${result.stderr.trim()}`, undefined, 'TMUX_FAILED')
+  }
+  const pid = Number.parseInt(result.stdout.trim(), 10)
+  if (!Number.isInteger(pid) || pid <= 0) {
+    throw new ExternalToolError(`tmux did not report the pane's process: ${result.stdout.trim()}`)
+  }
+  return pid
+}
+
+/** `=name` targets the session with exactly that name (tmux would otherwise match a prefix). */
+function exact(name: string): string {
+  return `=${name}`
+}
+
+export async function hasTmuxSession(socket: string, name: string): Promise<boolean> {
+  return (await run(socket, ['has-session', '-t', exact(name)])).code === 0
+}
+
+/** Ends a tmux session (its processes get SIGHUP); a session that is already gone is fine. */
+export async function killTmuxSession(socket: string, name: string): Promise<void> {
+  await run(socket, ['kill-session', '-t', exact(name)])
+}
+
+/** The visible screen of a pane, as text (no escapes). */
+export async function capturePane(socket: string, target: string): Promise<string | null> {
+  const result = await run(socket, ['capture-pane', '-p', '-J', '-t', target])
+  return result.code === 0 ? result.stdout : null
+}
+
+/**
+ * Copies everything the pane shows to `logPath`. tmux runs the pipe command through the shell, so the one
+ * value in it, harness's own log path, is single-quoted.
+ */
+export async function pipePaneToLog(socket: string, target: string, logPath: string): Promise<void> {
+  const quoted = `'${logPath.replace(/'/g, `'\\''`)}'`
+  const result = await run(socket, ['pipe-pane', '-t', target, `exec cat >> ${quoted}`])
+  if (result.code !== 0) {
+    throw new ExternalToolError(`tmux pipe-pane failed: ${result.stderr.trim()}`, undefined, 'TMUX_FAILED')
+  }
+}
+
+/**
+ * Attaches this terminal to a session until the user detaches (prefix, then d) or the session ends.
+ * Resolves with tmux's exit code. From inside another tmux, the client is nested on purpose: harness's
+ * sessions live on their own server.
+ */
+export function attachTmuxSession(socket: string, name: string, env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('tmux', [...socketArgs(socket), 'attach-session', '-t', exact(name)], {
+      stdio: 'inherit',
+      env: tmuxEnv(env),
+    })
+    // The terminal's Ctrl-C belongs to tmux (raw mode); harness only waits.
+    const ignore = () => {}
+    process.on('SIGINT', ignore)
+    child.on('error', (error) => {
+      process.removeListener('SIGINT', ignore)
+      reject(new ExternalToolError(`tmux attach failed: ${error.message}`, undefined, 'TMUX_FAILED'))
+    })
+    child.on('close', (code) => {
+      process.removeListener('SIGINT', ignore)
+      resolve(code ?? 1)
+    })
+  })
+}

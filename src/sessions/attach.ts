@@ -1,0 +1,40 @@
+import type { Context } from '../cli/context.js'
+import { IllegalStateError, UsageError } from '../errors.js'
+import { getSession } from './query.js'
+import type { SessionView } from './reconcile.js'
+
+/**
+ * `session attach`: this terminal shows the session's tmux session until the user detaches (the tmux prefix,
+ * Ctrl-b by default, then d) or the agent ends (docs/tmux.md).
+ */
+export async function attachSession(ctx: Context, input: string): Promise<SessionView> {
+  const session = await getSession(ctx, input)
+  const id = session.id
+  const name = session.tmux_session
+  if (typeof name !== 'string') {
+    throw new IllegalStateError(
+      `session "${id}" is not hosted in tmux`,
+      `start interactive agents with "harness run --tmux" to attach to them later`,
+      'NOT_IN_TMUX',
+    )
+  }
+  if (session.status !== 'RUNNING') {
+    throw new IllegalStateError(
+      `session "${id}" is ${session.status}, not running`,
+      `resume it into a new tmux session: "harness session resume ${id}"`,
+      'SESSION_NOT_RUNNING',
+    )
+  }
+  if (!process.stdin.isTTY) throw new UsageError('session attach needs a terminal on stdin')
+  const { attachTmuxSession, hasTmuxSession, tmuxSocket } = await import('../process/tmux.js')
+  const socket = session.tmux_socket ?? tmuxSocket(ctx.env)
+  if (!(await hasTmuxSession(socket, name))) {
+    throw new IllegalStateError(
+      `the tmux session "${name}" of session "${id}" is gone`,
+      `see "harness session show ${id}"`,
+      'TMUX_SESSION_GONE',
+    )
+  }
+  await attachTmuxSession(socket, name, ctx.env)
+  return (await getSession(ctx, id)) as SessionView
+}
