@@ -74,9 +74,10 @@ function stateWatcher(plan: RunPlan, store: SessionStore, socket: string, target
       import('../providers/states.js'),
     ])
     const screen = await capturePane(socket, target)
-    if (screen === null || stopped) return
+    // A blank pane: the agent has drawn nothing yet, which says nothing about its state.
+    if (screen === null || stopped || screen.trim() === '') return
     const state = detectAgentState(screen, statePatternsFor(plan.provider ?? ''))
-    const confirmed = state === candidate || recorded === null
+    const confirmed = state === candidate
     candidate = state
     if (!confirmed || state === recorded) return
     recorded = state
