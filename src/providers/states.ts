@@ -23,7 +23,8 @@ export const STATE_PATTERNS: Record<string, StatePatterns> = {
   // cancel" in its question dialogs, and "N. Deny (esc)" menus; busy shows "esc to interrupt" (newer versions
   // "ctrl+c to interrupt") and a spinner line such as "✻ Pondering…". From the detectors of ccmanager
   // (src/services/stateDetector/claude.ts) and agent-deck (internal/tmux/patterns.go), which read the same
-  // screens; checked against the installed CLI's first screen (docs/tmux.md).
+  // screens. Claude Code 2.1 started offline in tmux shows only "Unable to connect to Anthropic services" and
+  // exits, so no further screen could be captured from it.
   claude: {
     waiting: [
       '(do you want|would you like)[^\\n]*\\n[\\s\\S]*(yes|❯)',
@@ -33,11 +34,14 @@ export const STATE_PATTERNS: Record<string, StatePatterns> = {
     busy: [...INTERRUPT_HINTS, '^\\s*[✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿✢✣✤✥✦✧·•∙⋅] \\S+ing[^\\n]*…'],
   },
   // Codex CLI: approval overlays ("Allow command?", "Yes (y)", "Press Enter to confirm or Esc to cancel",
-  // "[y/n]") and its question tool ("enter to submit answer"); busy shows "esc to interrupt". From ccmanager
-  // (src/services/stateDetector/codex.ts) and agent-deck (internal/tmux/patterns.go).
+  // "[y/n]") and its question tool ("enter to submit answer"), from ccmanager
+  // (src/services/stateDetector/codex.ts) and agent-deck (internal/tmux/patterns.go); "Press enter to
+  // continue" under a numbered menu is codex-cli 0.171's first screen, captured in tmux (its sign-in choice).
+  // Busy shows "esc to interrupt".
   codex: {
     waiting: [
       'press enter to confirm or esc to cancel',
+      'press enter to continue',
       'confirm with .+ enter',
       'enter to submit answer',
       'allow command\\?',
@@ -45,33 +49,36 @@ export const STATE_PATTERNS: Record<string, StatePatterns> = {
       'yes \\(y\\)',
       '(do you want|would you like)[^\\n]*\\n[\\s\\S]*\\byes\\b',
     ],
-    busy: ['esc[^\\n]*interrupt', 'ctrl\\+c to interrupt'],
+    busy: ['esc[^\\n]*to interrupt', 'ctrl\\+c to interrupt'],
   },
   // Gemini CLI: tool confirmations ("Apply this change?", "Allow execution of …?", "Do you want to proceed?",
   // "Waiting for user confirmation"), from packages/cli/src/ui/components/messages/ToolConfirmationMessage.tsx
-  // in gemini-cli, as ccmanager reads them (src/services/stateDetector/gemini.ts); busy shows "(esc to cancel,
-  // 12s)" under its spinner.
+  // in gemini-cli as ccmanager reads them (src/services/stateDetector/gemini.ts); "Do you trust the files in
+  // this folder?" over "● 1. Trust folder" is gemini-cli 0.61's first screen in a new folder, captured in tmux.
+  // Busy shows "(esc to cancel, 12s)" under its spinner.
   gemini: {
     waiting: [
       'waiting for user confirmation',
-      '(allow execution|do you want to|apply this change)[\\s\\S]*\\byes\\b',
+      'do you trust the files in this folder\\?',
+      '(allow execution|do you want to|apply this change)[\\s\\S]*\\b(yes|allow)\\b',
     ],
     busy: ['esc to cancel'],
   },
-  // OpenCode: "△ Permission required" over its allow/reject choices, and its question tool ("enter submit",
-  // "esc dismiss"); busy shows "esc interrupt" in the status bar. From ccmanager
-  // (src/services/stateDetector/opencode.ts) and agent-deck (internal/tmux/patterns.go).
+  // OpenCode: "△ Permission required" over its allow/reject choices; busy shows "esc interrupt" in the status
+  // bar. From ccmanager (src/services/stateDetector/opencode.ts) and agent-deck (internal/tmux/patterns.go);
+  // opencode started offline in tmux drew nothing to capture.
   opencode: {
-    waiting: ['△ permission required', 'permission required'],
+    waiting: ['△ permission required'],
     busy: ['esc[^\\n]*interrupt', 'thinking\\.\\.\\.', 'generating\\.\\.\\.', 'waiting for tool response'],
   },
-  // pi (pi-coding-agent): no permission prompts by design (docs/providers.md), so it waits only when one of
-  // its extensions asks (a selector with "enter to select"/"esc to cancel"); busy shows a braille spinner with
-  // "Working..." and "esc to interrupt". From agent-deck (internal/tmux/patterns.go, case "pi") and pi's
-  // interactive mode (packages/coding-agent/src/modes/interactive in pi-mono).
+  // pi (pi-coding-agent 0.73): no permission prompts by design (docs/providers.md); it waits only when an
+  // extension asks, with a selector ("enter select · escape cancel") or an input ("enter submit · escape
+  // cancel"), as dist/modes/interactive/components/extension-selector.js and extension-input.js draw them.
+  // Busy is its loader "Working... (escape to interrupt)" (interactive-mode.js). Its header always reads
+  // "escape interrupt · ctrl+c/ctrl+d clear/exit" (captured in tmux), so a bare "interrupt" means nothing.
   'pi-agent': {
-    waiting: ['enter to (select|confirm)[^\\n]*esc to cancel', '\\(y/n\\)'],
-    busy: [...INTERRUPT_HINTS, '^\\s*[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ', 'working\\.\\.\\.'],
+    waiting: ['enter (select|submit)[^\\n]*(esc|escape) cancel'],
+    busy: ['working\\.\\.\\.', '(esc|escape) to interrupt'],
   },
 }
 
