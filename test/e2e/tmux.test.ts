@@ -176,6 +176,38 @@ describe('interactive agents hosted in tmux', () => {
     expect(hasSession(`harness-${id}`)).toBe(false)
   })
 
+  test('config interactive.host "tmux" hosts a run from a terminal in tmux; a failing hook is logged, never fatal', async () => {
+    const { repo, env } = setup()
+    const configFile = join(env.XDG_CONFIG_HOME as string, 'harness', 'config.json')
+    mkdirSync(dirname(configFile), { recursive: true })
+    writeFileSync(
+      configFile,
+      JSON.stringify({ interactive: { host: 'tmux' }, hooks: { on_status: ['false'] } }),
+    )
+    const out = join(repo.home, 'run.out')
+    // A real terminal (a pane of the user's server): without the config this run would be in the foreground.
+    const script = `cd ${shellQuote(repo.dir)}\n${shellQuote(HARNESS_BIN)} run -a claude task; echo "exit $?" > ${shellQuote(out)}`
+    await userTmux.start('configured', script, env)
+    await waitFor('harness run to return', () => {
+      try {
+        return readFileSync(out, 'utf8').trim() === 'exit 0'
+      } catch {
+        return false
+      }
+    })
+    const [started] = readRecords<Rec>(repo.dir)
+    const id = started?.id as string
+    expect(started).toMatchObject({ status: 'RUNNING', tmux_session: `harness-${id}` })
+    expect(hasSession(`harness-${id}`)).toBe(true)
+    const log = join(repo.dir, '.harness', 'logs', `${id}.log`)
+    await waitFor('the failed hook noted in the log', () =>
+      readFileSync(log, 'utf8').includes('[harness] hooks.on_status (false) exited with 1'),
+    )
+    const kill = await cli(['session', 'kill', id], { cwd: repo.dir, env })
+    expect(kill.exitCode, kill.stderr).toBe(0)
+    expect(record(repo.dir, id)?.status).toBe('KILLED')
+  })
+
   test('without tmux, --tmux is exit 5 naming tmux, and nothing is made', async () => {
     const { repo, env } = setup()
     // A PATH with node, git and the agents, but no tmux.
