@@ -1,5 +1,6 @@
 import { type Argument, Command, type CommanderError } from 'commander'
 import { registerCompletion } from '../commands/completion.js'
+import { registerConfig } from '../commands/config.js'
 import { registerRun } from '../commands/run.js'
 import { registerAttach } from '../commands/session/attach.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
@@ -108,6 +109,7 @@ Examples:
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)
+  registerConfig(program, ctx)
   registerCompletion(program, ctx)
   registerHelp(session)
   registerHelp(program)

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
@@ -106,4 +106,22 @@ describe("a newcomer's first hour", () => {
       )
     }
   })
+})
+
+test('config set keeps trust only where it was: a file it created is used, a hand-edited one stays refused', async () => {
+  const repo = tmpGitRepo()
+  const h = (args: string[]) => cli(args, { cwd: repo.dir, env: repo.env })
+  expect(await h(['config', 'set', 'worktree.setup', 'echo set-up-ran'])).toMatchObject({ exitCode: 0 })
+  const run = await h(['run', '-a', 'exec', '--', 'true'])
+  expect(run.exitCode, run.stderr).toBe(0)
+  expect(run.stderr).toContain('setup| set-up-ran')
+  const file = join(repo.dir, '.harness', 'config.json')
+  writeFileSync(file, readFileSync(file, 'utf8').replace('set-up-ran', 'changed-by-hand'))
+  expect((await h(['config', 'set', 'defaults.agent', 'exec'])).exitCode).toBe(0)
+  const refused = await h(['run', '-a', 'exec', '--', 'true'])
+  expect(refused.exitCode).toBe(4)
+  expect(refused.stderr).toContain('not trusted')
+  const typo = await h(['config', 'get', 'worktree.stup'])
+  expect(typo.exitCode).toBe(2)
+  expect(typo.stderr).toContain('did you mean "worktree.setup"?')
 })
