@@ -87,6 +87,12 @@ export const HarnessConfigSchema = z.strictObject({
       ),
     }),
   ),
+  /** `interval`: how often a running session is checkpointed when its worktree changed; "0" turns it off. */
+  checkpoint: z.optional(z.strictObject({ interval: z.optional(DurationSchema) })),
+  /** `max_bytes`: the most that `run --context-from` puts before the prompt. */
+  context: z.optional(
+    z.strictObject({ max_bytes: z.optional(z.number().check(z.int(), z.minimum(256), z.maximum(1048576))) }),
+  ),
 })
 export type HarnessConfig = z.infer<typeof HarnessConfigSchema>
 
@@ -162,6 +168,9 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
   if (base.interactive || override.interactive)
     merged.interactive = { ...base.interactive, ...override.interactive }
   if (base.hooks || override.hooks) merged.hooks = { ...base.hooks, ...override.hooks }
+  if (base.checkpoint || override.checkpoint)
+    merged.checkpoint = { ...base.checkpoint, ...override.checkpoint }
+  if (base.context || override.context) merged.context = { ...base.context, ...override.context }
   return merged
 }
 
@@ -182,6 +191,19 @@ export function worktreeSetupCommand(config: HarnessConfig): { command: string; 
 /** `cleanup.older_than` in milliseconds (default 7 days). */
 export function cleanupOlderThanMs(config: HarnessConfig): number {
   return parseDuration(config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, { bareUnit: 'd' })
+}
+
+export const DEFAULT_CHECKPOINT_INTERVAL = '2m'
+export const DEFAULT_CONTEXT_MAX_BYTES = 16 * 1024
+
+/** `checkpoint.interval` in milliseconds (default 2 minutes; 0 = no interval checkpoints; a bare number is seconds). */
+export function checkpointIntervalMs(config: HarnessConfig): number {
+  return parseDuration(config.checkpoint?.interval ?? DEFAULT_CHECKPOINT_INTERVAL, { bareUnit: 's' })
+}
+
+/** `context.max_bytes` (default 16 KB). */
+export function contextMaxBytes(config: HarnessConfig): number {
+  return config.context?.max_bytes ?? DEFAULT_CONTEXT_MAX_BYTES
 }
 
 /** Readable lines for one zod issue: `providers.claude.command: expected string, received number`. */

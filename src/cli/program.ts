@@ -3,6 +3,7 @@ import { registerCompletion } from '../commands/completion.js'
 import { registerConfig } from '../commands/config.js'
 import { registerRun } from '../commands/run.js'
 import { registerAttach } from '../commands/session/attach.js'
+import { registerCheckpoint, registerCheckpoints, registerRestore } from '../commands/session/checkpoint.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
 import { registerDelete } from '../commands/session/delete.js'
 import { registerDiff } from '../commands/session/diff.js'
@@ -106,6 +107,9 @@ Examples:
   registerLogs(session, ctx)
   registerRecover(session, ctx)
   registerDiff(session, ctx)
+  registerCheckpoint(session, ctx)
+  registerCheckpoints(session, ctx)
+  registerRestore(session, ctx)
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)

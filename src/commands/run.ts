@@ -18,6 +18,7 @@ const RunOptionsSchema = z.object({
   tmux: z.optional(z.boolean()),
   attach: z.optional(z.boolean()),
   prompt: z.optional(z.string()),
+  restoreCheckpoint: z.optional(z.string()),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -39,6 +40,10 @@ export function registerRun(program: Command, ctx: Context): void {
     .option('--tmux', 'run the interactive agent in its own tmux session; return once it has started')
     .option('--attach', 'with --tmux: attach to it at once (detach: Ctrl-b, then d)')
     .option('--prompt <text>', 'the prompt, for one that begins with "-" (--prompt="-v crashes")')
+    .option(
+      '--restore-checkpoint <n>',
+      'with --session-id of an existing session: restore checkpoint <n> first',
+    )
     .addHelpText(
       'after',
       `

@@ -76,7 +76,7 @@ export async function writeWorktreeTree(
   })
 }
 
-async function withTempIndex<T>(body: (indexFile: string) => Promise<T>): Promise<T> {
+export async function withTempIndex<T>(body: (indexFile: string) => Promise<T>): Promise<T> {
   // A private directory: the index lists file names, which may be sensitive.
   const dir = mkdtempSync(join(tmpdir(), 'harness-index-'))
   try {
@@ -127,7 +127,7 @@ export async function snapshotRef(
   return { commit, ref, tree }
 }
 
-async function commitTree(
+export async function commitTree(
   cwd: string,
   tree: string,
   parents: string[],
@@ -166,7 +166,7 @@ async function identityEnv(cwd: string, options: GitEnvOptions): Promise<NodeJS.
   return fallback
 }
 
-async function storeRef(
+export async function storeRef(
   cwd: string,
   ref: string,
   commit: string,

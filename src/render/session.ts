@@ -121,6 +121,9 @@ const KNOWN_FIELDS = new Set([
   'tmux_session',
   'tmux_socket',
   'state',
+  'merged_at',
+  'merge_commit',
+  'context_from',
 ])
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
@@ -180,6 +183,9 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ],
     ['Agent session', session.agent_session_id],
     ['Task hash', session.task_hash],
+    ['Merged', when(session.merged_at)],
+    ['Merge commit', session.merge_commit],
+    ['Context from', session.context_from?.length ? session.context_from.join(', ') : undefined],
     ['Revision', session.rev],
     ['Schema', session.schema_version],
   ]
@@ -238,7 +244,14 @@ function renderCheckpoints(session: SessionRecord): string[] {
     '',
     'Checkpoints:',
     ...session.checkpoints.map((c) =>
-      `  #${c.n} ${c.commit.slice(0, 12)}  ${c.created_at}  ${c.message ?? ''}`.trimEnd(),
+      [
+        `  #${c.n} ${c.commit.slice(0, 12)}  ${c.created_at}`,
+        c.trigger ? ` ${c.trigger}` : '',
+        c.files_changed != null ? `  ${c.files_changed} files` : '',
+        `  ${c.message ?? ''}`,
+      ]
+        .join('')
+        .trimEnd(),
     ),
   ]
 }

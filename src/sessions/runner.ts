@@ -43,6 +43,8 @@ export interface RunPlan {
   tmux?: { socket: string; session: string } | null
   /** The launcher's environment, which a supervisor started by tmux adopts (tmux gives it the server's). */
   supervisorEnv?: NodeJS.ProcessEnv
+  /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
+  checkpoints?: { intervalMs: number } | null
 }
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
@@ -125,6 +127,7 @@ export async function supervise(
     tee: plan.mode === 'headless' ? (plan.teeToStderr ? process.stderr : process.stdout) : undefined,
   }
   let logStart = 0
+  const interval = intervalCheckpoints(plan, store)
   const supervised = await superviseAgent(launch, {
     beforeSpawn: async () => {
       launch.logFd = await begin()
@@ -154,6 +157,9 @@ export async function supervise(
   try {
     const { exit } = supervised
     await extras.ended?.()
+    await interval.stop()
+    // Before the outcome is recorded, so that whoever waits for the session finds the checkpoint there.
+    await checkpointQuietly(plan, store, 'run-end')
     const captured = await capturedSessionId(plan, launch.logFd, logStart)
     const usage = await runUsage(launch.logFd, logStart)
     const reportedError =
@@ -178,6 +184,49 @@ export async function supervise(
     return { record, exit }
   } finally {
     supervised.release()
+  }
+}
+
+/** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
+async function checkpointQuietly(
+  plan: RunPlan,
+  store: SessionStore,
+  trigger: 'interval' | 'run-end',
+): Promise<void> {
+  if (!plan.checkpoints) return
+  try {
+    const { takeCheckpoint } = await import('./checkpoints.js')
+    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env })
+  } catch {}
+}
+
+/**
+ * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
+ * interval starts when the previous checkpoint is done, so a slow one never piles up.
+ */
+function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Promise<void> } {
+  const intervalMs = plan.checkpoints?.intervalMs ?? 0
+  if (intervalMs <= 0) return { stop: async () => {} }
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let wake: (() => void) | undefined
+  const loop = (async () => {
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        wake = resolve
+        timer = setTimeout(resolve, intervalMs)
+      })
+      if (stopped) return
+      await checkpointQuietly(plan, store, 'interval')
+    }
+  })()
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      wake?.()
+      await loop
+    },
   }
 }
 

@@ -66,13 +66,24 @@ export const RunSchema = z.looseObject({
 })
 export type Run = z.infer<typeof RunSchema>
 
+export const CHECKPOINT_TRIGGERS = ['manual', 'interval', 'run-end', 'before-restore'] as const
+export type CheckpointTrigger = (typeof CHECKPOINT_TRIGGERS)[number]
+
 export const CheckpointSchema = z.looseObject({
   n: z.number(),
   ref: z.string(),
   commit: z.string(),
+  /** The branch HEAD the checkpoint was taken on (its first parent). */
+  head: opt(z.string()),
   message: opt(z.string()),
   created_at: TimeSchema,
+  /** Kept as a string: a newer version's trigger must not make the record unreadable. */
+  trigger: opt(z.string()),
+  /** Paths that differ from the previous checkpoint (the first: from its HEAD). */
+  files_changed: opt(z.number()),
+  tokens_used: opt(z.number()),
 })
+export type Checkpoint = z.infer<typeof CheckpointSchema>
 
 export const MetadataSchema = z.looseObject({
   os: opt(z.string()),
@@ -124,6 +135,9 @@ export const SessionRecordSchema = z.looseObject({
   tmux_socket: opt(z.string()),
   /** What the agent's screen shows while it runs in tmux: busy, waiting (for the user) or idle. */
   state: opt(z.string()),
+  merged_at: opt(TimeSchema),
+  merge_commit: opt(z.string()),
+  context_from: opt(z.array(z.string())),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

@@ -4,6 +4,7 @@ import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { Context } from '../cli/context.js'
 import {
+  checkpointIntervalMs,
   DEFAULT_AGENT,
   DEFAULT_PERMISSION,
   type HarnessConfig,
@@ -53,6 +54,8 @@ export interface StartOptions {
   extraArgs: string[]
   /** The prompt piped on stdin, read only when no prompt was given and the agent takes one. */
   promptFromStdin?: () => Promise<string>
+  /** With --session-id of an existing session: restore this checkpoint before resuming. */
+  restoreCheckpoint?: string
 }
 
 export interface RunOutcome {
@@ -190,7 +193,17 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
         `drop them, or choose a new --session-id`,
       )
     }
-    return resumeSession(ctx, options.sessionId, options.prompt, { detach: options.detach, exact: true })
+    return resumeSession(ctx, options.sessionId, options.prompt, {
+      detach: options.detach,
+      exact: true,
+      checkpoint: options.restoreCheckpoint,
+    })
+  }
+  if (options.restoreCheckpoint !== undefined) {
+    throw new UsageError(
+      '--restore-checkpoint needs --session-id of an existing session',
+      'see "harness session checkpoints <id>"',
+    )
   }
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
   const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
@@ -385,6 +398,7 @@ function runPlan(
       session.is_worktree && session.base_commit
         ? { dir: session.worktree_dir, base: session.base_commit }
         : null,
+    checkpoints: session.base_commit ? { intervalMs: checkpointIntervalMs(config) } : null,
   }
 }
 
@@ -550,6 +564,8 @@ export interface ResumeOptions {
   tmux?: boolean
   /** --session-id: the id is exact, never a prefix. */
   exact?: boolean
+  /** Restore this checkpoint first (`resume --checkpoint`, `run --restore-checkpoint`). */
+  checkpoint?: string
 }
 
 /** `harness session resume`: runs the provider's resume form in the session's worktree. */
@@ -597,6 +613,13 @@ export async function resumeSession(
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
   await ensureWorktree(ctx, session, paths.sessionsDir)
+  if (options.checkpoint !== undefined) {
+    const { restoreSessionCheckpoint } = await import('./checkpoints.js')
+    const restored = await restoreSessionCheckpoint(store, session, options.checkpoint, { env: ctx.env })
+    ctx.out.info(
+      `harness: restored checkpoint ${restored.restored.n} of session ${id}${restored.before ? ` (undo: harness session restore ${id} ${restored.before.n})` : ''}`,
+    )
+  }
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1

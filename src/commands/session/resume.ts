@@ -13,6 +13,7 @@ export function registerResume(session: Command, ctx: Context): void {
     .option('--tmux', 'into a new tmux session (the default for a session last run in tmux)')
     .option('--attach', 'with --tmux: attach to it at once')
     .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
+    .option('--checkpoint <n>', 'restore checkpoint <n> first (see "harness session checkpoints")')
     .addHelpText(
       'after',
       `
@@ -24,7 +25,8 @@ arguments given after -- at the start are passed again.
 Examples:
   harness session resume 3f9a
   harness session resume 3f9a "now add the tests"
-  harness session resume --tmux --attach 3f9a`,
+  harness session resume --tmux --attach 3f9a
+  harness session resume 3f9a --checkpoint 2 "try another way"`,
     )
     .action(
       action(
@@ -33,6 +35,7 @@ Examples:
           tmux: z.optional(z.boolean()),
           attach: z.optional(z.boolean()),
           prompt: z.optional(z.string()),
+          checkpoint: z.optional(z.string()),
         }),
         async (options, id: string, words: string[]) => {
           const { resumeSession } = await import('../../sessions/start.js')
@@ -40,6 +43,7 @@ Examples:
           const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
             detach: options.detach === true,
             tmux: options.attach || options.tmux,
+            checkpoint: options.checkpoint,
           })
           if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
           else ctx.out.result(outcome.record, renderDetachedRun)

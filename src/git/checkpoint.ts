@@ -1,0 +1,210 @@
+import { copyFileSync, existsSync } from 'node:fs'
+import { assertFullRefName, assertRefArg, type GitEnvOptions, resolveCommit, run, splitZ } from './common.js'
+import {
+  commitTree,
+  type RestoreResult,
+  restoreSnapshot,
+  storeRef,
+  type WorktreeTree,
+  withTempIndex,
+  writeWorktreeTree,
+} from './snapshot.js'
+
+/**
+ * Checkpoints (docs/continuity.md): a commit of the worktree's complete state whose first parent is the branch
+ * HEAD of that moment. When the index held staged changes that differ from HEAD, a second parent records the
+ * index as its own commit (as `git stash` does), so that a restore puts the index back too; otherwise the
+ * checkpoint has HEAD as its only parent.
+ */
+export interface CheckpointState extends WorktreeTree {
+  /** Tree of the worktree's real index (from a copy: the index itself is never written), null if unusable. */
+  indexTree: string | null
+}
+
+/** Reads the worktree's state without changing its branch, index, stash or files. */
+export async function readCheckpointState(
+  worktreeDir: string,
+  options: GitEnvOptions = {},
+): Promise<CheckpointState> {
+  const state = await writeWorktreeTree(worktreeDir, options)
+  return { ...state, indexTree: await indexTree(state.topLevel, options) }
+}
+
+/** `git write-tree` of a copy of the real index; null when there is none or it holds conflicts. */
+async function indexTree(topLevel: string, options: GitEnvOptions): Promise<string | null> {
+  const indexPath = (
+    await run(['rev-parse', '--path-format=absolute', '--git-path', 'index'], topLevel, options)
+  ).stdout.trim()
+  if (!existsSync(indexPath)) return null
+  return withTempIndex(async (indexFile) => {
+    copyFileSync(indexPath, indexFile)
+    const written = await run(['write-tree'], topLevel, {
+      ...options,
+      extraEnv: { GIT_INDEX_FILE: indexFile },
+      allowFailure: true,
+    })
+    return written.exitCode === 0 ? written.stdout.trim() : null
+  })
+}
+
+/** The tree a commit points at. */
+export async function treeOf(repo: string, commit: string, options: GitEnvOptions = {}): Promise<string> {
+  assertRefArg(commit, 'commit')
+  return (
+    await run(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], repo, options)
+  ).stdout.trim()
+}
+
+/** Whether `commit` names a commit object present in the repository. */
+export async function commitExists(
+  repo: string,
+  commit: string,
+  options: GitEnvOptions = {},
+): Promise<boolean> {
+  assertRefArg(commit, 'commit')
+  const result = await run(['cat-file', '-e', `${commit}^{commit}`], repo, { ...options, allowFailure: true })
+  return result.exitCode === 0
+}
+
+/** What `ref` points at, or null when it does not exist. */
+export async function refTarget(
+  repo: string,
+  ref: string,
+  options: GitEnvOptions = {},
+): Promise<string | null> {
+  assertRefArg(ref)
+  const result = await run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repo, {
+    ...options,
+    allowFailure: true,
+  })
+  return result.exitCode === 0 ? result.stdout.trim() : null
+}
+
+export interface CommitCheckpointOptions extends GitEnvOptions {
+  worktreeDir: string
+  /** Full ref, e.g. refs/harness/<id>/checkpoints/3. */
+  ref: string
+  message: string
+  /** State read by readCheckpointState (to decide whether anything changed); read here when absent. */
+  state?: CheckpointState
+  /** The previous checkpoint's commit: `files_changed` counts against it (else against HEAD). */
+  previous?: string | null
+  /** Replace a ref that exists: only for a ref no record lists (left by a crash between ref and record). */
+  overwrite?: boolean
+}
+
+export interface CheckpointCommit {
+  commit: string
+  /** Branch HEAD at that moment (first parent); null before the first commit. */
+  head: string | null
+  tree: string
+  /** Paths that differ from the previous checkpoint (or from HEAD for the first one). */
+  filesChanged: number
+}
+
+export async function commitCheckpoint(options: CommitCheckpointOptions): Promise<CheckpointCommit> {
+  await assertFullRefName(options.worktreeDir, options.ref, options)
+  const state = options.state ?? (await readCheckpointState(options.worktreeDir, options))
+  const { topLevel, head, tree } = state
+  const parents = head ? [head] : []
+  if (head && state.indexTree && state.indexTree !== (await treeOf(topLevel, head, options))) {
+    const indexCommit = await commitTree(
+      topLevel,
+      state.indexTree,
+      [head],
+      `index of ${firstLine(options.message)}`,
+      options,
+    )
+    parents.push(indexCommit)
+  }
+  const commit = await commitTree(topLevel, tree, parents, options.message, options)
+  await storeRef(topLevel, options.ref, commit, options.message, options)
+  const previous =
+    options.previous && (await commitExists(topLevel, options.previous, options)) ? options.previous : head
+  return { commit, head, tree, filesChanged: await countChanged(topLevel, previous, commit, options) }
+}
+
+async function countChanged(
+  repo: string,
+  from: string | null,
+  to: string,
+  options: GitEnvOptions,
+): Promise<number> {
+  const args = from
+    ? ['diff-tree', '-r', '--no-renames', '--name-only', '-z', from, to]
+    : ['ls-tree', '-r', '-z', '--name-only', to]
+  return splitZ((await run(args, repo, options)).stdout).length
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]?.trim() ?? ''
+}
+
+export interface RestoredCheckpoint extends RestoreResult {
+  /** Where the branch (or detached HEAD) now points. */
+  head: string | null
+  /** Whether the index came from the checkpoint's own index commit (else from HEAD). */
+  indexFromCheckpoint: boolean
+}
+
+/**
+ * Puts a worktree back at a checkpoint: its files exactly as they were (files made since are removed, deleted
+ * ones come back, ignored files stay), the branch at the checkpoint's HEAD and the index as it was. Callers take
+ * a checkpoint of the current state first, so this is always undoable.
+ */
+export async function restoreCheckpoint(
+  worktreeDir: string,
+  commit: string,
+  options: GitEnvOptions & { reflogMessage?: string } = {},
+): Promise<RestoredCheckpoint> {
+  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
+  const target = await resolveCommit(topLevel, commit, options)
+  const parents = (await run(['rev-list', '--parents', '-n', '1', target], topLevel, options)).stdout
+    .trim()
+    .split(' ')
+    .slice(1)
+  const [head, indexCommit] = parents
+  // Files first, while the current index still says which paths are tracked (those not in the checkpoint go).
+  const files = await restoreSnapshot(topLevel, target, options)
+  if (head) {
+    await run(
+      ['update-ref', '-m', options.reflogMessage ?? `harness: restore ${target}`, 'HEAD', head],
+      topLevel,
+      options,
+    )
+  }
+  const indexSource = indexCommit ?? head
+  if (indexSource) await run(['read-tree', indexSource], topLevel, options)
+  else await run(['read-tree', '--empty'], topLevel, options)
+  // read-tree drops stat data: refresh it so that `git status` does not re-hash every file (exit 1 = changes).
+  await run(['update-index', '-q', '--refresh'], topLevel, { ...options, allowFailure: true })
+  return { ...files, head: head ?? null, indexFromCheckpoint: indexCommit !== undefined }
+}
+
+/** Refs under `prefix` (e.g. refs/harness/<id>/checkpoints/) and the commits they point at. */
+export async function listRefs(
+  repo: string,
+  prefix: string,
+  options: GitEnvOptions = {},
+): Promise<Map<string, string>> {
+  assertRefArg(prefix)
+  const result = await run(['for-each-ref', '--format=%(refname)%00%(objectname)', prefix], repo, options)
+  const refs = new Map<string, string>()
+  for (const line of result.stdout.split('\n')) {
+    const [name, target] = line.split('\0')
+    if (name && target) refs.set(name, target)
+  }
+  return refs
+}
+
+/** Points `ref` at `commit` (a repair): the commit must exist. */
+export async function setRef(
+  repo: string,
+  ref: string,
+  commit: string,
+  message: string,
+  options: GitEnvOptions = {},
+): Promise<void> {
+  await assertFullRefName(repo, ref, options)
+  await storeRef(repo, ref, commit, message, { ...options, overwrite: true })
+}

@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { cli, json } from '../helpers/cli.js'
+import { execSession, type SessionJson } from '../helpers/sessions.js'
+import { tmpGitRepo } from '../helpers/tmp.js'
+
+interface CheckpointJson {
+  n: number
+  ref: string
+  commit: string
+  head: string
+  trigger: string
+  files_changed: number
+  message: string
+}
+
+function userConfig(env: NodeJS.ProcessEnv, config: unknown): void {
+  const dir = join(String(env.XDG_CONFIG_HOME), 'harness')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(config))
+}
+
+// Writes file-<i>.txt every 300 ms, eight times, then idles for more than two intervals without changing anything.
+const WRITER = `let i=0;const t=setInterval(()=>{require('fs').writeFileSync('file-'+i+'.txt',String(i));if(++i>=8){clearInterval(t);setTimeout(()=>{},2600)}},300)`
+
+describe('automatic checkpoints', () => {
+  test('interval checkpoints while an agent writes: consecutive, right files_changed, none without changes', async () => {
+    const repo = tmpGitRepo()
+    userConfig(repo.env, { checkpoint: { interval: '1s' } })
+    const run = await cli(['run', '-a', 'exec', '--json', '--', process.execPath, '-e', WRITER], {
+      cwd: repo.dir,
+      env: repo.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const session = json<SessionJson & { checkpoints: CheckpointJson[] }>(run)
+    const checkpoints = session.checkpoints
+    expect(checkpoints.length).toBeGreaterThanOrEqual(2)
+    expect(checkpoints.map((c) => c.n)).toEqual(checkpoints.map((_, i) => i))
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: repo.dir, env: repo.env, encoding: 'utf8' })
+    let previous = git('rev-parse', `${checkpoints[0]?.commit}^1`).trim()
+    for (const c of checkpoints) {
+      expect(['interval', 'run-end']).toContain(c.trigger)
+      expect(git('rev-parse', c.ref).trim()).toBe(c.commit)
+      const changed = git('diff-tree', '-r', '--name-only', previous, c.commit)
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+      // Each one differs from the one before (none is taken when nothing changed), by exactly what it says.
+      expect(c.files_changed).toBeGreaterThan(0)
+      expect(changed).toHaveLength(c.files_changed)
+      previous = c.commit
+    }
+    // The last checkpoint holds the final state: all eight files.
+    const last = checkpoints[checkpoints.length - 1]
+    const files = git('ls-tree', '-r', '--name-only', String(last?.commit))
+      .split('\n')
+      .filter((f) => f.startsWith('file-'))
+    expect(files).toHaveLength(8)
+  })
+
+  test('a run that changed nothing gets no checkpoint; one that did gets a run-end checkpoint', async () => {
+    const repo = tmpGitRepo()
+    userConfig(repo.env, { checkpoint: { interval: '0' } })
+    const idle = (await execSession(repo, 'true')) as SessionJson & { checkpoints: CheckpointJson[] }
+    expect(idle.checkpoints).toEqual([])
+    const busy = (await execSession(repo, 'echo hi > made.txt')) as SessionJson & {
+      checkpoints: CheckpointJson[]
+    }
+    expect(busy.checkpoints).toMatchObject([{ n: 0, trigger: 'run-end', files_changed: 1 }])
+  })
+})
+
+describe('session checkpoint / checkpoints / restore', () => {
+  test('manual checkpoint, listing, restore and its undo through the CLI; restore of a RUNNING session is exit 4', async () => {
+    const repo = tmpGitRepo()
+    userConfig(repo.env, { checkpoint: { interval: '0' } })
+    const opts = { cwd: repo.dir, env: repo.env }
+    const session = await execSession(repo, 'echo one > one.txt')
+    const wt = session.worktree_dir
+    writeFileSync(join(wt, 'two.txt'), 'two\n')
+    const taken = await cli(['session', 'checkpoint', session.id, '-m', 'two files', '--json'], opts)
+    expect(taken.exitCode, taken.stderr).toBe(0)
+    expect(json<{ checkpoint: CheckpointJson }>(taken).checkpoint).toMatchObject({
+      n: 1,
+      trigger: 'manual',
+      message: 'two files',
+      files_changed: 1,
+    })
+    const listed = await cli(['session', 'checkpoints', session.id], opts)
+    expect(listed.exitCode).toBe(0)
+    expect(listed.stdout).toMatch(/^N\s+TIME\s+TRIGGER\s+FILES/)
+    expect(listed.stdout).toContain('two files')
+    const show = await cli(['session', 'show', session.id], opts)
+    expect(show.stdout).toMatch(/#1 [0-9a-f]{12} .* manual\s+1 files\s+two files/)
+
+    const restored = await cli(['session', 'restore', session.id, '0', '--json'], opts)
+    expect(restored.exitCode, restored.stderr).toBe(0)
+    expect(json<{ before: CheckpointJson }>(restored).before).toMatchObject({
+      n: 2,
+      trigger: 'before-restore',
+    })
+    const status = () =>
+      execFileSync('git', ['status', '--porcelain'], { cwd: wt, env: repo.env, encoding: 'utf8' })
+    expect(status()).toBe('?? one.txt\n')
+    const undo = await cli(['session', 'restore', session.id, '2'], opts)
+    expect(undo.exitCode, undo.stderr).toBe(0)
+    expect(undo.stdout).toContain('undo with: harness session restore')
+    expect(status()).toBe('?? one.txt\n?? two.txt\n')
+
+    const running = await cli(['run', '-a', 'exec', '-d', '--json', '--', 'sleep', '30'], opts)
+    const live = json<SessionJson>(running)
+    await cli(['session', 'checkpoint', live.id], opts)
+    const refused = await cli(['session', 'restore', live.id, '0'], opts)
+    expect(refused.exitCode).toBe(4)
+    expect(refused.stderr).toContain('running')
+    await cli(['session', 'kill', live.id], opts)
+  })
+})
