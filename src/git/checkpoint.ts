@@ -19,6 +19,8 @@ import {
 export interface CheckpointState extends WorktreeTree {
   /** Tree of the worktree's real index (from a copy: the index itself is never written), null if unusable. */
   indexTree: string | null
+  /** Tree of HEAD, null before the first commit. */
+  headTree: string | null
 }
 
 /** Reads the worktree's state without changing its branch, index, stash or files. */
@@ -27,7 +29,11 @@ export async function readCheckpointState(
   options: GitEnvOptions = {},
 ): Promise<CheckpointState> {
   const state = await writeWorktreeTree(worktreeDir, options)
-  return { ...state, indexTree: await indexTree(state.topLevel, options) }
+  const [index, headTree] = await Promise.all([
+    indexTree(state.topLevel, options),
+    state.head ? treeOf(state.topLevel, state.head, options) : null,
+  ])
+  return { ...state, indexTree: index, headTree }
 }
 
 /** `git write-tree` of a copy of the real index; null when there is none or it holds conflicts. */
@@ -103,11 +109,11 @@ export interface CheckpointCommit {
 }
 
 export async function commitCheckpoint(options: CommitCheckpointOptions): Promise<CheckpointCommit> {
-  await assertFullRefName(options.worktreeDir, options.ref, options)
+  // The ref is made by the caller from a validated session id: no check-ref-format round trip here.
   const state = options.state ?? (await readCheckpointState(options.worktreeDir, options))
   const { topLevel, head, tree } = state
   const parents = head ? [head] : []
-  if (head && state.indexTree && state.indexTree !== (await treeOf(topLevel, head, options))) {
+  if (head && state.indexTree && state.indexTree !== state.headTree) {
     const indexCommit = await commitTree(
       topLevel,
       state.indexTree,
@@ -119,9 +125,10 @@ export async function commitCheckpoint(options: CommitCheckpointOptions): Promis
   }
   const commit = await commitTree(topLevel, tree, parents, options.message, options)
   await storeRef(topLevel, options.ref, commit, options.message, options)
-  const previous =
-    options.previous && (await commitExists(topLevel, options.previous, options)) ? options.previous : head
-  return { commit, head, tree, filesChanged: await countChanged(topLevel, previous, commit, options) }
+  let filesChanged = await countChanged(topLevel, options.previous ?? head, commit, options)
+  // A previous checkpoint whose commit is gone (pruned by hand): count against HEAD instead.
+  if (filesChanged === null) filesChanged = (await countChanged(topLevel, head, commit, options)) ?? 0
+  return { commit, head, tree, filesChanged }
 }
 
 async function countChanged(
@@ -129,11 +136,30 @@ async function countChanged(
   from: string | null,
   to: string,
   options: GitEnvOptions,
-): Promise<number> {
+): Promise<number | null> {
   const args = from
     ? ['diff-tree', '-r', '--no-renames', '--name-only', '-z', from, to]
     : ['ls-tree', '-r', '-z', '--name-only', to]
-  return splitZ((await run(args, repo, options)).stdout).length
+  const result = await run(args, repo, { ...options, allowFailure: true })
+  return result.exitCode === 0 ? splitZ(result.stdout).length : null
+}
+
+/** The tree of `commit`, or null when that commit is not in the repository. */
+export async function treeIfPresent(
+  repo: string,
+  commit: string,
+  options: GitEnvOptions = {},
+): Promise<string | null> {
+  assertRefArg(commit, 'commit')
+  const result = await run(
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{tree}`],
+    repo,
+    {
+      ...options,
+      allowFailure: true,
+    },
+  )
+  return result.exitCode === 0 ? result.stdout.trim() : null
 }
 
 function firstLine(message: string): string {

@@ -92,11 +92,8 @@ export async function takeCheckpoint(
     if (options.onlyIfChanged) {
       const unchanged = last
         ? (last.head ?? null) === state.head &&
-          (await git.commitExists(state.topLevel, last.commit, gitOptions)) &&
-          (await git.treeOf(state.topLevel, last.commit, gitOptions)) === state.tree
-        : state.head === session.base_commit &&
-          state.head !== null &&
-          (await git.treeOf(state.topLevel, state.head, gitOptions)) === state.tree
+          (await git.treeIfPresent(state.topLevel, last.commit, gitOptions)) === state.tree
+        : state.head === session.base_commit && state.headTree === state.tree
       if (unchanged) return { id, checkpoint: null }
     }
     const n = existing.length

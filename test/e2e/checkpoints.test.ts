@@ -59,7 +59,7 @@ describe('automatic checkpoints', () => {
       .split('\n')
       .filter((f) => f.startsWith('file-'))
     expect(files).toHaveLength(8)
-  })
+  }, 120_000)
 
   test('a run that changed nothing gets no checkpoint; one that did gets a run-end checkpoint', async () => {
     const repo = tmpGitRepo()
@@ -117,5 +117,5 @@ describe('session checkpoint / checkpoints / restore', () => {
     expect(refused.exitCode).toBe(4)
     expect(refused.stderr).toContain('running')
     await cli(['session', 'kill', live.id], opts)
-  })
+  }, 180_000)
 })
