@@ -5,6 +5,7 @@ import { IllegalStateError, UsageError } from '../errors.js'
 import { FileLock } from './lock.js'
 import { getSession } from './query.js'
 import type { Checkpoint, CheckpointTrigger, SessionRecord } from './schema.js'
+import { assertSealed } from './start.js'
 import type { SessionStore } from './store.js'
 
 /** Where a session's checkpoints live in git (removed with the session; see docs/continuity.md). */
@@ -85,6 +86,8 @@ export async function takeCheckpoint(
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
     if (!session) throw new IllegalStateError(`session "${id}" no longer exists`, undefined, 'SESSION_GONE')
+    // A record harness did not seal may name any folder: never write refs for it (docs/security.md).
+    assertSealed(session)
     const dir = checkpointDir(session)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
@@ -185,6 +188,7 @@ export async function restoreSessionCheckpoint(
 ): Promise<RestoreOutcome> {
   const id = session.id
   assertNotRunning(session, 'restore')
+  assertSealed(session)
   const target = findCheckpoint(session, nText)
   const dir = checkpointDir(session)
   const git = await import('../git/checkpoint.js')

@@ -125,5 +125,6 @@ describe('session checkpoint / checkpoints / restore', () => {
     expect(refused.exitCode).toBe(4)
     expect(refused.stderr).toContain('running')
     await cli(['session', 'kill', live.id], opts)
+    await cli(['session', 'wait', live.id, '--timeout', '60s'], opts)
   }, 180_000)
 })

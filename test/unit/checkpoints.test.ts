@@ -259,3 +259,22 @@ describe('restore', () => {
     expect((await rejection(restoreSessionCheckpoint(f.store, session, '-1'))).exitCode).toBe(2)
   })
 })
+
+describe('foreign records', () => {
+  test('a record harness did not seal is never checkpointed or restored (exit 4, FOREIGN)', async () => {
+    const f = await sessionFixture()
+    f.write('x.txt', 'x\n')
+    await takeCheckpoint(f.store, f.id, { trigger: 'manual' })
+    const path = f.store.recordPath(f.id)
+    const record = JSON.parse(readFileSync(path, 'utf8'))
+    record.seal = 'forged'
+    writeFileSync(path, JSON.stringify(record))
+    const refs = f.git('for-each-ref')
+    const before = userState(f)
+    expect((await rejection(takeCheckpoint(f.store, f.id, { trigger: 'manual' }))).code).toBe('FOREIGN')
+    const foreign = f.store.get(f.id) as SessionRecord
+    expect((await rejection(restoreSessionCheckpoint(f.store, foreign, 0))).code).toBe('FOREIGN')
+    expect(f.git('for-each-ref')).toBe(refs)
+    expect(userState(f)).toBe(before)
+  })
+})
