@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, realpathSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
 import { parseDuration } from './cli/duration.js'
@@ -14,7 +14,7 @@ import {
   type ProviderSpec,
   ProviderSpecSchema,
 } from './providers/schema.js'
-import { assertTrusted } from './trust.js'
+import { assertTrusted, UntrustedConfigError } from './trust.js'
 
 // zod/mini ships without messages; the English ones name what was expected.
 z.config(en())
@@ -177,6 +177,45 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
 /** Where session worktrees go: `worktree.root` against the project root, else `.harness/worktrees`. */
 export function worktreeRoot(config: HarnessConfig, projectRoot: string): string {
   return resolve(projectRoot, config.worktree?.root ?? DEFAULT_WORKTREE_ROOT)
+}
+
+/**
+ * The folders a session's worktree may be removed from (docs/security.md): `.harness/worktrees`, and
+ * `worktree.root` when it comes from the user's config or a trusted project config (an untrusted one is not
+ * read for this: a narrower set of roots is the safe side).
+ */
+export function allowedWorktreeRoots(
+  projectRoot: string,
+  projectConfigFile: string,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  let config: HarnessConfig
+  try {
+    config = loadConfig({ projectConfigFile, env })
+  } catch (error) {
+    if (!(error instanceof UntrustedConfigError)) throw error
+    config = readConfigFile(userConfigFile(env)) ?? {}
+  }
+  const roots = [resolve(projectRoot, DEFAULT_WORKTREE_ROOT)]
+  if (config.worktree?.root) roots.push(worktreeRoot(config, projectRoot))
+  return roots.map((root) => {
+    try {
+      return realpathSync(root)
+    } catch {
+      return root
+    }
+  })
+}
+
+/** Whether `path` (its real path) lies strictly inside one of `roots` (real paths). */
+export function isInsideRoots(path: string, roots: string[]): boolean {
+  let real: string
+  try {
+    real = realpathSync(path)
+  } catch {
+    real = resolve(path)
+  }
+  return roots.some((root) => real.startsWith(root.endsWith(sep) ? root : `${root}${sep}`))
 }
 
 /** `worktree.setup` as an argv: a string runs through `sh -c`, a list runs as given. */

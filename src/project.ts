@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
+import { IllegalStateError, UsageError } from './errors.js'
 
 /** Where a project's state lives (SPEC §2). */
 export interface ProjectPaths {
@@ -51,6 +52,43 @@ export async function findProject(options: {
     if (basename(common) === '.git') return pathsFor(join(dirname(common), HARNESS_DIR_NAME))
   }
   return pathsFor(join(resolve(options.cwd), HARNESS_DIR_NAME))
+}
+
+/** The folders harness keeps in `.harness/`: none of them, nor `.harness/` itself, may be a symlink. */
+const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains']
+
+/**
+ * Refuses a `.harness` that is a file (usage error, exit 2) or that is, or holds, a symlink where harness keeps
+ * its own folders (exit 4): a symlinked `.harness/logs` would make harness read or remove files elsewhere
+ * (docs/security.md).
+ */
+export function assertOwnFolders(paths: ProjectPaths): void {
+  const kind = (path: string): 'missing' | 'dir' | 'symlink' | 'other' => {
+    try {
+      const stat = lstatSync(path)
+      return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'dir' : 'other'
+    } catch {
+      return 'missing'
+    }
+  }
+  const top = kind(paths.harnessDir)
+  if (top === 'missing') return
+  if (top === 'other') {
+    throw new UsageError(
+      `${paths.harnessDir} is a file, not harness's folder`,
+      'move it away, or point harness elsewhere with --dir',
+      'HARNESS_NOT_A_FOLDER',
+    )
+  }
+  for (const path of [paths.harnessDir, ...OWN_FOLDERS.map((name) => join(paths.harnessDir, name))]) {
+    if (kind(path) === 'symlink') {
+      throw new IllegalStateError(
+        `${path} is a symlink: harness never follows links in its own folders`,
+        'replace it with a real folder (its target is left alone)',
+        'SYMLINK_REFUSED',
+      )
+    }
+  }
 }
 
 /** Walks up from `start` looking for a `.harness` directory. */

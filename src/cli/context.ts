@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
-import { findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
+import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
 import type { SessionStore } from '../sessions/store.js'
 import type { GlobalOptions, Output } from './output.js'
 
@@ -23,9 +23,12 @@ export class Context {
   }
 
   project(): Promise<ProjectPaths> {
-    this.projectPromise ??= this.checkExplicitDir().then(() =>
-      findProject({ cwd: this.cwd, dir: this.options.dir, env: this.env }),
-    )
+    this.projectPromise ??= this.checkExplicitDir()
+      .then(() => findProject({ cwd: this.cwd, dir: this.options.dir, env: this.env }))
+      .then((paths) => {
+        assertOwnFolders(paths)
+        return paths
+      })
     return this.projectPromise
   }
 

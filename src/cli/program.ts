@@ -2,6 +2,7 @@ import { type Argument, Command, type CommanderError } from 'commander'
 import { registerCompletion } from '../commands/completion.js'
 import { registerConfig } from '../commands/config.js'
 import { registerRun } from '../commands/run.js'
+import { registerAdopt } from '../commands/session/adopt.js'
 import { registerAttach } from '../commands/session/attach.js'
 import { registerCheckpoint, registerCheckpoints, registerRestore } from '../commands/session/checkpoint.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
@@ -106,6 +107,7 @@ Examples:
   registerWait(session, ctx)
   registerLogs(session, ctx)
   registerRecover(session, ctx)
+  registerAdopt(session, ctx)
   registerDiff(session, ctx)
   registerCheckpoint(session, ctx)
   registerCheckpoints(session, ctx)

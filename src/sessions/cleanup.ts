@@ -1,7 +1,13 @@
 import { existsSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative } from 'node:path'
 import type { Context } from '../cli/context.js'
-import { cleanupOlderThanMs, DEFAULT_CLEANUP_OLDER_THAN, loadConfig } from '../config.js'
+import {
+  allowedWorktreeRoots,
+  cleanupOlderThanMs,
+  DEFAULT_CLEANUP_OLDER_THAN,
+  isInsideRoots,
+  loadConfig,
+} from '../config.js'
 import { HarnessError, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import { canonicalPath, run, splitZ } from '../git/common.js'
 import {
@@ -167,7 +173,8 @@ export async function cleanupSessions(ctx: Context, options: CleanupOptions): Pr
     else candidates.push(view)
   }
   report.skipped = skipped
-  const remover = new SessionRemover(store, paths.root, paths.logsDir, options, ctx.cwd)
+  const roots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
+  const remover = new SessionRemover(store, paths.root, paths.logsDir, roots, options, ctx.cwd)
   let lastProgress = Date.now()
   for (const [index, record] of candidates.entries()) {
     await remover.process(record, report)
@@ -198,7 +205,8 @@ export async function deleteSession(
   const paths = await ctx.project()
   const store = await ctx.store()
   const report: RemovalReport = { dry_run: options.dryRun, removed: [], kept: [], snapshots: [] }
-  const remover = new SessionRemover(store, paths.root, paths.logsDir, options, ctx.cwd)
+  const roots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
+  const remover = new SessionRemover(store, paths.root, paths.logsDir, roots, options, ctx.cwd)
   const failure = await remover.process(session, report)
   if (failure) throw failure
   const kept = report.kept[0]
@@ -468,6 +476,8 @@ class SessionRemover {
     private readonly store: SessionStore,
     private readonly projectRoot: string,
     private readonly logsDir: string,
+    /** Where worktrees may be removed from (docs/security.md). */
+    private readonly roots: string[],
     private readonly options: { force: boolean; dryRun: boolean },
     cwd: string,
   ) {
@@ -505,6 +515,15 @@ class SessionRemover {
 
   private async assess(record: SessionRecord): Promise<SessionPlan> {
     const plan: SessionPlan = { record, repo: null, worktree: null, branch: null, reasons: [] }
+    if (record.sealed === false) {
+      // Shown, never acted on: what a record harness did not seal names may be anyone's (docs/security.md).
+      plan.reasons.push({
+        code: 'FOREIGN',
+        kind: 'blocked',
+        message: `the record was not sealed by harness for this user: its worktree, branch and log are left alone (check it, then "harness session adopt ${record.id}")`,
+      })
+      return plan
+    }
     const hasWorktree = record.is_worktree ?? Boolean(record.git_branch)
     if (!hasWorktree) return plan // ran in a plain folder: only the record and the log are its own
     const repoDir = record.base_dir ?? this.projectRoot
@@ -523,11 +542,23 @@ class SessionRemover {
     plan.repo = repo
     const name = record.git_branch ?? undefined
     const tip = name ? repo.state.branches.get(name) : undefined
-    const entry = repo.worktreeAt(record.worktree_dir)
+    const found = repo.worktreeAt(record.worktree_dir)
+    const contained = isInsideRoots(record.worktree_dir, this.roots)
+    if (
+      (found && (found.isMain || !contained)) ||
+      (!found && !contained && existsSync(record.worktree_dir))
+    ) {
+      plan.reasons.push({
+        code: 'OUTSIDE_WORKTREE_ROOT',
+        kind: 'blocked',
+        message: `${record.worktree_dir} is not a worktree under harness's worktree root: left alone`,
+      })
+    }
+    const entry = found && !found.isMain && contained ? found : undefined
     if (entry) {
       plan.worktree = { path: entry.path, entry }
       plan.reasons.push(...(await repo.worktreeReasons(entry, tip, this.options.force)))
-    } else if (existsSync(record.worktree_dir)) {
+    } else if (contained && existsSync(record.worktree_dir)) {
       if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
       else {
         plan.reasons.push({
@@ -537,7 +568,8 @@ class SessionRemover {
         })
       }
     }
-    if (name && tip) {
+    // A branch is deleted only if this session made it (docs/security.md); one it did not make is not its loss.
+    if (name && tip && record.branch_created === true) {
       const holder = repo.state.worktrees.find((w) => w.branch === name && w !== entry)
       if (holder) {
         plan.reasons.push({

@@ -1,6 +1,6 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs'
 import type { Context } from '../cli/context.js'
-import { ExitCode, HarnessError } from '../errors.js'
+import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { type RunBoundary, runBoundaries } from '../history/log-stream.js'
 import { getSession } from './query.js'
 import { logPathFor } from './runner.js'
@@ -26,10 +26,18 @@ export async function sessionLog(ctx: Context, input: string): Promise<LogInfo> 
   const session = await getSession(ctx, input)
   const paths = await ctx.project()
   const path = logPathFor(paths.logsDir, session.id)
+  let isLink = false
   try {
-    statSync(path)
+    isLink = lstatSync(path).isSymbolicLink()
   } catch {
     throw new NoLogError(session.id, path)
+  }
+  if (isLink) {
+    throw new IllegalStateError(
+      `${path} is a symlink: harness reads its logs only by their own names (docs/security.md)`,
+      undefined,
+      'SYMLINK_REFUSED',
+    )
   }
   return { id: session.id, path, runs: runBoundaries(session.runs) }
 }
@@ -46,7 +54,8 @@ export interface LogSink {
 function copyFrom(path: string, offset: number, sink: LogSink): number {
   let fd: number
   try {
-    fd = openSync(path, 'r')
+    // Never through a symlink put in the log's place (docs/security.md).
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
   } catch {
     return offset
   }

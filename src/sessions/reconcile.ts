@@ -1,3 +1,4 @@
+import { DiskFaultError } from '../errors.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness, type Liveness } from './liveness.js'
 import type { SessionRecord } from './schema.js'
@@ -44,9 +45,17 @@ export async function reconcileView(
   const liveness = computeLiveness(record)
   if (liveness !== 'stale') return liveness ? { ...record, liveness } : record
   if (dryRun) return markPaused(record)
-  const updated = await store.update(record.id, (current) =>
-    current.status === 'RUNNING' && computeLiveness(current) === 'stale' ? markPaused(current) : undefined,
-  )
+  let updated: SessionRecord
+  try {
+    updated = await store.update(record.id, (current) =>
+      current.status === 'RUNNING' && computeLiveness(current) === 'stale' ? markPaused(current) : undefined,
+    )
+  } catch (error) {
+    // A read-only store still lists and shows: the reconciliation is shown, not written (one warning).
+    if (!(error instanceof DiskFaultError && error.kind === 'READ_ONLY')) throw error
+    store.warnOnce('read-only', 'the store is read-only: stale sessions are shown reconciled, not written')
+    return markPaused(record)
+  }
   const after = computeLiveness(updated)
   return after ? { ...updated, liveness: after } : updated
 }

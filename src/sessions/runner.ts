@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { ExitRequest, ExternalToolError } from '../errors.js'
 import type { Usage } from '../history/events.js'
@@ -103,7 +103,9 @@ export function logPathFor(logsDir: string, id: string): string {
 
 export function openLog(plan: RunPlan): number {
   mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
-  return openSync(logPathFor(plan.logsDir, plan.id), 'a+', 0o600)
+  // Never through a symlink put in the log's place (docs/security.md).
+  const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
+  return openSync(logPathFor(plan.logsDir, plan.id), flags, 0o600)
 }
 
 /**

@@ -254,6 +254,8 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       worktree_dir: workspace.dir,
       is_worktree: workspace.isWorktree,
       git_branch: workspace.branch,
+      // Made by this run (createWorktree fails on an existing branch): only then may removal delete it.
+      branch_created: workspace.isWorktree && workspace.branch !== null,
       base_dir: workspace.baseDir,
       pid: null,
       exit_code: null,

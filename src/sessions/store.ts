@@ -232,6 +232,15 @@ export class SessionStore {
     )
   }
 
+  private readonly warned = new Set<string>()
+
+  /** A warning given at most once per store (per command). */
+  warnOnce(key: string, reason: string): void {
+    if (this.warned.has(key)) return
+    this.warned.add(key)
+    this.options.warn?.({ path: this.dir, reason })
+  }
+
   private get io(): WriteFs {
     return this.options.fs ?? realFs
   }

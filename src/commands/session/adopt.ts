@@ -1,0 +1,75 @@
+import { createInterface } from 'node:readline/promises'
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { UsageError } from '../../errors.js'
+import type { AdoptionItem, AdoptionResult } from '../../sessions/adopt.js'
+
+export function registerAdopt(session: Command, ctx: Context): void {
+  session
+    .command('adopt [id]')
+    .description(
+      'take responsibility for records harness did not seal (foreign): show what they name, then seal them',
+    )
+    .option('--all', 'every foreign record')
+    .option('-y, --yes', 'do not ask (required when stdin is not a terminal)')
+    .addHelpText(
+      'after',
+      `
+A foreign record (from a clone, or an older harness) is shown but never acted on: no signal, resume or removal.
+Adopt only records you know: their provider, arguments and worktree will be used as they are.
+
+Examples:
+  harness session show 3f9a && harness session adopt 3f9a
+  harness session adopt --all --yes`,
+    )
+    .action(
+      action(
+        z.object({ all: z.optional(z.boolean()), yes: z.optional(z.boolean()) }),
+        async (options, id?: string) => {
+          if ((options.all === true) === (id !== undefined))
+            throw new UsageError('give a session id or --all')
+          const { adoptSessions } = await import('../../sessions/adopt.js')
+          const result = await adoptSessions(ctx, id, {
+            all: options.all === true,
+            yes: options.yes === true,
+            interactive: process.stdin.isTTY === true,
+            confirm: (items) => confirm(items),
+          })
+          ctx.out.result(result, renderAdoption)
+        },
+      ),
+    )
+}
+
+function describeItem(item: AdoptionItem): string {
+  return [
+    `${item.id}: provider ${item.provider}, permission ${item.permission ?? '-'}`,
+    `  worktree ${item.worktree}, branch ${item.branch ?? '-'}`,
+    `  args ${JSON.stringify(item.args)}, extra args ${JSON.stringify(item.extra_args)}`,
+    `  agent session id ${item.agent_session_id ?? '-'}`,
+  ].join('\n')
+}
+
+async function confirm(items: AdoptionItem[]): Promise<boolean> {
+  const { terminalSafe } = await import('../../render/safe.js')
+  process.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
+  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  try {
+    const answer = await rl.question(
+      `Seal ${items.length === 1 ? 'this record' : `these ${items.length} records`} as yours? [y/N] `,
+    )
+    return /^y(es)?$/i.test(answer.trim())
+  } finally {
+    rl.close()
+  }
+}
+
+function renderAdoption(result: AdoptionResult): string {
+  const lines = result.adopted.map(
+    (item) => `${item.adopted ? 'adopted' : 'not adopted'} ${describeItem(item)}`,
+  )
+  if (result.already_sealed.length) lines.push(`already sealed: ${result.already_sealed.join(', ')}`)
+  return lines.length ? lines.join('\n') : 'No foreign sessions.'
+}

@@ -1,0 +1,93 @@
+import type { Context } from '../cli/context.js'
+import { UsageError } from '../errors.js'
+import { resolveSessionId } from './query.js'
+import type { SessionRecord } from './schema.js'
+
+/** What a record names, shown before the user takes responsibility for it (docs/security.md). */
+export interface AdoptionItem {
+  id: string
+  provider: string
+  permission: string | null
+  worktree: string
+  branch: string | null
+  args: string[]
+  extra_args: string[]
+  agent_session_id: string | null
+  adopted: boolean
+}
+
+export interface AdoptionResult {
+  adopted: AdoptionItem[]
+  /** Already sealed: nothing to do. */
+  already_sealed: string[]
+}
+
+function describe(record: SessionRecord): Omit<AdoptionItem, 'adopted'> {
+  const strings = (value: unknown) =>
+    Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
+  return {
+    id: record.id,
+    provider: record.provider,
+    permission: record.permission ?? null,
+    worktree: record.worktree_dir,
+    branch: record.git_branch ?? null,
+    args: (record.runs ?? []).flatMap((run) => run.args ?? []),
+    extra_args: strings(record.extra_args),
+    agent_session_id: record.agent_session_id ?? null,
+  }
+}
+
+/**
+ * `harness session adopt <id>|--all`: seals foreign records on the user's word. Without a terminal to ask on,
+ * `--yes` is required; with one, the user confirms after seeing what each record names.
+ */
+export async function adoptSessions(
+  ctx: Context,
+  input: string | undefined,
+  options: {
+    all: boolean
+    yes: boolean
+    /** stdin is a terminal to ask on */
+    interactive: boolean
+    confirm: (items: AdoptionItem[]) => Promise<boolean>
+  },
+): Promise<AdoptionResult> {
+  const store = await ctx.store()
+  const ids = options.all ? store.ids() : [resolveSessionId(store, input ?? '')]
+  const foreign: SessionRecord[] = []
+  const result: AdoptionResult = { adopted: [], already_sealed: [] }
+  for (const id of ids) {
+    const record = store.get(id)
+    if (!record) continue
+    if (record.sealed) result.already_sealed.push(id)
+    else foreign.push(record)
+  }
+  if (foreign.length === 0) return result
+  const items = foreign.map((record) => ({ ...describe(record), adopted: false }))
+  if (!options.yes) {
+    if (!options.interactive) {
+      throw new UsageError(
+        'adopting needs --yes when stdin is not a terminal',
+        'check what the records name ("harness session show <id>"), then add --yes',
+        'CONFIRMATION_REQUIRED',
+      )
+    }
+    if (!(await options.confirm(items))) return { ...result, adopted: items }
+  }
+  for (const item of items) {
+    // Sealed exactly as it is on disk now (re-read under the lock): what was shown is what gets sealed.
+    const expected = foreign.find((r) => r.id === item.id)
+    await store.update(
+      item.id,
+      (current) => {
+        if (current.rev !== expected?.rev || current.updated_at !== expected?.updated_at) {
+          throw new UsageError(`session "${item.id}" changed while it was being adopted: run adopt again`)
+        }
+        return undefined
+      },
+      { adopt: true },
+    )
+    item.adopted = true
+  }
+  return { ...result, adopted: items }
+}
