@@ -1,6 +1,7 @@
 import { type Argument, Command, type CommanderError } from 'commander'
 import { registerCompletion } from '../commands/completion.js'
 import { registerConfig } from '../commands/config.js'
+import { registerDoctor } from '../commands/doctor.js'
 import { registerRun } from '../commands/run.js'
 import { registerAdopt } from '../commands/session/adopt.js'
 import { registerAttach } from '../commands/session/attach.js'
@@ -116,6 +117,7 @@ Examples:
   registerDelete(session, ctx)
   registerPrune(session, ctx)
   registerConfig(program, ctx)
+  registerDoctor(program, ctx)
   registerCompletion(program, ctx)
   registerHelp(session)
   registerHelp(program)

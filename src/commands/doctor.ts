@@ -1,0 +1,29 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../cli/action.js'
+import type { Context } from '../cli/context.js'
+import { ExitRequest } from '../errors.js'
+
+export function registerDoctor(program: Command, ctx: Context): void {
+  program
+    .command('doctor')
+    .description('check that harness can work here: git, .harness, config trust, agents, tmux, sessions')
+    .addHelpText(
+      'after',
+      `
+Exit status 0 only when harness is usable here (no "fail" line), else 1.
+
+Examples:
+  harness doctor
+  harness doctor --json | jq '.checks[] | select(.status != "ok")'`,
+    )
+    .action(
+      action(z.object({}), async () => {
+        const { runDoctor } = await import('../doctor.js')
+        const { renderDoctor } = await import('../render/doctor.js')
+        const report = await runDoctor(ctx)
+        ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color))
+        if (!report.usable) throw new ExitRequest(1)
+      }),
+    )
+}

@@ -1,0 +1,211 @@
+import { execFile } from 'node:child_process'
+import { accessSync, constants, readdirSync, statSync } from 'node:fs'
+import type { Context } from './cli/context.js'
+import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
+import { HarnessError } from './errors.js'
+
+/** One line of `harness doctor`: `fail` makes harness unusable here; `warn` is worth a look. */
+export interface DoctorCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail' | 'info'
+  detail: string
+  hint?: string
+}
+
+export interface DoctorReport {
+  usable: boolean
+  checks: DoctorCheck[]
+}
+
+const PROBE_TIMEOUT_MS = 5000
+
+/** Runs a tool briefly (`git --version`, `claude --help`): its output, or null when it cannot run. */
+function probe(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile(
+      command,
+      args,
+      { env, cwd, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = (error as NodeJS.ErrnoException | null)?.code
+        resolve(code === 'ENOENT' || code === 'EACCES' ? null : `${stdout}${stderr}`)
+      },
+    ).stdin?.end()
+  })
+}
+
+const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? ''
+
+/**
+ * `harness doctor`: what harness needs here (git, a usable .harness, trusted config, the agents) and what is
+ * worth a look (stale or foreign sessions, agent CLIs whose flags changed). Usable means no `fail` line.
+ */
+export async function runDoctor(ctx: Context): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = []
+  const env = ctx.env
+
+  const gitVersion = await probe('git', ['--version'], env, ctx.cwd)
+  checks.push(
+    gitVersion === null
+      ? { name: 'git', status: 'fail', detail: 'not installed or not on PATH', hint: 'install git' }
+      : { name: 'git', status: 'ok', detail: firstLine(gitVersion).replace(/^git version /, '') },
+  )
+
+  const paths = await ctx.project()
+  let harnessUsable = true
+  if (!paths.exists) {
+    checks.push({ name: '.harness', status: 'info', detail: `${paths.harnessDir} (made by the first run)` })
+  } else {
+    try {
+      const mode = statSync(paths.harnessDir).mode & 0o777
+      accessSync(paths.harnessDir, constants.R_OK | constants.W_OK | constants.X_OK)
+      readdirSync(paths.sessionsDir)
+      checks.push(
+        mode & 0o077
+          ? {
+              name: '.harness',
+              status: 'warn',
+              detail: `${paths.harnessDir} is mode ${mode.toString(8)}: others can read prompts and logs`,
+              hint: `chmod 700 ${paths.harnessDir}`,
+            }
+          : { name: '.harness', status: 'ok', detail: `${paths.harnessDir} (mode ${mode.toString(8)})` },
+      )
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      harnessUsable = code === 'ENOENT' // no sessions folder yet is fine
+      checks.push(
+        harnessUsable
+          ? { name: '.harness', status: 'ok', detail: paths.harnessDir }
+          : {
+              name: '.harness',
+              status: 'fail',
+              detail: `${paths.harnessDir} cannot be used: ${code ?? (error as Error).message}`,
+              hint: 'it must be a folder (with a sessions folder) that you can read and write',
+            },
+      )
+    }
+  }
+
+  let config: HarnessConfig = {}
+  try {
+    readConfigFile(userConfigFile(env))
+  } catch (error) {
+    checks.push(configProblem('user config', error))
+  }
+  const { isTrusted } = await import('./trust.js')
+  let projectConfig = false
+  try {
+    projectConfig = readConfigFile(paths.configFile) !== null
+    if (projectConfig && !isTrusted(paths.root, paths.configFile, env)) {
+      checks.push({
+        name: 'project config',
+        status: 'fail',
+        detail: `${paths.configFile} is not trusted: commands that use config refuse it`,
+        hint: `review it, then run "harness trust"`,
+      })
+    } else if (projectConfig) {
+      checks.push({ name: 'project config', status: 'ok', detail: `${paths.configFile} (trusted)` })
+    }
+    config = loadConfig({ projectConfigFile: paths.configFile, env })
+  } catch (error) {
+    if (!(error instanceof HarnessError && error.code === 'UNTRUSTED_CONFIG')) {
+      checks.push(configProblem('project config', error))
+    }
+    try {
+      config = readConfigFile(userConfigFile(env)) ?? {}
+    } catch {}
+  }
+  if (!projectConfig) checks.push({ name: 'project config', status: 'info', detail: 'none' })
+
+  checks.push(...(await agentChecks(ctx, config)))
+
+  const tmux = await probe('tmux', ['-V'], env, ctx.cwd)
+  checks.push(
+    tmux === null
+      ? {
+          name: 'tmux',
+          status: 'info',
+          detail: 'not installed (needed only for interactive runs in the background)',
+        }
+      : { name: 'tmux', status: 'ok', detail: firstLine(tmux) },
+  )
+
+  if (paths.exists && harnessUsable) checks.push(...(await sessionChecks(ctx)))
+  return { usable: !checks.some((c) => c.status === 'fail'), checks }
+}
+
+function configProblem(name: string, error: unknown): DoctorCheck {
+  return {
+    name,
+    status: 'fail',
+    detail: error instanceof Error ? error.message : String(error),
+    hint: error instanceof HarnessError ? error.hint : undefined,
+  }
+}
+
+async function agentChecks(ctx: Context, config: HarnessConfig): Promise<DoctorCheck[]> {
+  const { listProviders } = await import('./providers/args.js')
+  const { flagsMissingFromHelp } = await import('./providers/help.js')
+  const { assertExecutable } = await import('./process/supervisor.js')
+  const defaultAgent = config.defaults?.agent ?? DEFAULT_AGENT
+  const providers = listProviders(config).filter((p) => p.command)
+  return Promise.all(
+    providers.map(async (provider): Promise<DoctorCheck> => {
+      const name = `agent ${provider.name}`
+      const command = provider.command as string
+      let path: string
+      try {
+        path = await assertExecutable(command, ctx.env, ctx.cwd, name)
+      } catch {
+        return provider.name === defaultAgent
+          ? {
+              name,
+              status: 'fail',
+              detail: `"${command}" (the default agent) is not installed or not on PATH`,
+              hint: 'install it, or choose another: harness config set defaults.agent <name>',
+            }
+          : { name, status: 'info', detail: `"${command}" not installed` }
+      }
+      const version =
+        firstLine((await probe(path, ['--version'], ctx.env, ctx.cwd)) ?? '') || 'version unknown'
+      const help = await Promise.all(provider.help_args.map((args) => probe(path, args, ctx.env, ctx.cwd)))
+      const missing = flagsMissingFromHelp(provider, help.map((h) => h ?? '').join('\n'))
+      return missing.length
+        ? {
+            name,
+            status: 'warn',
+            detail: `${path} ${version}: its --help does not mention ${missing.join(', ')}, which harness passes`,
+            hint: 'the installed CLI may differ from the one harness knows (docs/providers.md)',
+          }
+        : { name, status: 'ok', detail: `${path} ${version}` }
+    }),
+  )
+}
+
+async function sessionChecks(ctx: Context): Promise<DoctorCheck[]> {
+  const { computeLiveness } = await import('./sessions/liveness.js')
+  const records = (await ctx.store()).list()
+  const stale = records.filter((r) => {
+    const liveness = r.status === 'RUNNING' ? computeLiveness(r) : undefined
+    return liveness !== undefined && liveness !== 'running'
+  })
+  const foreign = records.filter((r) => r.sealed === false)
+  const checks: DoctorCheck[] = [{ name: 'sessions', status: 'ok', detail: `${records.length} on record` }]
+  if (stale.length) {
+    checks.push({
+      name: 'stale sessions',
+      status: 'warn',
+      detail: `${stale.length} RUNNING but not verifiably alive: ${stale.map((r) => r.id).join(', ')}`,
+      hint: 'harness session recover --scan',
+    })
+  }
+  if (foreign.length) {
+    checks.push({
+      name: 'foreign sessions',
+      status: 'warn',
+      detail: `${foreign.length} not sealed by harness for you (shown, never acted on): ${foreign.map((r) => r.id).join(', ')}`,
+      hint: 'harness session adopt <id>, for one you know',
+    })
+  }
+  return checks
+}
