@@ -1,6 +1,8 @@
 // Shared helpers for bench/run.mjs: timing child processes, medians, sections and the result table.
 import { spawn } from 'node:child_process'
-import { cpus, loadavg, release, totalmem } from 'node:os'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
@@ -13,7 +15,9 @@ export function median(values) {
  * wall time in milliseconds from spawn to exit. A non-zero exit (or any stderr output) is an error: a
  * benchmark of a failing command measures nothing.
  */
-export function timeCommand({ command, args, cwd, env }) {
+export function timeCommand({ command, args: given, cwd, env }, run = 0) {
+  // `args` may be a function of the run's number, for commands that must differ each time (new worktrees).
+  const args = typeof given === 'function' ? given(run) : given
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -34,6 +38,7 @@ export function timeCommand({ command, args, cwd, env }) {
 
 /** Runs a command once and returns its stdout, for checking that a benchmarked command does its job. */
 export function output({ command, args, cwd, env }) {
+  if (typeof args === 'function') args = args(0)
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] })
     const chunks = []
@@ -50,15 +55,16 @@ export function output({ command, args, cwd, env }) {
  * Warm-up runs (not counted) fill the page cache and the module compile cache.
  */
 export async function compare({ label, subject, floor, runs, warmup = 2, aim, aimOverheadMs }) {
-  for (let i = 0; i < warmup; i++) {
-    await timeCommand(subject)
-    await timeCommand(floor)
+  let n = 0
+  for (let i = 0; i < warmup; i++, n++) {
+    await timeCommand(subject, n)
+    await timeCommand(floor, n)
   }
   const subjectMs = []
   const floorMs = []
-  for (let i = 0; i < runs; i++) {
-    subjectMs.push(await timeCommand(subject))
-    floorMs.push(await timeCommand(floor))
+  for (let i = 0; i < runs; i++, n++) {
+    subjectMs.push(await timeCommand(subject, n))
+    floorMs.push(await timeCommand(floor, n))
   }
   const row = {
     label,
@@ -78,9 +84,24 @@ export async function compare({ label, subject, floor, runs, warmup = 2, aim, ai
 
 const results = []
 
+/**
+ * Peak resident memory of one run of a command, in MB (Linux: GNU time's maximum RSS), or null where that
+ * cannot be measured. A separate run, so that the timed runs are not slowed by the measuring.
+ */
+export async function peakRssMb({ command, args, cwd, env }) {
+  if (process.platform !== 'linux' || !existsSync('/usr/bin/time')) return null
+  const file = join(tmpdir(), `harness-bench-rss-${process.pid}`)
+  try {
+    await output({ command: '/usr/bin/time', args: ['-f', '%M', '-o', file, command, ...args], cwd, env })
+    return Number(readFileSync(file, 'utf8').trim().split('\n').pop()) / 1024
+  } finally {
+    rmSync(file, { force: true })
+  }
+}
+
 /** One timed run against a floor measured elsewhere (e.g. the same work done by git alone). */
-export function recordComparison({ label, ms, floorLabel, floorMs, aim }) {
-  const row = { label, runs: 1, median: ms, min: ms, max: ms, floorLabel, floorMedian: floorMs, aim }
+export function recordComparison({ label, ms, floorLabel, floorMs, aim, runs = 1, min = ms, max = ms }) {
+  const row = { label, runs, median: ms, min, max, floorLabel, floorMedian: floorMs, aim }
   row.ratio = ms / floorMs
   results.push(row)
   return row
@@ -128,6 +149,7 @@ export function machineFacts() {
 }
 
 const fmt = (ms) => ms.toFixed(1)
+const fmtMb = (mb) => (mb === null || mb === undefined ? 'n/a' : mb.toFixed(0))
 
 function aimText(r) {
   const verdict = (ok) => (ok ? 'met' : 'MISSED')
@@ -151,6 +173,7 @@ export function printResults() {
     'floor ms',
     'ratio',
     'aim',
+    'peak MB',
   ]
   const rows = results.map((r) => [
     r.section ?? '',
@@ -162,6 +185,9 @@ export function printResults() {
     Number.isNaN(r.floorMedian) ? '-' : fmt(r.floorMedian),
     Number.isNaN(r.ratio) ? '-' : `${r.ratio.toFixed(2)}×`,
     aimText(r),
+    r.peakMb === undefined
+      ? ''
+      : `${fmtMb(r.peakMb)} / ${fmtMb(r.floorPeakMb)}${r.aimPeakMb ? ` (≤ ${r.aimPeakMb} ${r.peakMb <= r.aimPeakMb ? 'met' : 'MISSED'})` : ''}`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
   const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')

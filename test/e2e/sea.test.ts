@@ -36,7 +36,25 @@ describe('single executable (npm run build:sea)', () => {
       env,
     ).stdout.trim()
     expect(run(binary, ['session', 'wait', id], dir, env).exitCode).toBe(0)
-    expect(run(binary, ['session', 'logs', id], dir, env).stdout).toBe('from-bg\n')
+    expect(run(binary, ['session', 'logs', id, '--raw'], dir, env).stdout).toBe('from-bg\n')
     expect(run(binary, ['session', 'path', id], dir, env).stdout).toBe(`${dir}\n`)
+    // A detached agent that runs until killed: kill records KILLED and its own exit is 0.
+    const sleeper = run(
+      binary,
+      ['run', '-q', '-d', '-a', 'exec', '--', 'sleep', '60'],
+      dir,
+      env,
+    ).stdout.trim()
+    expect(run(binary, ['session', 'kill', sleeper], dir, env).exitCode).toBe(0)
+    const listed = json<{ id: string; status: string }[]>({
+      ...run(binary, ['session', 'list', '--json'], dir, env),
+      signal: null,
+      stderr: '',
+    })
+    expect(Object.fromEntries(listed.map((s) => [s.id, s.status]))).toMatchObject({
+      [id]: 'COMPLETED',
+      [sleeper]: 'KILLED',
+    })
+    expect(listed).toHaveLength(3)
   }, 120_000)
 })
