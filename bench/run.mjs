@@ -38,10 +38,15 @@ for (const key of Object.keys(env)) if (key.startsWith('HARNESS_')) delete env[k
 
 const work = realpathSync(await mkdtemp(join(tmpdir(), 'harness-bench-')))
 const cleanUp = () => rmSync(work, { recursive: true, force: true })
-process.on('SIGINT', () => {
-  cleanUp()
-  process.exit(130)
-})
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.on(signal, () => {
+    cleanUp()
+    process.exit(code)
+  })
+}
 
 try {
   const facts = {

@@ -86,11 +86,30 @@ export class Output {
       first = false
       if (chunk.length >= 1 << 16) {
         if (this.stdoutGone) return
-        this.writeOut(chunk)
+        await this.writeWithBackpressure(chunk)
         chunk = ''
       }
     }
     this.writeOut(`${chunk}${first ? '[]' : '\n]'}\n`)
+  }
+
+  /**
+   * Writes and, when the stream's buffer is full (a pipe whose reader is slower than us), waits until it has
+   * drained: without this a big listing piped to a slow reader would sit in memory whole.
+   */
+  private writeWithBackpressure(text: string): Promise<void> | undefined {
+    if (this.stdout.write(text)) return undefined
+    return new Promise((resolve) => {
+      const done = () => {
+        this.stdout.off('drain', done)
+        this.stdout.off('error', done)
+        this.stdout.off('close', done)
+        resolve()
+      }
+      this.stdout.on('drain', done)
+      this.stdout.on('error', done)
+      this.stdout.on('close', done)
+    })
   }
 
   /** Raw text on stdout (e.g. `session path`), never under --json. */

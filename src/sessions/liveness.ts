@@ -68,7 +68,12 @@ export function livenessFromStates({ supervisor, agent }: ProcessStates): Livene
 
 export function computeLiveness(record: SessionRecord): Liveness | undefined {
   if (record.status !== 'RUNNING') return undefined
-  const liveness = livenessFromStates(processStates(record))
+  // A live supervisor settles it (livenessFromStates): listings of many running sessions skip the agent's check.
+  const supervisor = runProcesses(record).supervisor
+  const liveness =
+    supervisor && checkIdentity(supervisor) === 'alive'
+      ? 'running'
+      : livenessFromStates(processStates(record))
   // A foreign record is never acted on (docs/security.md): only "both verifiably gone" is believed of it.
   return record.sealed === false && liveness !== 'stale' ? 'unverified' : liveness
 }
