@@ -126,6 +126,9 @@ export function recordSamples({ label, samples, aimMs, note = '-' }) {
 
 /** A named group of benchmarks; its rows are printed as they finish and again in the final table. */
 export async function section(name, fn) {
+  // `node bench/run.mjs --only start-up,liveness` runs just those sections.
+  const only = process.argv.indexOf('--only')
+  if (only >= 0 && !(process.argv[only + 1] ?? '').split(',').includes(name)) return
   process.stderr.write(`\n== ${name}\n`)
   const first = results.length
   const started = performance.now()

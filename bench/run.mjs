@@ -73,7 +73,7 @@ try {
     projects[count] = { dir, sessionsDir }
   }
 
-  await section('session list --json', async () => {
+  await section('list', async () => {
     const medians = {}
     for (const count of [1000, 10_000, 100_000]) {
       const { dir, sessionsDir } = projects[count]
@@ -153,7 +153,10 @@ try {
     const id = readdirSync(sessionsDir)
       .sort()[5_000]
       .replace(/\.json$/, '')
-    const expected = `${JSON.parse(readFileSync(join(sessionsDir, `${id}.json`), 'utf8')).worktree_dir}\n`
+    const worktree = JSON.parse(readFileSync(join(sessionsDir, `${id}.json`), 'utf8')).worktree_dir
+    // `session path` checks that the folder exists.
+    mkdirSync(worktree, { recursive: true })
+    const expected = `${worktree}\n`
     const floor = { label: 'node -e 0', command: 'node', args: ['-e', '0'], cwd: dir, env }
     const binaries = [['', harness]]
     // The single executable, when it can be built here (npm run build:sea).
@@ -187,7 +190,7 @@ try {
     }
   })
 
-  await section('run overhead', async () => {
+  await section('run-overhead', async () => {
     const dir = join(work, 'run-overhead')
     mkdirSync(dir)
     const subject = {
@@ -207,7 +210,7 @@ try {
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
   })
 
-  await section('run with a worktree', async () => {
+  await section('run-worktree', async () => {
     // `harness run` in a git repository makes a worktree on a new branch; the floor is that `git worktree add`.
     const repo = join(work, 'run-worktree')
     mkdirSync(repo)
@@ -238,7 +241,7 @@ try {
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
   })
 
-  await section('kill latency', async () => {
+  await section('kill', async () => {
     // From starting `harness session kill` to its exit, which happens once KILLED is recorded; the agent
     // (`sleep`) obeys SIGTERM. Includes the CLI's own start-up.
     const dir = join(work, 'kill-latency')
