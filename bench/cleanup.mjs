@@ -16,6 +16,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { sealerFor } from './seal.mjs'
 
 const execFileAsync = promisify(execFile)
 
@@ -48,7 +49,7 @@ export async function benchCleanup({ harnessBin, log = console.log, count = 1000
 
     log(`cleanup: creating ${count} finished sessions with worktrees…`)
     const ids = sessionIds(count, 0)
-    await makeSessions({ repo, base, ids, git })
+    await makeSessions({ repo, base, ids, git, seal: sealerFor(join(home, '.local', 'state')) })
     const setupMs = Date.now() - started
 
     const t0 = performance.now()
@@ -143,7 +144,7 @@ async function makeWorktrees({ repo, ids, git }) {
   }
 }
 
-async function makeSessions({ repo, base, ids, git }) {
+async function makeSessions({ repo, base, ids, git, seal }) {
   const harness = join(repo, '.harness')
   mkdirSync(join(harness, 'sessions'), { recursive: true, mode: 0o700 })
   mkdirSync(join(harness, 'logs'), { recursive: true, mode: 0o700 })
@@ -202,7 +203,7 @@ async function makeSessions({ repo, base, ids, git }) {
       start_subdir: null,
       extra_args: ['true'],
     }
-    writeFileSync(join(harness, 'sessions', `${id}.json`), `${JSON.stringify(record, null, 2)}\n`, {
+    writeFileSync(join(harness, 'sessions', `${id}.json`), `${JSON.stringify(seal(record), null, 2)}\n`, {
       mode: 0o600,
     })
     writeFileSync(join(harness, 'logs', `${id}.log`), 'agent output\n', { mode: 0o600 })
@@ -233,6 +234,7 @@ function isolatedEnv(home) {
     ...env,
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
     GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_AUTHOR_NAME: 'Bench',

@@ -21,9 +21,9 @@ function startTime(pid) {
 
 /**
  * Writes `<dir>/running` (every record RUNNING, its latest run's supervisor and agent one of `live`, on this
- * host) and `<dir>/finished` (the same records, COMPLETED). Returns both project folders.
+ * host) and `<dir>/finished` (the same records, COMPLETED), sealed with `seal`. Returns both project folders.
  */
-export function writeLivenessProjects(dir, count, live) {
+export function writeLivenessProjects(dir, count, live, seal) {
   const running = join(dir, 'running')
   const finished = join(dir, 'finished')
   writeProject(finished, count, 7)
@@ -63,7 +63,7 @@ export function writeLivenessProjects(dir, count, live) {
         completed_at: status === 'RUNNING' ? null : last.ended_at,
         metadata: { ...record.metadata, ...place },
       })
-      writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 })
+      writeFileSync(path, `${JSON.stringify(seal(record), null, 2)}\n`, { mode: 0o600 })
     })
   }
   return { running, finished }

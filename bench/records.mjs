@@ -34,7 +34,8 @@ const WORDS =
   'add auth endpoints fix flaky test refactor the session store migrate config to zod update docs for the CLI ' +
   'write integration tests for the REST API and make sure error handling covers timeouts retries and bad input'
 
-export function writeProject(projectDir, count, seed = 42) {
+/** `seal` (bench/seal.mjs) seals each record as harness would; without it the records are foreign. */
+export function writeProject(projectDir, count, seed = 42, seal = (record) => record) {
   const next = random(seed)
   const pick = (list) => list[Math.floor(next() * list.length)]
   const hex = (n) => Array.from({ length: n }, () => Math.floor(next() * 16).toString(16)).join('')
@@ -49,8 +50,9 @@ export function writeProject(projectDir, count, seed = 42) {
     if (ids.has(id)) continue
     ids.add(id)
     const record = makeRecord({ id, projectDir, next, pick, hex, words, now })
-    writeFileSync(join(sessionsDir, `${id}.json`), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 })
-    records.push(record)
+    const sealed = seal(record)
+    writeFileSync(join(sessionsDir, `${id}.json`), `${JSON.stringify(sealed, null, 2)}\n`, { mode: 0o600 })
+    records.push(sealed)
   }
   return { sessionsDir, records }
 }

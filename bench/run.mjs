@@ -27,6 +27,7 @@ import {
 } from './lib.mjs'
 import { liveFixtureProcesses, writeLivenessProjects } from './liveness.mjs'
 import { writeProject } from './records.mjs'
+import { sealerFor } from './seal.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const harness = join(root, 'bin', 'harness')
@@ -58,7 +59,10 @@ try {
   console.log()
 
   // Generated stores are kept between runs (100,000 records take a minute to write): same seed, same records.
-  const stores = join(tmpdir(), 'harness-bench-stores-v1')
+  const stores = join(tmpdir(), 'harness-bench-stores-v2')
+  // The records are sealed with a key kept with them, which harness finds through XDG_STATE_HOME.
+  env.XDG_STATE_HOME = join(stores, 'state')
+  const seal = sealerFor(env.XDG_STATE_HOME)
   const projects = {}
   for (const count of [1000, 10_000, 100_000]) {
     const dir = join(stores, `project-${count}`)
@@ -67,7 +71,7 @@ try {
     if (!existsSync(done)) {
       process.stderr.write(`writing ${count.toLocaleString('en')} records (kept in ${stores})…\n`)
       rmSync(dir, { recursive: true, force: true })
-      writeProject(dir, count)
+      writeProject(dir, count, 42, seal)
       writeFileSync(done, `${count}\n`)
     }
     projects[count] = { dir, sessionsDir }
@@ -127,7 +131,7 @@ try {
     // 1,000 RUNNING records whose supervisors and agents are live processes, against the same records finished.
     const live = await liveFixtureProcesses(20)
     try {
-      const { running, finished } = writeLivenessProjects(join(work, 'liveness'), 1000, live)
+      const { running, finished } = writeLivenessProjects(join(work, 'liveness'), 1000, live, seal)
       const subject = { command: harness, args: ['session', 'list', '--json'], cwd: running, env }
       const floor = { label: 'same, all finished', ...subject, cwd: finished }
       const printed = JSON.parse(await output(subject))
