@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { hostFacts } from '../../src/process/identity.js'
+import { cli, json } from '../helpers/cli.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { isolatedEnv, tmpDir } from '../helpers/tmp.js'
+
+/**
+ * Disk faults on real small file systems (docs/security.md): a 128 KB tmpfs that the test mounts, and a
+ * read-only remount of it. Mounting needs root, as in CI; elsewhere these tests are skipped, visibly.
+ */
+const isRoot = process.getuid?.() === 0
+const mounts: string[] = []
+afterAll(() => {
+  for (const mnt of mounts.splice(0)) {
+    try {
+      execFileSync('umount', [mnt])
+    } catch {
+      execFileSync('umount', ['-l', mnt])
+    }
+  }
+})
+
+function smallDisk() {
+  const base = tmpDir()
+  const mnt = join(base, 'mnt')
+  mkdirSync(mnt)
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128k,mode=0700', 'tmpfs', mnt])
+  mounts.push(mnt)
+  const dir = join(mnt, 'work')
+  mkdirSync(dir)
+  const home = join(base, 'home') // the user's state folder (the seal key) is not on the small disk
+  mkdirSync(home)
+  return { mnt, dir, env: isolatedEnv(home) }
+}
+
+/** Writes a file until the file system says it is full. */
+function fill(mnt: string): void {
+  const fd = openSync(join(mnt, 'filler'), 'w')
+  try {
+    for (;;) writeSync(fd, Buffer.alloc(1024))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+describe.skipIf(!isRoot)('disk faults on a real small file system (mounts a tmpfs: root only)', () => {
+  test('an update that does not fit: DISK_FULL (exit 1), the old record byte-identical, no temp or lock files', async () => {
+    const { mnt, dir, env } = smallDisk()
+    const run = await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: dir, env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id } = json<{ id: string }>(run)
+    const sessions = join(dir, '.harness', 'sessions')
+    const before = readFileSync(join(sessions, `${id}.json`))
+    fill(mnt)
+    const resume = await cli(['--json', 'session', 'resume', id], { cwd: dir, env })
+    expect(resume.exitCode).toBe(1)
+    expect(JSON.parse(resume.stderr).error.code).toBe('DISK_FULL')
+    const human = await cli(['session', 'resume', id], { cwd: dir, env })
+    expect(human.stderr).toMatch(/^harness: cannot write .*: the disk is full\n/)
+    expect(readFileSync(join(sessions, `${id}.json`))).toEqual(before)
+    expect(readdirSync(sessions)).toEqual([`${id}.json`])
+  })
+
+  test('a read-only store still lists and shows; a stale session is shown reconciled, not written', async () => {
+    const { mnt, dir, env } = smallDisk()
+    const run = await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: dir, env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const started = '2026-11-01T10:00:00.000Z'
+    const path = writeRecord(dir, env, {
+      id: 'stale001',
+      provider: 'exec',
+      status: 'RUNNING',
+      worktree_dir: dir,
+      is_worktree: false,
+      created_at: started,
+      runs: [
+        {
+          n: 1,
+          kind: 'start',
+          pid: 999_999_990,
+          pid_start_time: '1',
+          supervisor_pid: 999_999_991,
+          supervisor_start_time: '1',
+          started_at: started,
+          ...hostFacts(),
+        },
+      ],
+    })
+    const before = readFileSync(path)
+    execFileSync('mount', ['-o', 'remount,ro', mnt])
+    const list = await cli(['session', 'list', '--json'], { cwd: dir, env })
+    expect(list.exitCode, list.stderr).toBe(0)
+    const listed = json<{ id: string; status: string }[]>(list)
+    expect(listed.map((r) => r.id).sort()).toEqual([json<{ id: string }>(run).id, 'stale001'].sort())
+    expect(listed.find((r) => r.id === 'stale001')?.status).toBe('PAUSED')
+    expect(list.stderr.match(/read-only/g)).toHaveLength(1)
+    const show = await cli(['session', 'show', 'stale001'], { cwd: dir, env })
+    expect(show.exitCode, show.stderr).toBe(0)
+    expect(readFileSync(path)).toEqual(before)
+  })
+})
