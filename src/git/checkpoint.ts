@@ -234,3 +234,21 @@ export async function setRef(
   await assertFullRefName(repo, ref, options)
   await storeRef(repo, ref, commit, message, { ...options, overwrite: true })
 }
+
+/**
+ * Deletes the given refs in one transaction (`git update-ref --stdin`); refs already gone are fine. Each must
+ * lie under `prefix`, so a record can never make harness delete anything else.
+ */
+export async function deleteRefs(
+  repo: string,
+  prefix: string,
+  refs: string[],
+  options: GitEnvOptions = {},
+): Promise<void> {
+  const mine = refs.filter((ref) => ref.startsWith(prefix) && !/[\s\0]/.test(ref) && !ref.includes('..'))
+  if (mine.length === 0) return
+  await run(['update-ref', '--stdin'], repo, {
+    ...options,
+    input: mine.map((ref) => `delete ${ref}\n`).join(''),
+  })
+}

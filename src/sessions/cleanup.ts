@@ -651,6 +651,15 @@ class SessionRemover {
         }
         // The agent's own files (pi's session file, aider's history) go with the session (docs/providers.md).
         removeAgentDir(dirname(this.logsDir), id)
+        // So do its checkpoints (docs/continuity.md); the --force snapshots above stay.
+        if (repo && current.checkpoints?.length) {
+          const { deleteRefs } = await import('../git/checkpoint.js')
+          await deleteRefs(
+            repo.dir,
+            `refs/harness/${id}/checkpoints/`,
+            current.checkpoints.map((c) => c.ref),
+          )
+        }
       })
     } catch (error) {
       if (error instanceof SessionNotFoundError) return undefined // someone else deleted it meanwhile

@@ -128,3 +128,19 @@ describe('session checkpoint / checkpoints / restore', () => {
     await cli(['session', 'wait', live.id, '--timeout', '60s'], opts)
   }, 180_000)
 })
+
+describe('removal', () => {
+  test("delete removes a session's checkpoint refs; the --force snapshots stay", async () => {
+    const repo = tmpGitRepo()
+    userConfig(repo.env, { checkpoint: { interval: '0' } })
+    const opts = { cwd: repo.dir, env: repo.env }
+    const session = await execSession(repo, 'echo one > one.txt')
+    const refs = () => repo.git('for-each-ref', '--format=%(refname)', `refs/harness/${session.id}/`)
+    expect(refs()).toBe(`refs/harness/${session.id}/checkpoints/0`)
+    const removed = await cli(['session', 'delete', session.id, '--force'], opts)
+    expect(removed.exitCode, removed.stderr).toBe(0)
+    const left = refs().split('\n')
+    expect(left.some((ref) => ref.includes('/checkpoints/'))).toBe(false)
+    expect(left).toContain(`refs/harness/${session.id}/worktree`)
+  })
+})
