@@ -291,6 +291,12 @@ try {
     })
   })
 
+  await section('checkpoint', async () => {
+    const { benchCheckpoint } = await import('./checkpoint.mjs')
+    const row = await benchCheckpoint({ harnessBin: harness })
+    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms (${row.ratio.toFixed(2)}×)\n`)
+  })
+
   console.log()
   printResults()
 } finally {
