@@ -16,6 +16,7 @@ import { registerPrune } from '../commands/session/prune.js'
 import { registerRecover } from '../commands/session/recover.js'
 import { registerResume } from '../commands/session/resume.js'
 import { registerShow } from '../commands/session/show.js'
+import { registerStats } from '../commands/session/stats.js'
 import { registerStop } from '../commands/session/stop.js'
 import { registerWait } from '../commands/session/wait.js'
 import { registerSupervise } from '../commands/supervise.js'
@@ -107,6 +108,7 @@ Examples:
   registerStop(session, ctx, 'pause')
   registerWait(session, ctx)
   registerLogs(session, ctx)
+  registerStats(session, ctx)
   registerRecover(session, ctx)
   registerAdopt(session, ctx)
   registerDiff(session, ctx)

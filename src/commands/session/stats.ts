@@ -1,0 +1,27 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+export function registerStats(session: Command, ctx: Context): void {
+  session
+    .command('stats')
+    .description('totals: sessions by status and agent, agent time, tokens and cost, disk used')
+    .addHelpText(
+      'after',
+      `
+Disk is the size of the files in harness's folders: records, logs, per-agent files
+and worktrees. Tokens and cost are what the agents reported (see "session logs").
+
+Examples:
+  harness session stats
+  harness session stats --json | jq '.disk.total'`,
+    )
+    .action(
+      action(z.object({}), async () => {
+        const { sessionStats } = await import('../../sessions/stats.js')
+        const { renderStats } = await import('../../render/stats.js')
+        ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))
+      }),
+    )
+}
