@@ -164,14 +164,20 @@ function flatBytes(dir: string): number {
 export async function sessionStats(ctx: Context): Promise<SessionStats> {
   const paths = await ctx.project()
   let corrupt = 0
+  const { RecordSealer } = await import('./seal.js')
   const store = new SessionStore(paths.sessionsDir, {
+    sealer: RecordSealer.forEnv(ctx.env),
     warn: (problem) => {
       corrupt++
       ctx.out.warn(`${problem.path}: ${problem.reason}`)
     },
   })
   const records = store.list()
-  const summary = summarize(records, { corrupt, now: new Date() })
+  const summary = summarize(records, {
+    corrupt,
+    now: new Date(),
+    isForeign: (record) => record.sealed === false,
+  })
   const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
   const disk = {
     records: flatBytes(paths.sessionsDir),

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
-import { sessionRecord } from '../fixtures/records.js'
+import { sealRecord, sessionRecord } from '../fixtures/records.js'
 import { cli, json } from '../helpers/cli.js'
 import { tmpPlainDir } from '../helpers/tmp.js'
 
@@ -89,7 +89,9 @@ test('stats over a generated store: every figure', async () => {
   ]
   mkdirSync(join(harness, 'sessions'), { recursive: true })
   for (const record of records) {
-    writeFileSync(join(harness, 'sessions', `${record.id}.json`), `${JSON.stringify(record, null, 2)}\n`)
+    // a4 is foreign: harness did not seal it.
+    const written = record.id === 'a4' ? record : sealRecord(record, env)
+    writeFileSync(join(harness, 'sessions', `${record.id}.json`), `${JSON.stringify(written, null, 2)}\n`)
   }
   writeFileSync(join(harness, 'sessions', 'bad.json'), '{ nope')
   file('logs/a1.log', 1000)
@@ -133,7 +135,7 @@ test('stats over a generated store: every figure', async () => {
       opencode: { sessions: 1, agent_time_ms: 1_000, total_tokens: 10, cost_usd: 0.25 },
     },
     corrupt: 1,
-    foreign: 0,
+    foreign: 1,
     checkpoints: 2,
     oldest: { id: 'a1', created_at: '2026-01-01T00:00:00.000Z' },
     newest: { id: 'a5', created_at: '2026-04-01T00:00:00.000Z' },
