@@ -1,5 +1,6 @@
 import { ExitRequest, HarnessError } from '../errors.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
+import { type ProgressReporter, silentProgress } from '../sessions/progress.js'
 
 /** Global options every command sees (SPEC §7). */
 export interface GlobalOptions {
@@ -115,6 +116,27 @@ export class Output {
   /** Raw text on stdout (e.g. `session path`), never under --json. */
   writeOut(text: string | Uint8Array): void {
     this.stdout.write(text)
+  }
+
+  /**
+   * A progress line on stderr (`harness: cleanup 3/120 3f9a12c8`), redrawn in place; only on a terminal, and
+   * never under --json or -q, so logs and pipes get nothing.
+   */
+  progress(label: string): ProgressReporter {
+    if (this.options.json || this.options.quiet || !this.stderr.isTTY) return silentProgress
+    let drawn = false
+    return {
+      step: (done, total, item) => {
+        const text = `harness: ${label} ${done + 1}/${total} ${item}`
+        const width = this.stderr.columns ? this.stderr.columns - 1 : text.length
+        this.stderr.write(`\r\x1b[K${text.slice(0, width)}`)
+        drawn = true
+      },
+      end: () => {
+        if (drawn) this.stderr.write('\r\x1b[K')
+        drawn = false
+      },
+    }
   }
 
   /** A diagnostic line on stderr (suppressed by --quiet, never on stdout). */

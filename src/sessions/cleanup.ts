@@ -26,6 +26,7 @@ import { worktreeChanges } from '../git/worktree.js'
 import type { WorktreeInfo } from '../git/worktree-list.js'
 import { removeAgentDir } from './agent-files.js'
 import { lastRun } from './liveness.js'
+import { type ProgressReporter, silentProgress } from './progress.js'
 import { getSession, sortSessions } from './query.js'
 import { reconcileViews } from './reconcile.js'
 import { logPathFor } from './runner.js'
@@ -114,8 +115,8 @@ export interface CleanupOptions {
   force: boolean
   dryRun: boolean
   now?: Date
-  /** Called at most once a second with how far a long run is. */
-  onProgress?: (done: number, total: number) => void
+  /** Told which session is being handled, for a progress line. */
+  progress?: ProgressReporter
 }
 
 /** The last sign of activity: the latest of completed_at, the last run's ended_at and created_at. */
@@ -175,13 +176,14 @@ export async function cleanupSessions(ctx: Context, options: CleanupOptions): Pr
   report.skipped = skipped
   const roots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
   const remover = new SessionRemover(store, paths.root, paths.logsDir, roots, options, ctx.cwd)
-  let lastProgress = Date.now()
-  for (const [index, record] of candidates.entries()) {
-    await remover.process(record, report)
-    if (options.onProgress && Date.now() - lastProgress >= 1000 && index + 1 < candidates.length) {
-      options.onProgress(index + 1, candidates.length)
-      lastProgress = Date.now()
+  const progress = options.progress ?? silentProgress
+  try {
+    for (const [index, record] of candidates.entries()) {
+      progress.step(index, candidates.length, record.id)
+      await remover.process(record, report)
     }
+  } finally {
+    progress.end()
   }
   return report
 }

@@ -21,6 +21,7 @@ import {
   shortRef,
   storeSnapshots,
 } from './cleanup.js'
+import { type ProgressReporter, silentProgress } from './progress.js'
 
 /** How recent an orphan may be and still be left alone by default: a run still setting up has no record yet. */
 export const DEFAULT_PRUNE_OLDER_THAN = '1h'
@@ -70,6 +71,8 @@ export interface PruneOptions {
   force: boolean
   dryRun: boolean
   now?: Date
+  /** Told which worktree is being handled, for a progress line. */
+  progress?: ProgressReporter
 }
 
 interface WorktreeCandidate {
@@ -150,7 +153,9 @@ export async function pruneOrphans(ctx: Context, options: PruneOptions): Promise
     worktrees.push({ entry, reasons })
   }
   const goingWorktrees = new Set<WorktreeInfo>()
-  for (const { entry, reasons } of worktrees) {
+  const progress = options.progress ?? silentProgress
+  for (const [index, { entry, reasons }] of worktrees.entries()) {
+    progress.step(index, worktrees.length, entry.path)
     const forced = await removeOrKeep(repo, report, options, reasons, {
       kind: 'worktree',
       path: entry.path,
@@ -164,6 +169,8 @@ export async function pruneOrphans(ctx: Context, options: PruneOptions): Promise
     })
     if (forced !== null) goingWorktrees.add(entry)
   }
+
+  progress.end()
 
   for (const [name, tip] of repo.state.branches) {
     if (!name.startsWith('harness/') || ownedBranches.has(name)) continue

@@ -75,3 +75,42 @@ describe('completion from the command tree', () => {
     expect(await values(['__sup'])).toEqual([])
   })
 })
+
+describe('progress on stderr', () => {
+  const stream = (tty: boolean) => {
+    const s = new Writable({
+      write(chunk, _encoding, done) {
+        s.text += String(chunk)
+        done()
+      },
+    }) as Writable & { text: string; isTTY?: boolean; columns?: number }
+    s.text = ''
+    if (tty) Object.assign(s, { isTTY: true, columns: 40 })
+    return s
+  }
+  const drive = (tty: boolean, flags: { json?: boolean; quiet?: boolean } = {}) => {
+    const err = stream(tty)
+    const out = new Output(
+      { json: flags.json ?? false, color: false, quiet: flags.quiet ?? false },
+      stream(false) as unknown as NodeJS.WriteStream,
+      err as unknown as NodeJS.WriteStream,
+    )
+    const progress = out.progress('cleanup')
+    progress.step(0, 2, 'aaaa1111')
+    progress.step(1, 2, 'bbbb2222')
+    progress.end()
+    return err.text
+  }
+
+  test('a terminal gets count/total and the session, redrawn in place and cleared at the end', () => {
+    expect(drive(true)).toBe(
+      '\r\x1b[Kharness: cleanup 1/2 aaaa1111\r\x1b[Kharness: cleanup 2/2 bbbb2222\r\x1b[K',
+    )
+  })
+
+  test('nothing when piped, under --json or under -q', () => {
+    expect(drive(false)).toBe('')
+    expect(drive(true, { json: true })).toBe('')
+    expect(drive(true, { quiet: true })).toBe('')
+  })
+})

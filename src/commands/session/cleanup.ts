@@ -86,7 +86,7 @@ Examples:
           status: options.status,
           force: options.force === true,
           dryRun: options.dryRun === true,
-          onProgress: (done, total) => ctx.out.info(`harness: cleanup: ${done}/${total} sessions done`),
+          progress: ctx.out.progress('cleanup'),
         })
         ctx.out.result(report, (data) => renderRemovalReport(data))
         if (report.kept.some((s) => s.reasons.some((r) => r.kind === 'error'))) throw new ExitRequest(1)

@@ -53,6 +53,7 @@ Examples:
           const { pruneOrphans } = await import('../../sessions/prune.js')
           const { renderPruneReport } = await import('../../render/cleanup.js')
           const report = await pruneOrphans(ctx, {
+            progress: ctx.out.progress('prune'),
             olderThan,
             force: options.force === true,
             dryRun: options.dryRun === true,
