@@ -127,6 +127,12 @@ try {
     }
   })
 
+  await section('stats', async () => {
+    const { benchStats } = await import('./stats.mjs')
+    const row = await benchStats({ harness, dir: projects[10_000].dir, env })
+    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
+  })
+
   await section('liveness', async () => {
     // 1,000 RUNNING records whose supervisors and agents are live processes, against the same records finished.
     const live = await liveFixtureProcesses(20)
