@@ -144,7 +144,7 @@ async function stopDirectly(
     signal = outcome.killed > 0 ? 'SIGKILL' : 'SIGTERM'
   }
   return store.update(id, (current) =>
-    run ? applyRunExit(current, run.n, { exitCode: null, signal }) : undefined,
+    run ? applyRunExit(current, run.n, { exitCode: null, signal, stopped: signal !== null }) : undefined,
   )
 }
 

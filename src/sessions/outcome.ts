@@ -9,6 +9,11 @@ export interface RunExit {
   signal: string | null
   /** harness itself was told to stop (SIGTERM/SIGHUP) without a stop_request. */
   interrupted?: boolean
+  /**
+   * The stop signalled the agent. A stop_request decides the status only then: an agent that exited by itself
+   * first gets its own status, and the request is cleared (docs/security.md). Default: same as `interrupted`.
+   */
+  stopped?: boolean
   /** The agent could not be started at all. */
   spawnError?: string
   /** The agent exited 0 but its output reported a failure (pi in `--mode json`, docs/providers.md). */
@@ -39,13 +44,15 @@ export function applyRunExit(
   const at = now.toISOString()
   let event: SessionEvent
   let stopReason: string
-  if (record.stop_request?.action === 'kill') {
+  const stopped = exit.stopped ?? exit.interrupted ?? false
+  const request = stopped ? record.stop_request : null
+  if (request?.action === 'kill') {
     event = 'kill'
     stopReason = 'killed'
-  } else if (record.stop_request?.action === 'pause') {
+  } else if (request?.action === 'pause') {
     event = 'pause'
     stopReason = 'paused'
-  } else if (exit.interrupted) {
+  } else if (exit.interrupted && !record.stop_request) {
     event = 'interrupt'
     stopReason = 'interrupted'
   } else if (exit.spawnError) {
@@ -87,6 +94,8 @@ export function applyRunExit(
     stop_reason: stopReason,
     completed_at: status === 'PAUSED' ? null : at,
     runs,
+    // A request that did not stop the agent (it exited by itself first) is not carried into the next run.
+    ...(record.stop_request && !request ? { stop_request: null } : {}),
     // The agent's screen state describes a live run only.
     ...(record.state != null ? { state: null } : {}),
   }
