@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
+import { UsageError } from '../../errors.js'
 import { SessionStatusSchema } from '../../sessions/schema.js'
 
 const ListOptionsSchema = z.object({
@@ -11,6 +12,7 @@ const ListOptionsSchema = z.object({
     z.pipe(z.string().check(z.regex(/^\d+$/, 'expected a whole number')), z.transform(Number)),
   ),
   sort: z.enum(['created', 'updated']),
+  watch: z.optional(z.boolean()),
 })
 
 export function registerList(session: Command, ctx: Context): void {
@@ -26,6 +28,7 @@ export function registerList(session: Command, ctx: Context): void {
     .option('--agent <agent>', 'only these agents (comma-separated or repeated)', collect)
     .option('--limit <n>', 'show at most n sessions')
     .option('--sort <key>', 'created | updated', 'created')
+    .option('-w, --watch', 'keep the table on screen, redrawn as sessions change (Ctrl-C to quit)')
     .addHelpText(
       'after',
       `
@@ -35,12 +38,27 @@ shows its liveness: RUNNING (orphaned).
 
 Examples:
   harness session list --status running,paused
+  harness session list --watch --status running
   harness session ls --json | jq -r '.[] | select(.status == "FAILED") | .id'`,
     )
     .action(
       action(ListOptionsSchema, async (options) => {
         const { listSessions } = await import('../../sessions/query.js')
         const { renderSessionList } = await import('../../render/session.js')
+        if (options.watch) {
+          if (ctx.options.json || !process.stdout.isTTY) {
+            throw new UsageError('--watch needs a terminal on stdout (and no --json)')
+          }
+          const { watchScreen } = await import('../../cli/watch.js')
+          await watchScreen(async () => {
+            const views = []
+            for await (const view of listSessions(ctx, options)) views.push(view)
+            const table = renderSessionList(views, { width: process.stdout.columns, color: ctx.out.color })
+            // The table escapes what it shows from records (and keeps its colours).
+            return `harness session list --watch (Ctrl-C to quit)\n\n${table}`
+          }, process.stdout)
+          return
+        }
         await ctx.out.resultList(
           listSessions(ctx, options),
           (data) => renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
