@@ -1,12 +1,14 @@
 import { statSync } from 'node:fs'
 import { basename, dirname, resolve } from 'node:path'
+import type { HarnessConfig } from '../config.js'
 import { UsageError } from '../errors.js'
 import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
+import type { SessionEnv } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/store.js'
 import type { GlobalOptions, Output } from './output.js'
 
 /** What a command needs from its surroundings, resolved lazily so cheap commands stay cheap. */
-export class Context {
+export class Context implements SessionEnv {
   private projectPromise: Promise<ProjectPaths> | undefined
   private storeInstance: SessionStore | undefined
 
@@ -20,6 +22,25 @@ export class Context {
 
   get options(): GlobalOptions {
     return this.out.options
+  }
+
+  /** --json promises one document on stdout: the agent cannot have the terminal then. */
+  get interactive(): boolean {
+    return !this.options.json && process.stdin.isTTY === true
+  }
+
+  get agentOutput(): NodeJS.WritableStream {
+    return this.options.json ? process.stderr : process.stdout
+  }
+
+  notice(message: string): void {
+    this.out.info(message)
+  }
+
+  async config(): Promise<HarnessConfig> {
+    const paths = await this.project()
+    const { loadConfig } = await import('../config.js')
+    return loadConfig({ projectConfigFile: paths.configFile, env: this.env })
   }
 
   project(): Promise<ProjectPaths> {

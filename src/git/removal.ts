@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 import { assertRefArg, type GitEnvOptions, gitDetail, run, splitZ } from './common.js'
 import { listWorktrees, type WorktreeInfo } from './worktree-list.js'
@@ -239,4 +241,16 @@ export async function prunableRegistrations(repo: string, options: GitEnvOptions
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
+}
+
+/** Tracked submodules of a worktree that are checked out (their folder holds a .git). */
+export async function checkedOutSubmodules(dir: string, options: GitEnvOptions = {}): Promise<string[]> {
+  const result = await run(['ls-files', '--stage', '-z'], dir, options)
+  const paths: string[] = []
+  for (const line of splitZ(result.stdout)) {
+    if (!line.startsWith('160000 ')) continue
+    const path = line.slice(line.indexOf('\t') + 1)
+    if (existsSync(join(dir, path, '.git'))) paths.push(path)
+  }
+  return paths
 }

@@ -52,6 +52,12 @@ export function readProcStat(pid: number): ProcStat | null {
   }
 }
 
+/**
+ * The environment ps runs with: a fixed PATH (ps is in /bin or /usr/bin everywhere), and lstart in the C
+ * locale and UTC, or a start time recorded by one process would not match the same process read by another.
+ */
+export const PS_ENV: NodeJS.ProcessEnv = { PATH: '/usr/bin:/bin', LC_ALL: 'C', TZ: 'UTC' }
+
 /** macOS and other systems without /proc: ps gives state, parent, group and start time. */
 function readPsStat(pid: number): ProcStat | null {
   try {
@@ -60,9 +66,7 @@ function readPsStat(pid: number): ProcStat | null {
     const out = execFileSync('ps', ['-o', 'stat=,ppid=,pgid=,sess=,lstart=', '-p', String(pid)], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
-      // lstart is local time in the locale's words: fix both, or a start time recorded by one process would
-      // not match the same process read by another with a different TZ or locale.
-      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+      env: PS_ENV,
     }).trim()
     const m = /^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.+)$/.exec(out)
     if (!m) return null

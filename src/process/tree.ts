@@ -5,6 +5,7 @@ import {
   isDeadState,
   type ProcessIdentity,
   type ProcStat,
+  PS_ENV,
   parseProcStat,
   readProcStat,
 } from './identity.js'
@@ -76,8 +77,7 @@ function listPs(): ProcStat[] {
     out = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat=,lstart='], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
-      // Same rendering of lstart as identity.ts, whatever the caller's locale and time zone.
-      env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' },
+      env: PS_ENV,
       maxBuffer: 64 * 1024 * 1024,
     })
   } catch {

@@ -1,5 +1,11 @@
-import type { KeepReason, RemovalReport, RemovedSession, SnapshotRefs } from '../sessions/cleanup.js'
-import type { PrunedItem, PruneReport } from '../sessions/prune.js'
+import type {
+  KeepReason,
+  PrunedItem,
+  PruneReport,
+  RemovalReport,
+  RemovedSession,
+  SnapshotRefs,
+} from '../sessions/removal/report.js'
 import { relativeTime } from './time.js'
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`

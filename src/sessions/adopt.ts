@@ -1,5 +1,5 @@
-import type { Context } from '../cli/context.js'
 import { UsageError } from '../errors.js'
+import type { SessionEnv } from './ports.js'
 import { resolveSessionId } from './query.js'
 import type { SessionRecord } from './schema.js'
 
@@ -42,7 +42,7 @@ function describe(record: SessionRecord): Omit<AdoptionItem, 'adopted'> {
  * `--yes` is required; with one, the user confirms after seeing what each record names.
  */
 export async function adoptSessions(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string | undefined,
   options: {
     all: boolean

@@ -1,5 +1,5 @@
-import type { Context } from '../cli/context.js'
 import { IllegalStateError, UsageError } from '../errors.js'
+import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { SessionView } from './reconcile.js'
 
@@ -7,7 +7,7 @@ import type { SessionView } from './reconcile.js'
  * `session attach`: this terminal shows the session's tmux session until the user detaches (the tmux prefix,
  * Ctrl-b by default, then d) or the agent ends (docs/tmux.md).
  */
-export async function attachSession(ctx: Context, input: string): Promise<SessionView> {
+export async function attachSession(ctx: SessionEnv, input: string): Promise<SessionView> {
   const session = await getSession(ctx, input)
   const id = session.id
   const name = session.tmux_session

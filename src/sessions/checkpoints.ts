@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Context } from '../cli/context.js'
 import { IllegalStateError, UsageError } from '../errors.js'
 import { FileLock } from './lock.js'
+import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { Checkpoint, CheckpointTrigger, SessionRecord } from './schema.js'
 import { assertSealed } from './start.js'
@@ -233,7 +233,7 @@ export function assertNotRunning(session: SessionRecord, what: string): void {
 
 /** `harness session checkpoint <id>`: a manual checkpoint (also while the session runs). */
 export async function checkpointSession(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string,
   message?: string,
 ): Promise<TakenCheckpoint> {
@@ -247,13 +247,13 @@ export interface CheckpointList {
 }
 
 /** `harness session checkpoints <id>`. */
-export async function listSessionCheckpoints(ctx: Context, input: string): Promise<CheckpointList> {
+export async function listSessionCheckpoints(ctx: SessionEnv, input: string): Promise<CheckpointList> {
   const session = await getSession(ctx, input)
   return { id: session.id, checkpoints: session.checkpoints ?? [] }
 }
 
 /** `harness session restore <id> <n>`. */
-export async function restoreSession(ctx: Context, input: string, n: string): Promise<RestoreOutcome> {
+export async function restoreSession(ctx: SessionEnv, input: string, n: string): Promise<RestoreOutcome> {
   const session = await getSession(ctx, input)
   return restoreSessionCheckpoint(await ctx.store(), session, n, { env: ctx.env })
 }

@@ -1,5 +1,5 @@
 import type { Candidate, CompletionSources } from '../cli/completion.js'
-import type { Context } from '../cli/context.js'
+import type { SessionEnv } from './ports.js'
 
 const MAX_TASK = 60
 
@@ -7,7 +7,7 @@ const MAX_TASK = 60
  * Session ids (newest first, described by status and task) and agent names, read without writing anything.
  * A broken record or config must not break Tab: what cannot be read is left out.
  */
-export function completionSources(ctx: Context): CompletionSources {
+export function completionSources(ctx: SessionEnv): CompletionSources {
   return {
     sessions: async () => {
       try {

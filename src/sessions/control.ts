@@ -1,8 +1,8 @@
-import type { Context } from '../cli/context.js'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
 import { computeLiveness, type Liveness, lastRun, runProcesses } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
+import type { SessionEnv } from './ports.js'
 import { getSession, resolveSessionId } from './query.js'
 import { markPaused, reconcileView, type SessionView } from './reconcile.js'
 import type { SessionRecord, StopRequest } from './schema.js'
@@ -29,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * agent tree directly and record the outcome.
  */
 export async function stopSession(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string,
   action: StopAction,
   graceMs: number,
@@ -50,7 +50,7 @@ async function releaseTmuxSession(record: SessionRecord): Promise<void> {
 }
 
 async function stopRun(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string,
   action: StopAction,
   graceMs: number,
@@ -190,7 +190,11 @@ export class WaitTimeoutError extends HarnessError {
 }
 
 /** `session wait`: blocks until the session is no longer RUNNING (stale ones are reconciled on the way). */
-export async function waitForSession(ctx: Context, input: string, timeoutMs?: number): Promise<SessionView> {
+export async function waitForSession(
+  ctx: SessionEnv,
+  input: string,
+  timeoutMs?: number,
+): Promise<SessionView> {
   const store = await ctx.store()
   const id = resolveSessionId(store, input)
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
@@ -211,7 +215,7 @@ export interface RecoverCandidate {
 }
 
 /** `session recover --scan`: RUNNING sessions whose liveness is stale, orphaned or unverified (read only). */
-export async function scanRecoverable(ctx: Context): Promise<RecoverCandidate[]> {
+export async function scanRecoverable(ctx: SessionEnv): Promise<RecoverCandidate[]> {
   const store = await ctx.store()
   const found: RecoverCandidate[] = []
   for (const record of store.list()) {
@@ -240,7 +244,7 @@ export interface RecoverResult {
  * word). Orphaned and running ones are refused: their agent is alive and must be killed first.
  */
 export async function recoverSessions(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string | undefined,
   all: boolean,
 ): Promise<RecoverResult> {

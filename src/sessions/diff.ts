@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Context } from '../cli/context.js'
 import { IllegalStateError } from '../errors.js'
 import type { DiffMode } from '../git/diff.js'
+import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 
 export interface SessionDiff {
@@ -27,7 +27,7 @@ export interface SessionDiff {
  * `harness session diff`: what the session changed against its base_commit. From the worktree when it exists
  * (commits, uncommitted edits and untracked files, through a temporary index); else from its branch.
  */
-export async function diffSession(ctx: Context, input: string, mode: DiffMode): Promise<SessionDiff> {
+export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode): Promise<SessionDiff> {
   const session = await getSession(ctx, input)
   const id = session.id
   const base = session.base_commit

@@ -1,7 +1,7 @@
 import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs'
-import type { Context } from '../cli/context.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { type RunBoundary, runBoundaries } from '../history/log-stream.js'
+import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { logPathFor } from './runner.js'
 
@@ -22,7 +22,7 @@ export interface LogInfo {
   runs: RunBoundary[]
 }
 
-export async function sessionLog(ctx: Context, input: string): Promise<LogInfo> {
+export async function sessionLog(ctx: SessionEnv, input: string): Promise<LogInfo> {
   const session = await getSession(ctx, input)
   const paths = await ctx.project()
   const path = logPathFor(paths.logsDir, session.id)
@@ -79,7 +79,7 @@ function copyFrom(path: string, offset: number, sink: LogSink): number {
  * once `| head` exited; like `tail -f`, that is noticed on the next write).
  */
 export async function streamLog(
-  ctx: Context,
+  ctx: SessionEnv,
   info: LogInfo,
   follow: boolean,
   sink: LogSink,

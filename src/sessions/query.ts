@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
-import type { Context } from '../cli/context.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from './ids.js'
+import type { SessionEnv } from './ports.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 import type { SessionRecord, SessionStatus } from './schema.js'
 import type { SessionStore } from './store.js'
@@ -28,7 +28,7 @@ export function resolveSessionId(store: SessionStore, input: string): string {
 }
 
 /** Loads one session by id or prefix, reconciling it if it is stale. */
-export async function getSession(ctx: Context, input: string, dryRun = false): Promise<SessionView> {
+export async function getSession(ctx: SessionEnv, input: string, dryRun = false): Promise<SessionView> {
   const store = await ctx.store()
   const id = resolveSessionId(store, input)
   const record = store.get(id)
@@ -64,7 +64,7 @@ export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | '
 export const IN_MEMORY_LISTING = 20_000
 
 /** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
-export async function* listSessions(ctx: Context, filters: ListFilters): AsyncGenerator<SessionView> {
+export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {
   yield* listStore(await ctx.store(), filters)
 }
 
@@ -122,7 +122,7 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : ''
 }
 
-export async function sessionPath(ctx: Context, input: string): Promise<{ id: string; path: string }> {
+export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
   // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
   if (!existsSync(session.worktree_dir)) {

@@ -27,8 +27,6 @@ export interface RunPlan {
   cwd: string
   env: NodeJS.ProcessEnv
   mode: AgentLaunch['mode']
-  /** Headless only: copy the agent's output to stderr (under --json) instead of stdout. */
-  teeToStderr?: boolean
   /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
   sessionIdCapture?: { key: string; args: string[] } | null
   /** The event stream of its headless output, read for failures its exit code hides (pi). */
@@ -60,6 +58,8 @@ export interface SuperviseExtras {
   started?(): void
   /** The agent is gone; called before the outcome is recorded. */
   ended?(): Promise<void>
+  /** Headless: where the agent's output is copied besides the log (the CLI's stdout, or stderr under --json). */
+  tee?: NodeJS.WritableStream
 }
 
 /** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
@@ -126,7 +126,7 @@ export async function supervise(
     cwd: plan.cwd,
     env: plan.env,
     mode: plan.mode,
-    tee: plan.mode === 'headless' ? (plan.teeToStderr ? process.stderr : process.stdout) : undefined,
+    tee: plan.mode === 'headless' ? extras.tee : undefined,
   }
   let logStart = 0
   const interval = intervalCheckpoints(plan, store)
@@ -323,17 +323,26 @@ async function changedFiles(plan: RunPlan): Promise<string[] | undefined> {
 }
 
 /** A foreground run: harness is the supervisor and exits with the agent's code. */
-export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promise<RunResult> {
+export async function runInForeground(
+  plan: RunPlan,
+  beginRun: BeginRun,
+  tee: NodeJS.WritableStream,
+): Promise<RunResult> {
   const self = identify(process.pid)
   if (!self) throw new Error('cannot read this process identity')
   const store = await supervisorStore(plan)
   let logFd: number | undefined
   try {
-    return await supervise(plan, store, async () => {
-      await beginRun(newRun(plan.runN, plan.kind, self, [plan.command, ...plan.args], false))
-      if (plan.mode !== 'interactive') logFd = openLog(plan)
-      return logFd
-    })
+    return await supervise(
+      plan,
+      store,
+      async () => {
+        await beginRun(newRun(plan.runN, plan.kind, self, [plan.command, ...plan.args], false))
+        if (plan.mode !== 'interactive') logFd = openLog(plan)
+        return logFd
+      },
+      { tee },
+    )
   } finally {
     if (logFd !== undefined) closeSync(logFd)
   }
@@ -346,11 +355,10 @@ export async function runInForeground(plan: RunPlan, beginRun: BeginRun): Promis
 export async function runInBackground(
   plan: RunPlan,
   beginRun: BeginRun,
+  env: NodeJS.ProcessEnv,
   host?: RunHost,
 ): Promise<SessionRecord> {
-  const supervisor = await (host ?? (await import('../process/host.js')).localHost).startSupervisor(
-    process.env,
-  )
+  const supervisor = await (host ?? (await import('../process/host.js')).localHost).startSupervisor(env)
   let committed = false
   try {
     await beginRun(newRun(plan.runN, plan.kind, supervisor.identity, [plan.command, ...plan.args], true))

@@ -2,13 +2,11 @@ import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import type { Context } from '../cli/context.js'
 import {
   checkpointIntervalMs,
   DEFAULT_AGENT,
   DEFAULT_PERMISSION,
   type HarnessConfig,
-  loadConfig,
   worktreeRoot,
   worktreeSetupCommand,
 } from '../config.js'
@@ -31,6 +29,7 @@ import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness } from './liveness.js'
 import { signalExitCode } from './outcome.js'
+import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -69,7 +68,7 @@ export interface RunOutcome {
  * be interactive, or (resume) a session whose last run was hosted in tmux — never with --detach.
  */
 function hostedInTmux(
-  ctx: Context,
+  ctx: SessionEnv,
   options: { detach: boolean; tmux?: boolean },
   config: HarnessConfig,
   previous?: SessionRecord,
@@ -84,17 +83,15 @@ function hostedInTmux(
 }
 
 /** The tmux server and session of a run hosted in tmux; tmux missing is exit 5, before anything is made. */
-async function tmuxPlace(ctx: Context, id: string): Promise<{ socket: string; session: string }> {
+async function tmuxPlace(ctx: SessionEnv, id: string): Promise<{ socket: string; session: string }> {
   const { assertTmux, tmuxSessionName, tmuxSocket } = await import('../process/tmux.js')
   assertTmux(ctx.env)
   return { socket: tmuxSocket(ctx.env), session: tmuxSessionName(id) }
 }
 
-function agentMode(ctx: Context, detach: boolean): RunPlan['mode'] {
+function agentMode(ctx: SessionEnv, detach: boolean): RunPlan['mode'] {
   if (detach) return 'background'
-  // --json promises one document on stdout: the agent cannot have the terminal.
-  if (ctx.options.json) return 'headless'
-  return process.stdin.isTTY ? 'interactive' : 'headless'
+  return ctx.interactive ? 'interactive' : 'headless'
 }
 
 interface SignalGuard {
@@ -169,7 +166,7 @@ function sessionMetadata(): Record<string, string | null> {
 }
 
 /** `harness run`: a new session (or, with --session-id of an existing one, its resume). */
-export async function startSession(ctx: Context, options: StartOptions): Promise<RunOutcome> {
+export async function startSession(ctx: SessionEnv, options: StartOptions): Promise<RunOutcome> {
   if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
   if (!options.worktree && (options.base || options.branch)) {
     throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
@@ -205,7 +202,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       'see "harness session checkpoints <id>"',
     )
   }
-  const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
+  const config = await ctx.config()
   const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
   const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
   // A configured default model applies only to agents that have a model flag; an explicit -m always does.
@@ -292,7 +289,7 @@ export async function startSession(ctx: Context, options: StartOptions): Promise
       announce(ctx, created, mode)
       return created
     }
-    return await launch(plan, begin)
+    return await launch(ctx, plan, begin)
   } catch (error) {
     const received = guard.received()
     throw received && !committed && !(error instanceof ExitRequest) ? signalExit(received) : error
@@ -352,7 +349,7 @@ function assertAllowedAsUser(
 
 /** aider's chat takes no first message (`--message` would reply once and exit): the user pastes it. */
 function showPromptToPaste(
-  ctx: Context,
+  ctx: SessionEnv,
   provider: ResolvedProvider,
   mode: RunPlan['mode'],
   prompt: string | undefined,
@@ -361,12 +358,12 @@ function showPromptToPaste(
   // Control characters would act on the terminal; they are shown as "?".
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   const shown = prompt.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?')
-  ctx.out.info(`harness: ${provider.name} starts without your prompt; paste it into the chat:\n${shown}`)
+  ctx.notice(`harness: ${provider.name} starts without your prompt; paste it into the chat:\n${shown}`)
 }
 
 /** One run of a session, for whichever supervisor runs it. */
 function runPlan(
-  ctx: Context,
+  ctx: SessionEnv,
   paths: ProjectPaths,
   session: SessionRecord,
   runN: number,
@@ -387,15 +384,14 @@ function runPlan(
     command: invocation.command,
     args: invocation.args,
     cwd: startDir(session.worktree_dir, subdir),
-    env: { ...process.env, HARNESS_SESSION_ID: session.id, HARNESS_DIR: paths.harnessDir },
+    env: { ...ctx.env, HARNESS_SESSION_ID: session.id, HARNESS_DIR: paths.harnessDir },
     mode,
-    teeToStderr: ctx.options.json,
     sessionIdCapture: provider.session_id_capture,
     headlessOutput: provider.headless_output,
     provider: provider.name,
     onStatus: config.hooks?.on_status ?? null,
     tmux,
-    ...(tmux ? { supervisorEnv: process.env } : {}),
+    ...(tmux ? { supervisorEnv: ctx.env } : {}),
     changesAgainst:
       session.is_worktree && session.base_commit
         ? { dir: session.worktree_dir, base: session.base_commit }
@@ -404,16 +400,20 @@ function runPlan(
   }
 }
 
-async function launch(plan: RunPlan, begin: (run: Run) => Promise<SessionRecord>): Promise<RunOutcome> {
+async function launch(
+  ctx: SessionEnv,
+  plan: RunPlan,
+  begin: (run: Run) => Promise<SessionRecord>,
+): Promise<RunOutcome> {
   if (plan.mode === 'background' || plan.tmux) {
     const { localHost, tmuxHost } = await import('../process/host.js')
     const host = plan.tmux ? tmuxHost({ ...plan.tmux, cwd: plan.cwd }) : localHost
     // Like every RUNNING record shown, it carries its computed liveness.
-    const record = await runInBackground(plan, begin, host)
+    const record = await runInBackground(plan, begin, ctx.env, host)
     const liveness = computeLiveness(record)
     return { record: liveness ? { ...record, liveness } : record }
   }
-  const result = await runInForeground(plan, begin)
+  const result = await runInForeground(plan, begin, ctx.agentOutput)
   return { record: result.record, exit: foregroundExit(result) }
 }
 
@@ -438,7 +438,7 @@ interface Workspace {
 
 /** The session's worktree (abortable with Ctrl-C), or the current directory when there is no usable repo. */
 async function prepareWorkspace(
-  ctx: Context,
+  ctx: SessionEnv,
   paths: ProjectPaths,
   config: HarnessConfig,
   id: string,
@@ -460,13 +460,13 @@ async function prepareWorkspace(
   if (!options.worktree) return plain(resolve(ctx.cwd))
   if (!repo.isRepo) {
     if (options.base || options.branch) throw new UsageError('--base and --branch need a git repository')
-    ctx.out.info(`harness: not a git repository: session ${id} runs in the current directory`)
+    ctx.notice(`harness: not a git repository: session ${id} runs in the current directory`)
     return plain(resolve(ctx.cwd))
   }
   if (!repo.hasCommits) {
     if (options.base || options.branch)
       throw new UsageError('--base and --branch need a repository with commits')
-    ctx.out.info(`harness: the repository has no commits yet: session ${id} runs in the current directory`)
+    ctx.notice(`harness: the repository has no commits yet: session ${id} runs in the current directory`)
     return plain(resolve(ctx.cwd))
   }
   const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
@@ -542,7 +542,7 @@ async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T
 
 /** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
 async function setUpWorktree(
-  ctx: Context,
+  ctx: SessionEnv,
   config: HarnessConfig,
   from: string,
   dir: string,
@@ -556,8 +556,8 @@ async function setUpWorktree(
   const setup = worktreeSetupCommand(config)
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
-  ctx.out.info(`harness: running worktree setup in ${dir}`)
-  await runSetupCommand(setup, dir, signal, (line) => ctx.out.info(`setup| ${line}`))
+  ctx.notice(`harness: running worktree setup in ${dir}`)
+  await runSetupCommand(setup, dir, signal, (line) => ctx.notice(`setup| ${line}`))
 }
 
 export interface ResumeOptions {
@@ -572,7 +572,7 @@ export interface ResumeOptions {
 
 /** `harness session resume`: runs the provider's resume form in the session's worktree. */
 export async function resumeSession(
-  ctx: Context,
+  ctx: SessionEnv,
   input: string,
   promptWords: string[],
   options: ResumeOptions,
@@ -592,7 +592,7 @@ export async function resumeSession(
   }
   assertSealed(session)
   transition(session.status, 'resume', id)
-  const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
+  const config = await ctx.config()
   const provider = resolveProvider(session.provider, config)
   const tmux = hostedInTmux(ctx, options, config, session)
   const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
@@ -618,7 +618,7 @@ export async function resumeSession(
   if (options.checkpoint !== undefined) {
     const { restoreSessionCheckpoint } = await import('./checkpoints.js')
     const restored = await restoreSessionCheckpoint(store, session, options.checkpoint, { env: ctx.env })
-    ctx.out.info(
+    ctx.notice(
       `harness: restored checkpoint ${restored.restored.n} of session ${id}${restored.before ? ` (undo: harness session restore ${id} ${restored.before.n})` : ''}`,
     )
   }
@@ -651,7 +651,7 @@ export async function resumeSession(
           : {}),
       }
     })
-  return launch(plan, async (run) => {
+  return launch(ctx, plan, async (run) => {
     const record = await begin(run)
     announce(ctx, record, mode)
     return record
@@ -659,10 +659,10 @@ export async function resumeSession(
 }
 
 /** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
-function announce(ctx: Context, record: SessionRecord, mode: RunPlan['mode']): void {
+function announce(ctx: SessionEnv, record: SessionRecord, mode: RunPlan['mode']): void {
   if (mode === 'background') return
   const branch = record.git_branch ? ` (branch ${record.git_branch})` : ' (no worktree)'
-  ctx.out.info(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
+  ctx.notice(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
 }
 
 /** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
@@ -683,7 +683,7 @@ async function getExact(store: SessionStore, id: string) {
 }
 
 /** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
-async function ensureWorktree(ctx: Context, session: SessionRecord, sessionsDir: string): Promise<void> {
+async function ensureWorktree(ctx: SessionEnv, session: SessionRecord, sessionsDir: string): Promise<void> {
   if (isDir(session.worktree_dir)) return
   if (!session.is_worktree || !session.git_branch) {
     throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
@@ -714,6 +714,6 @@ async function ensureWorktree(ctx: Context, session: SessionRecord, sessionsDir:
       }
       throw error
     }
-    ctx.out.info(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
+    ctx.notice(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
   })
 }

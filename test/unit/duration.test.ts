@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { parseDuration } from '../../src/cli/duration.js'
+import { parseDuration } from '../../src/duration.js'
 import { UsageError } from '../../src/errors.js'
 
 const S = 1000

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { parseDuration } from '../../cli/duration.js'
+import { parseDuration } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SessionStatusSchema } from '../../sessions/schema.js'
 
@@ -79,7 +79,8 @@ Examples:
                 text: options.olderThan,
                 ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
               }
-        const { cleanupSessions } = await import('../../sessions/cleanup.js')
+        const { cleanupSessions } = await import('../../sessions/removal/cleanup.js')
+        const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderRemovalReport } = await import('../../render/cleanup.js')
         const report = await cleanupSessions(ctx, {
           olderThan,
@@ -89,7 +90,7 @@ Examples:
           progress: ctx.out.progress('cleanup'),
         })
         ctx.out.result(report, (data) => renderRemovalReport(data))
-        if (report.kept.some((s) => s.reasons.some((r) => r.kind === 'error'))) throw new ExitRequest(1)
+        if (anyFailed(report.kept)) throw new ExitRequest(1)
       }),
     )
 }

@@ -26,7 +26,7 @@ Examples:
       action(
         z.object({ force: z.optional(z.boolean()), dryRun: z.optional(z.boolean()) }),
         async (options, id: string) => {
-          const { deleteSession } = await import('../../sessions/cleanup.js')
+          const { deleteSession } = await import('../../sessions/removal/cleanup.js')
           const { renderRemovalReport } = await import('../../render/cleanup.js')
           const report = await deleteSession(ctx, id, {
             force: options.force === true,

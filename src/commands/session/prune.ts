@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { parseDuration } from '../../cli/duration.js'
+import { parseDuration } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SAFETY_RULES } from './cleanup.js'
 
@@ -50,7 +50,8 @@ Examples:
                   text: options.olderThan,
                   ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
                 }
-          const { pruneOrphans } = await import('../../sessions/prune.js')
+          const { pruneOrphans } = await import('../../sessions/removal/prune.js')
+          const { anyFailed } = await import('../../sessions/removal/decision.js')
           const { renderPruneReport } = await import('../../render/cleanup.js')
           const report = await pruneOrphans(ctx, {
             progress: ctx.out.progress('prune'),
@@ -59,7 +60,7 @@ Examples:
             dryRun: options.dryRun === true,
           })
           ctx.out.result(report, renderPruneReport)
-          if (report.kept.some((s) => s.reasons.some((r) => r.kind === 'error'))) throw new ExitRequest(1)
+          if (anyFailed(report.kept)) throw new ExitRequest(1)
         },
       ),
     )

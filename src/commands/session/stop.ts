@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { parseDuration } from '../../cli/duration.js'
+import { parseDuration } from '../../duration.js'
 
 const StopOptionsSchema = z.object({ grace: z.string() })
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js'
+import { UsageError } from './errors.js'
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const
 type Unit = keyof typeof UNIT_MS

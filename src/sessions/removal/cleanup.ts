@@ -1,0 +1,188 @@
+import { allowedWorktreeRoots, cleanupOlderThanMs, DEFAULT_CLEANUP_OLDER_THAN } from '../../config.js'
+import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
+import type { SessionEnv } from '../ports.js'
+import { type ProgressReporter, silentProgress } from '../progress.js'
+import { getSession, sortSessions } from '../query.js'
+import { reconcileViews } from '../reconcile.js'
+import type { SessionRecord, SessionStatus } from '../schema.js'
+import type { SessionStore } from '../store.js'
+import { classifyError, decideRemoval } from './decision.js'
+import { executeRemoval } from './executor.js'
+import { RepoCache } from './repo-view.js'
+import type { KeptSession, RemovalReport, RemovedSession } from './report.js'
+import { lastActiveAt, planSession, type SessionPlan, sessionCandidate } from './session-plan.js'
+
+export interface CleanupOptions {
+  /** The threshold; undefined means `cleanup.older_than` from the config, else 7 days. */
+  olderThan?: { text: string; ms: number }
+  status?: SessionStatus[]
+  force: boolean
+  dryRun: boolean
+  now?: Date
+  /** Told which session is being handled, for a progress line. */
+  progress?: ProgressReporter
+}
+
+/**
+ * `harness session cleanup`: removes sessions that are not RUNNING and older than the threshold, one at a
+ * time, each in the order snapshot refs (--force) → worktree → branch → log → record, so that a crash midway
+ * leaves a record pointing at whatever is left. Under dryRun nothing at all is written.
+ */
+export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions): Promise<RemovalReport> {
+  if (options.status?.includes('RUNNING')) {
+    throw new UsageError(
+      'cleanup never removes RUNNING sessions',
+      'stop them first: harness session kill <id>',
+    )
+  }
+  const paths = await ctx.project()
+  const olderThan = options.olderThan ?? (await configuredOlderThan(ctx))
+  const report: RemovalReport = {
+    dry_run: options.dryRun,
+    older_than: olderThan.text,
+    older_than_ms: olderThan.ms,
+    removed: [],
+    kept: [],
+    snapshots: [],
+    skipped: { running: 0, younger: 0, filtered: 0 },
+  }
+  if (!paths.exists) return report
+  const store = await ctx.store()
+  const records = sortSessions(store.list())
+  const wasRunning = new Set(records.filter((r) => r.status === 'RUNNING').map((r) => r.id))
+  // Stale RUNNING records are reconciled (in memory under --dry-run) like by any reading command; a session
+  // that was RUNNING when read is never removed in the same run, whatever it was reconciled to.
+  const views = await reconcileViews(store, records, options.dryRun)
+  const now = (options.now ?? new Date()).getTime()
+  const skipped = { running: 0, younger: 0, filtered: 0 }
+  const candidates: SessionRecord[] = []
+  for (const view of views) {
+    if (view.status === 'RUNNING' || wasRunning.has(view.id)) skipped.running++
+    else if (options.status && !options.status.includes(view.status)) skipped.filtered++
+    else if (now - Date.parse(lastActiveAt(view)) < olderThan.ms) skipped.younger++
+    else candidates.push(view)
+  }
+  report.skipped = skipped
+  const remove = sessionRemover(ctx, store, paths, options)
+  const progress = options.progress ?? silentProgress
+  try {
+    for (const [index, record] of candidates.entries()) {
+      progress.step(index, candidates.length, record.id)
+      await remove(record, report)
+    }
+  } finally {
+    progress.end()
+  }
+  return report
+}
+
+/** `harness session delete <id>`: one session, the same rules; a RUNNING one is refused. */
+export async function deleteSession(
+  ctx: SessionEnv,
+  input: string,
+  options: { force: boolean; dryRun: boolean },
+): Promise<RemovalReport> {
+  const session = await getSession(ctx, input, options.dryRun)
+  if (session.status === 'RUNNING') {
+    throw new IllegalStateError(
+      `session "${session.id}" is running${session.liveness && session.liveness !== 'running' ? ` (${session.liveness})` : ''}: it is never deleted`,
+      session.liveness === 'unverified'
+        ? `if it is really gone, run "harness session recover ${session.id}" first`
+        : `stop it first: harness session kill ${session.id}`,
+      'SESSION_RUNNING',
+    )
+  }
+  const paths = await ctx.project()
+  const store = await ctx.store()
+  const report: RemovalReport = { dry_run: options.dryRun, removed: [], kept: [], snapshots: [] }
+  const failure = await sessionRemover(ctx, store, paths, options)(session, report)
+  if (failure) throw failure
+  const kept = report.kept[0]
+  if (kept && !options.dryRun) throw sessionKeptError(kept)
+  return report
+}
+
+/** Plans, decides and removes one session at a time; returns the error that stopped a removal, if one did. */
+function sessionRemover(
+  ctx: SessionEnv,
+  store: SessionStore,
+  paths: { root: string; logsDir: string; configFile: string },
+  options: { force: boolean; dryRun: boolean },
+) {
+  const where = {
+    repos: new RepoCache(ctx.cwd),
+    projectRoot: paths.root,
+    logsDir: paths.logsDir,
+    roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
+    force: options.force,
+  }
+  return async (record: SessionRecord, report: RemovalReport): Promise<Error | undefined> => {
+    let plan: SessionPlan
+    try {
+      plan = await planSession(record, where)
+    } catch (error) {
+      report.kept.push(keptSession(record, null, [classifyError(error)]))
+      return error instanceof Error ? error : new Error(String(error))
+    }
+    const result = await executeRemoval(sessionCandidate(plan), decideRemoval(plan.reasons, options.force), {
+      dryRun: options.dryRun,
+      store,
+    })
+    if (result.status === 'gone') return undefined
+    if (result.snapshot) report.snapshots.push({ id: record.id, ...result.snapshot })
+    if (result.status === 'kept') {
+      report.kept.push(keptSession(record, plan, result.reasons))
+      return result.error
+    }
+    const log = result.done.some((step) => step.kind === 'file' && step.path === plan.log) ? plan.log : null
+    report.removed.push(removedSession(plan, result.forced, log))
+    return undefined
+  }
+}
+
+function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {
+  const { record } = plan
+  return {
+    id: record.id,
+    status: record.status,
+    last_active_at: lastActiveAt(record),
+    worktree: plan.worktree?.path ?? null,
+    branch: plan.branch
+      ? { name: plan.branch.name, commit: plan.branch.tip, merged_into: plan.branch.mergedInto }
+      : null,
+    log,
+    forced,
+  }
+}
+
+function keptSession(
+  record: SessionRecord,
+  plan: SessionPlan | null,
+  reasons: KeptSession['reasons'],
+): KeptSession {
+  const hasWorktree = record.is_worktree ?? Boolean(record.git_branch)
+  return {
+    id: record.id,
+    status: record.status,
+    last_active_at: lastActiveAt(record),
+    worktree: plan?.worktree?.path ?? (hasWorktree ? record.worktree_dir : null),
+    branch: plan?.branch?.name ?? record.git_branch ?? null,
+    reasons,
+  }
+}
+
+function sessionKeptError(kept: KeptSession): HarnessError {
+  const forceable = kept.reasons.every((r) => r.kind === 'unsafe')
+  return new IllegalStateError(
+    `session "${kept.id}" was kept: ${kept.reasons.map((r) => r.message).join('; ')}`,
+    forceable
+      ? `"harness session delete ${kept.id} --force" stores a snapshot under refs/harness/${kept.id}/ first, then removes it`
+      : undefined,
+    'SESSION_KEPT',
+  )
+}
+
+async function configuredOlderThan(ctx: SessionEnv): Promise<{ text: string; ms: number }> {
+  const config = await ctx.config()
+  return { text: config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, ms: cleanupOlderThanMs(config) }
+}

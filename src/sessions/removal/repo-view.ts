@@ -1,0 +1,191 @@
+import { existsSync } from 'node:fs'
+import { isAbsolute, join, relative } from 'node:path'
+import { HarnessError } from '../../errors.js'
+import { canonicalPath } from '../../git/common.js'
+import {
+  branchesMergedInto,
+  checkedOutSubmodules,
+  countCommitsNotIn,
+  onSomeBranch,
+  type RemovalState,
+  readRemovalState,
+} from '../../git/removal.js'
+import { worktreeChanges } from '../../git/worktree.js'
+import type { WorktreeInfo } from '../../git/worktree-list.js'
+import type { KeepReason } from './decision.js'
+
+/**
+ * One repository as the removal planners see it: read once, with merge answers cached per target. It only
+ * asks git (through src/git/) and turns the answers into reasons; it never changes anything.
+ */
+export class RepoView {
+  private readonly merged = new Map<string, Promise<Set<string>>>()
+  private byPath: Map<string, WorktreeInfo> | undefined
+
+  constructor(
+    readonly state: RemovalState,
+    /** The directory harness runs in: a worktree that holds it is not pulled from under the user's shell. */
+    private readonly cwd: string,
+  ) {}
+
+  get dir(): string {
+    return this.state.repo
+  }
+
+  worktreeAt(path: string): WorktreeInfo | undefined {
+    this.byPath ??= new Map(this.state.worktrees.map((w) => [canonicalPath(w.path), w]))
+    return this.byPath.get(canonicalPath(path))
+  }
+
+  /** The worktree other than `except` that has `branch` checked out. */
+  holderOf(branch: string, except?: WorktreeInfo): WorktreeInfo | undefined {
+    return this.state.worktrees.find((w) => w.branch === branch && w !== except)
+  }
+
+  private mergedInto(target: string): Promise<Set<string>> {
+    let set = this.merged.get(target)
+    if (!set) {
+      set = branchesMergedInto(this.dir, target)
+      this.merged.set(target, set)
+    }
+    return set
+  }
+
+  /** The first of `targets` that contains every commit of `branch`, as a short name; null if none does. */
+  async mergedTarget(branch: string, targets: string[]): Promise<string | null> {
+    for (const target of targets) if ((await this.mergedInto(target)).has(branch)) return shortRef(target)
+    return null
+  }
+
+  /** UNMERGED: `name` (at `tip`) has commits that none of `targets` (nor `base`) contains. */
+  async unmergedReason(name: string, tip: string, targets: string[], base?: string): Promise<KeepReason> {
+    const into = targets.map(shortRef)
+    let count: number | null = null
+    try {
+      count = await countCommitsNotIn(this.dir, tip, [...targets, ...(base ? [base] : [])])
+    } catch {
+      // A base commit that is gone: the count is unknown, the branch is unmerged all the same.
+    }
+    const commits = count === null ? 'commits' : `${count} ${count === 1 ? 'commit' : 'commits'}`
+    return {
+      code: 'UNMERGED',
+      kind: 'unsafe',
+      message: `branch ${name} has ${commits} not merged into ${into.length ? into.join(' or ') : 'any base branch'}`,
+    }
+  }
+
+  /**
+   * Worktree and branch facts that make removing it lose work, as reasons. `mayForce`: the removal may use
+   * `--force`, which (unlike a plain `git worktree remove`) also deletes checked-out submodules.
+   */
+  async worktreeReasons(
+    entry: WorktreeInfo,
+    branchTip: string | undefined,
+    mayForce = false,
+  ): Promise<KeepReason[]> {
+    if (entry.isMain) {
+      return [{ code: 'MAIN_WORKTREE', kind: 'blocked', message: `${entry.path} is the main worktree` }]
+    }
+    // A locked worktree may live on a device that is not mounted right now: never removed.
+    if (entry.locked) {
+      return [
+        {
+          code: 'LOCKED',
+          kind: 'blocked',
+          message: `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}: unlock it with "git worktree unlock"`,
+        },
+      ]
+    }
+    // Only its registration is left, but that may be all that keeps a detached HEAD's commits reachable.
+    if (!existsSync(entry.path)) return this.detachedReasons(entry, branchTip)
+    const rel = relative(canonicalPath(entry.path), canonicalPath(this.cwd))
+    if (!rel.startsWith('..') && !isAbsolute(rel)) {
+      return [
+        {
+          code: 'CURRENT_DIRECTORY',
+          kind: 'blocked',
+          message: `worktree ${entry.path} holds the current directory: run the command from elsewhere`,
+        },
+      ]
+    }
+    if (!existsSync(join(entry.path, '.git'))) {
+      // git would look upwards and report on the enclosing repository instead.
+      return [
+        {
+          code: 'NOT_A_WORKTREE',
+          kind: 'blocked',
+          message: `${entry.path} has lost its .git file: left alone`,
+        },
+      ]
+    }
+    const reasons: KeepReason[] = []
+    const entries = await worktreeChanges(entry.path)
+    const changes = entries.length
+    // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
+    // git dir, which no snapshot of this worktree can hold: never removed, even with --force.
+    const nested = entries
+      .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
+      .map((e) => e.slice(3, -1))
+      .filter((path) => existsSync(join(entry.path, path, '.git')))
+    if (mayForce) nested.push(...(await checkedOutSubmodules(entry.path)))
+    if (nested.length > 0) {
+      reasons.push({
+        code: 'NESTED_REPO',
+        kind: 'blocked',
+        message: `worktree ${entry.path} holds ${nested.length === 1 ? 'a git repository' : 'git repositories'} (${nested.join(', ')}) whose work a snapshot cannot keep: move ${nested.length === 1 ? 'it' : 'them'} out first`,
+      })
+    }
+    if (changes > 0) {
+      reasons.push({
+        code: 'DIRTY',
+        kind: 'unsafe',
+        message: `worktree ${entry.path} has ${changes} uncommitted or untracked ${changes === 1 ? 'file' : 'files'}`,
+      })
+    }
+    reasons.push(...(await this.detachedReasons(entry, branchTip)))
+    return reasons
+  }
+
+  private async detachedReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
+    if (!entry.detached || !entry.head || entry.head === branchTip) return []
+    if (await onSomeBranch(this.dir, entry.head)) return []
+    return [
+      {
+        code: 'DETACHED_HEAD',
+        kind: 'unsafe',
+        message: `worktree ${entry.path} has a detached HEAD (${entry.head.slice(0, 12)}) that no branch contains`,
+      },
+    ]
+  }
+}
+
+export function shortRef(ref: string): string {
+  return ref.replace(/^refs\/(heads|remotes)\//, '')
+}
+
+/** Reads repositories once each; null for a folder that is gone or not a repository. */
+export class RepoCache {
+  private readonly repos = new Map<string, Promise<RepoView | null>>()
+
+  constructor(private readonly cwd: string) {}
+
+  get(dir: string): Promise<RepoView | null> {
+    const key = canonicalPath(dir)
+    let repo = this.repos.get(key)
+    if (!repo) {
+      repo = openRepo(dir, this.cwd)
+      this.repos.set(key, repo)
+    }
+    return repo
+  }
+}
+
+async function openRepo(dir: string, cwd: string): Promise<RepoView | null> {
+  if (!existsSync(dir)) return null
+  try {
+    return new RepoView(await readRemovalState(dir), cwd)
+  } catch (error) {
+    if (error instanceof HarnessError && error.code === 'GIT_FAILED') return null
+    throw error
+  }
+}

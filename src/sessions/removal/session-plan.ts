@@ -1,0 +1,212 @@
+import { existsSync, readdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { isInsideRoots } from '../../config.js'
+import { isAncestor } from '../../git/removal.js'
+import type { WorktreeInfo } from '../../git/worktree-list.js'
+import { agentDirFor } from '../agent-files.js'
+import { lastRun } from '../liveness.js'
+import { logPathFor } from '../runner.js'
+import type { SessionRecord } from '../schema.js'
+import type { KeepReason } from './decision.js'
+import type { RemovalCandidate, RemovalStep } from './executor.js'
+import type { RepoCache, RepoView } from './repo-view.js'
+import { shortRef } from './repo-view.js'
+import type { SnapshotPlan } from './snapshots.js'
+
+/** What removing one session means, found out before anything is touched. */
+export interface SessionPlan {
+  record: SessionRecord
+  repo: RepoView | null
+  /** A registered worktree to remove, or (entry null) an empty folder left where the worktree was. */
+  worktree: { path: string; entry: WorktreeInfo | null } | null
+  branch: { name: string; tip: string; mergedInto: string | null; configured: boolean } | null
+  log: string
+  reasons: KeepReason[]
+}
+
+/** The last sign of activity: the latest of completed_at, the last run's ended_at and created_at. */
+export function lastActiveAt(record: SessionRecord): string {
+  const times = [record.completed_at, lastRun(record)?.ended_at, record.created_at]
+  let best = record.created_at
+  let bestMs = Date.parse(best)
+  for (const time of times) {
+    const ms = time ? Date.parse(time) : Number.NaN
+    if (time && ms > bestMs) {
+      best = time
+      bestMs = ms
+    }
+  }
+  return best
+}
+
+/** Looks at one session's worktree and branch: what would go, and what would make it stay. */
+export async function planSession(
+  record: SessionRecord,
+  where: {
+    repos: RepoCache
+    projectRoot: string
+    logsDir: string
+    /** Where worktrees may be removed from (docs/security.md). */
+    roots: string[]
+    force: boolean
+  },
+): Promise<SessionPlan> {
+  const plan: SessionPlan = {
+    record,
+    repo: null,
+    worktree: null,
+    branch: null,
+    log: logPathFor(where.logsDir, record.id),
+    reasons: [],
+  }
+  if (record.sealed === false) {
+    // Shown, never acted on: what a record harness did not seal names may be anyone's (docs/security.md).
+    plan.reasons.push({
+      code: 'FOREIGN',
+      kind: 'blocked',
+      message: `the record was not sealed by harness for this user: its worktree, branch and log are left alone (check it, then "harness session adopt ${record.id}")`,
+    })
+    return plan
+  }
+  const hasWorktree = record.is_worktree ?? Boolean(record.git_branch)
+  if (!hasWorktree) return plan // ran in a plain folder: only the record and the log are its own
+  const repoDir = record.base_dir ?? where.projectRoot
+  const repo = await where.repos.get(repoDir)
+  if (!repo) {
+    const present = existsSync(record.worktree_dir)
+    plan.reasons.push({
+      code: 'REPO_MISSING',
+      kind: present ? 'blocked' : 'unsafe',
+      message: present
+        ? `the repository ${repoDir} cannot be read: its worktree ${record.worktree_dir} is left alone`
+        : `the repository ${repoDir} cannot be read: the session's branch could not be checked`,
+    })
+    return plan
+  }
+  plan.repo = repo
+  const name = record.git_branch ?? undefined
+  const tip = name ? repo.state.branches.get(name) : undefined
+  const found = repo.worktreeAt(record.worktree_dir)
+  const contained = isInsideRoots(record.worktree_dir, where.roots)
+  if ((found && (found.isMain || !contained)) || (!found && !contained && existsSync(record.worktree_dir))) {
+    plan.reasons.push({
+      code: 'OUTSIDE_WORKTREE_ROOT',
+      kind: 'blocked',
+      message: `${record.worktree_dir} is not a worktree under harness's worktree root: left alone`,
+    })
+  }
+  const entry = found && !found.isMain && contained ? found : undefined
+  if (entry) {
+    plan.worktree = { path: entry.path, entry }
+    plan.reasons.push(...(await repo.worktreeReasons(entry, tip, where.force)))
+  } else if (contained && existsSync(record.worktree_dir)) {
+    if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
+    else {
+      plan.reasons.push({
+        code: 'NOT_A_WORKTREE',
+        kind: 'blocked',
+        message: `${record.worktree_dir} is not a worktree of ${repo.dir}: left alone`,
+      })
+    }
+  }
+  // A branch is deleted only if this session made it (docs/security.md); one it did not make is not its loss.
+  if (name && tip && record.branch_created === true) {
+    const holder = repo.holderOf(name, entry)
+    if (holder) {
+      plan.reasons.push({
+        code: 'BRANCH_CHECKED_OUT',
+        kind: 'blocked',
+        message: `branch ${name} is checked out in ${holder.path}`,
+      })
+    }
+    const targets = mergeTargets(record, repo)
+    let mergedInto = await repo.mergedTarget(name, targets)
+    const base = record.base_commit ?? undefined
+    if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base)))) {
+      mergedInto = 'base_commit'
+    }
+    if (!mergedInto) plan.reasons.push(await repo.unmergedReason(name, tip, targets, base))
+    plan.branch = { name, tip, mergedInto, configured: repo.state.configured.has(name) }
+  }
+  return plan
+}
+
+/**
+ * "Merged into its base" means reachable from: the recorded base_ref when it is a local or remote-tracking
+ * branch that still exists, the branch checked out in the main worktree, or that branch's upstream.
+ */
+function mergeTargets(record: SessionRecord, repo: RepoView): string[] {
+  const targets: string[] = []
+  const baseRef = typeof record.base_ref === 'string' ? record.base_ref.replace(/^refs\/heads\//, '') : null
+  if (baseRef && repo.state.branches.has(baseRef)) targets.push(`refs/heads/${baseRef}`)
+  else if (baseRef && repo.state.remotes.has(shortRef(baseRef)))
+    targets.push(`refs/remotes/${shortRef(baseRef)}`)
+  for (const target of repo.state.mainTargets) if (!targets.includes(target)) targets.push(target)
+  return targets
+}
+
+/**
+ * Everything a session owns, in removal order: worktree, branch, log; the executor deletes the record last.
+ * A new per-session artefact (checkpoint refs, the agent's own folder) is added here, in the order that keeps
+ * an interrupted removal recoverable.
+ */
+export function sessionArtefacts(plan: SessionPlan): RemovalStep[] {
+  const steps: RemovalStep[] = []
+  const repo = plan.repo
+  if (plan.worktree && repo) {
+    const { entry, path } = plan.worktree
+    steps.push(entry ? { kind: 'worktree', repo: repo.dir, entry } : { kind: 'empty-folder', path })
+  }
+  if (plan.branch && repo) {
+    const { name, tip, configured } = plan.branch
+    steps.push({ kind: 'branch', repo: repo.dir, name, tip, dropConfig: configured })
+  }
+  steps.push({ kind: 'file', path: plan.log })
+  // The agent's own files (pi's session file, aider's history) go with the session (docs/providers.md).
+  steps.push({ kind: 'folder', path: agentDirFor(dirname(dirname(plan.log)), plan.record.id) })
+  // So do its checkpoints (docs/continuity.md); the --force snapshots stay.
+  const checkpoints = plan.record.checkpoints ?? []
+  if (repo && checkpoints.length) {
+    const prefix = `refs/harness/${plan.record.id}/checkpoints/`
+    steps.push({ kind: 'refs', repo: repo.dir, prefix, refs: checkpoints.map((c) => c.ref) })
+  }
+  return steps
+}
+
+/** The snapshot --force takes of a session: every file of its worktree (or its HEAD) and its branch tip. */
+function sessionSnapshot(plan: SessionPlan): SnapshotPlan | null {
+  const repo = plan.repo
+  if (!repo) return null
+  const entry = plan.worktree?.entry
+  const worktreeDir = entry && !entry.isMain && existsSync(entry.path) ? entry.path : undefined
+  const worktreeHead = entry && !worktreeDir && entry.detached ? (entry.head ?? undefined) : undefined
+  const branchTip = plan.branch?.tip
+  if (!worktreeDir && !worktreeHead && !branchTip) return null
+  const id = plan.record.id
+  return {
+    repo: repo.dir,
+    name: id,
+    worktreeDir,
+    worktreeHead,
+    branchTip,
+    label: `session ${id} before removal`,
+  }
+}
+
+export function sessionCandidate(plan: SessionPlan): RemovalCandidate {
+  return {
+    reasons: plan.reasons,
+    snapshot: sessionSnapshot(plan),
+    steps: sessionArtefacts(plan),
+    record: plan.record,
+    describe: `worktree ${plan.worktree?.path}`,
+  }
+}
+
+export function isEmptyDir(path: string): boolean {
+  try {
+    return readdirSync(path).length === 0
+  } catch {
+    return false
+  }
+}
