@@ -298,7 +298,7 @@ describe('harness session cleanup', () => {
       stop_reason: 'interrupted',
     })
     expect(existsSync(stale.worktree_dir)).toBe(true)
-  })
+  }, 240_000) // seven commands and a four-session repository: a generous ceiling for a loaded machine
 
   test('--older-than: just older is removed, just younger is kept; config default; bare numbers are days', async () => {
     const repo = tmpGitRepo()
