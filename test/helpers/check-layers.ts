@@ -1,0 +1,61 @@
+// The layering rules of docs/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
+// imports the CLI (cli/, commands/), never does its own terminal I/O or reads the environment, and git is
+// run only by src/git/. Checked by test/unit/layers.test.ts.
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+
+const DOMAIN = ['sessions', 'git', 'process', 'providers']
+const CLI = ['cli', 'commands']
+/** process.* that only the CLI's context may touch: the domain gets them through its ports. */
+const PROCESS_IO: [string, string][] = [
+  ['stdout', 'writes'],
+  ['stderr', 'writes'],
+  ['stdin', 'reads'],
+  ['env', 'reads'],
+]
+const GIT_SPAWN =
+  /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
+
+/** Drops comments, so that a comment may name what it does not do. */
+function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\'"`])\/\/.*$/gm, '$1')
+}
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) yield* sourceFiles(path)
+    else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) yield path
+  }
+}
+
+/** The violations under `srcDir`, as `{ file, rule }` with `file` relative to it (forward slashes). */
+export interface LayerProblem {
+  file: string
+  rule: string
+}
+
+export function checkLayers(srcDir: string): LayerProblem[] {
+  const problems: LayerProblem[] = []
+  for (const path of sourceFiles(srcDir)) {
+    const file = relative(srcDir, path).split(sep).join('/')
+    const top = file.split('/')[0] ?? ''
+    const code = stripComments(readFileSync(path, 'utf8'))
+    const report = (rule: string) => {
+      if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
+    }
+    if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    if (!DOMAIN.includes(top)) continue
+    const specifiers = code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)
+    for (const [, specifier] of specifiers) {
+      if (!specifier?.startsWith('.')) continue
+      const target = relative(srcDir, resolve(dirname(path), specifier)).split(sep)[0] ?? ''
+      if (CLI.includes(target)) report(`imports ${target}/`)
+    }
+    for (const [name, verb] of PROCESS_IO) {
+      if (new RegExp(`\\bprocess\\.${name}\\b`).test(code)) report(`${verb} process.${name}`)
+    }
+    if (/\bconsole\.\w+\(/.test(code)) report('writes to the console')
+  }
+  return problems
+}

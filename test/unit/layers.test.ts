@@ -1,0 +1,56 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { checkLayers } from '../helpers/check-layers.js'
+import { tmpDir } from '../helpers/tmp.js'
+
+// The layering rules of docs/design.md ("Layers"), checked on the real source tree.
+describe('layers', () => {
+  // Violations that exist today, to be removed (docs/design.md, "Layers"); this list may only shrink.
+  const KNOWN = [
+    'git/git.ts: reads process.env',
+    'process/hooks.ts: reads process.env',
+    'process/tmux.ts: reads process.env',
+    'sessions/attach.ts: reads process.stdin',
+    'sessions/completion.ts: imports cli/',
+    'sessions/control.ts: reads process.env',
+    'sessions/stats.ts: imports cli/',
+    'sessions/store.ts: reads process.env',
+    'sessions/tmux-run.ts: reads process.env',
+  ]
+
+  test('src/ keeps its layers one-way (no new violation)', () => {
+    const found = checkLayers(join(import.meta.dirname, '../../src')).map((p) => `${p.file}: ${p.rule}`)
+    expect(found.filter((p) => !KNOWN.includes(p))).toEqual([])
+  })
+
+  test('the check catches each kind of violation', () => {
+    const src = tmpDir()
+    const write = (path: string, text: string) => {
+      mkdirSync(join(src, path, '..'), { recursive: true })
+      writeFileSync(join(src, path), text)
+    }
+    write('cli/context.ts', 'export class Context {}\n')
+    write(
+      'commands/run.ts',
+      "import { execa } from 'execa'\nexport const ok = () => execa('git', ['status'])\n",
+    )
+    write('git/git.ts', "import { execFile } from 'node:child_process'\nexecFile('git', ['status'])\n")
+    write('sessions/a.ts', "import type { Context } from '../cli/context.js'\n")
+    write('process/b.ts', "const { registerRun } = await import('../commands/run.js')\n")
+    write('providers/c.ts', "import { spawn } from 'node:child_process'\nspawn(\"git\", ['log'])\n")
+    write('sessions/d.ts', "process.stdout.write('hi')\nconst e = process.env.HOME\n")
+    write('sessions/e.ts', 'export const fine = 1 // mentions cli/ and process.stdout in a comment\n')
+    const problems = checkLayers(src)
+      .map((p) => `${p.file}: ${p.rule}`)
+      .sort()
+    expect(problems).toEqual([
+      'commands/run.ts: git is run outside src/git/',
+      'process/b.ts: imports commands/',
+      'providers/c.ts: git is run outside src/git/',
+      'sessions/a.ts: imports cli/',
+      'sessions/d.ts: reads process.env',
+      'sessions/d.ts: writes process.stdout',
+    ])
+  })
+})
