@@ -125,13 +125,14 @@ describe('liveness and recovery', () => {
 
   test('supervisor crash: orphaned while the agent lives, PAUSED/interrupted after it ends, then resumable', async () => {
     const repo = tmpGitRepo()
-    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 1500 })
+    // The agent lives until the test ends it, so "orphaned" never depends on how busy the machine is.
+    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 60_000 })
     const run = json<Rec>(
       await cli(['run', '-a', 'gemini', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
     )
     const supervisor = run.runs[0]?.supervisor_pid as number
     process.kill(supervisor, 'SIGKILL')
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    await waitUntil(() => !isAlive(supervisor))
     const orphan = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -141,9 +142,9 @@ describe('liveness and recovery', () => {
     const refused = await cli(['session', 'recover', run.id], { cwd: repo.dir, env: repo.env })
     expect(refused.exitCode).toBe(4)
     expect(refused.stderr).toContain('kill')
-    // The agent ends on its own; nobody is left to record it.
-    for (let i = 0; i < 100 && isAlive(run.pid as number); i++) await new Promise((r) => setTimeout(r, 50))
-    expect(isAlive(run.pid as number)).toBe(false)
+    // The agent ends without harness (here by a signal from outside); nobody is left to record it.
+    process.kill(run.pid as number, 'SIGTERM')
+    await waitUntil(() => !isAlive(run.pid as number))
     const after = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -176,19 +177,30 @@ describe('liveness and recovery', () => {
   })
 })
 
+/** Waits until `done` holds (a generous ceiling, never a time assertion). */
+async function waitUntil(done: () => boolean, ceilingMs = 30_000): Promise<void> {
+  const deadline = Date.now() + ceilingMs
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
 describe('kill versus exit race', () => {
   test('100 iterations: one final status each, KILLED exactly when kill exited 0, nothing left', async () => {
     const { dir, env } = tmpPlainDir()
     const iteration = async (i: number) => {
-      // Lives long enough, often enough, for both outcomes on a loaded 2-core machine.
-      const life = (Math.random() * 0.6).toFixed(3)
+      // Most iterations race for real; every tenth is sure to be killed and every tenth sure to have ended
+      // first, so both outcomes are checked however busy the machine is (which way a real race goes is not).
+      const life = i % 10 === 0 ? '60' : (Math.random() * 0.6).toFixed(3)
       const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', life], {
         cwd: dir,
         env,
       })
       expect(run.exitCode, run.stderr).toBe(0)
       const record = json<Rec>(run)
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 300))
+      if (i % 10 === 5) await cli(['session', 'wait', record.id], { cwd: dir, env })
+      else await new Promise((resolve) => setTimeout(resolve, Math.random() * 300))
       const kill = await cli(['session', 'kill', record.id, '--grace', '500ms'], { cwd: dir, env })
       const final = JSON.parse(
         readFileSync(join(dir, '.harness', 'sessions', `${record.id}.json`), 'utf8'),
@@ -208,8 +220,7 @@ describe('kill versus exit race', () => {
       }),
     )
     expect(statuses).toHaveLength(100)
-    // Both outcomes must occur, or the race was not exercised.
-    expect(statuses).toContain('KILLED')
-    expect(statuses).toContain('COMPLETED')
+    expect(statuses.filter((status) => status === 'KILLED').length).toBeGreaterThanOrEqual(10)
+    expect(statuses.filter((status) => status === 'COMPLETED').length).toBeGreaterThanOrEqual(10)
   }, 240_000)
 })
