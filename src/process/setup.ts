@@ -45,7 +45,7 @@ export async function runSetupCommand(
   let stopping: Promise<unknown> | undefined
   const onAbort = () => {
     if (identity?.start_time)
-      stopping = stopProcessTree({ pid: identity.pid, start_time: identity.start_time }, { graceMs: 1000 })
+      stopping = stopProcessTree(identity, { graceMs: 1000 }) // with its host facts
   }
   signal.addEventListener('abort', onAbort, { once: true })
   const result = await child.finally(() => signal.removeEventListener('abort', onAbort))
