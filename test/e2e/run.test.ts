@@ -320,7 +320,11 @@ describe('background runs, wait and logs', () => {
     expect(wait.exitCode).toBe(3)
     expect(wait.stdout).toContain('FAILED')
     const logs = await cli(['session', 'logs', record.id], { cwd: repo.dir, env: repo.env })
-    expect(logs).toMatchObject({ exitCode: 0, stdout: 'background output\n' })
+    // Each run starts with a header line (readable logs); --raw is the file as written.
+    expect(logs.exitCode).toBe(0)
+    expect(logs.stdout).toMatch(/^── run 1 · start · \S+ ──\nbackground output\n$/)
+    const raw = await cli(['session', 'logs', '--raw', record.id], { cwd: repo.dir, env: repo.env })
+    expect(raw).toMatchObject({ exitCode: 0, stdout: 'background output\n' })
     const [start] = agents.starts()
     expect(start?.args).toEqual([...CLAUDE_HEADLESS, '--session-id', record.agent_session_id, 'fix lint'])
   })
@@ -332,7 +336,8 @@ describe('background runs, wait and logs', () => {
     const id = run.stdout.trim()
     expect(id).toMatch(/^[0-9a-f]{8}$/)
     const follow = await cli(['session', 'logs', '-f', id], { cwd: dir, env })
-    expect(follow).toMatchObject({ exitCode: 0, stdout: 'one\ntwo\nthree\n' })
+    expect(follow.exitCode).toBe(0)
+    expect(follow.stdout).toMatch(/^── run 1 · start · \S+ ──\none\ntwo\nthree\n$/)
   })
 })
 
