@@ -44,8 +44,7 @@ export async function runSetupCommand(
   const identity = child.pid === undefined ? null : identify(child.pid)
   let stopping: Promise<unknown> | undefined
   const onAbort = () => {
-    if (identity?.start_time)
-      stopping = stopProcessTree(identity, { graceMs: 1000 }) // with its host facts
+    if (identity?.start_time) stopping = stopProcessTree(identity, { graceMs: 1000 }) // with its host facts
   }
   signal.addEventListener('abort', onAbort, { once: true })
   const result = await child.finally(() => signal.removeEventListener('abort', onAbort))

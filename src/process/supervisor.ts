@@ -76,8 +76,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     stopping = (async () => {
       await started
       const { graceMs } = await hooks.stopping(signal)
-      if (identity?.start_time)
-        await stopProcessTree(identity, { graceMs }) // with its host facts: checks refuse a pid without them
+      if (identity?.start_time) await stopProcessTree(identity, { graceMs }) // with its host facts: checks refuse a pid without them
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
   // Installed before anything is committed: a signal with no handler would kill harness and leave a RUNNING
