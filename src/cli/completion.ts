@@ -1,19 +1,11 @@
 import type { Command, Option } from 'commander'
 
-/** One candidate for the word being completed; the description is shown by zsh and fish. */
-export interface Candidate {
-  value: string
-  description?: string
-}
-
 /** What the shell should do: offer these candidates, or complete file or directory names itself. */
 export type Completion = { kind: 'values'; candidates: Candidate[] } | { kind: 'files' | 'dirs' }
 
-/** Values that only the running program knows: live sessions and configured agents. */
-export interface CompletionSources {
-  sessions: () => Promise<Candidate[]>
-  agents: () => Promise<Candidate[]>
-}
+import type { Candidate, CompletionSources } from '../sessions/completion.js'
+
+export type { Candidate, CompletionSources }
 
 const STATUSES = ['running', 'paused', 'completed', 'failed', 'killed']
 const PERMISSIONS = ['readonly', 'supervised', 'autonomous']

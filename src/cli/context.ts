@@ -37,6 +37,10 @@ export class Context implements SessionEnv {
     this.out.info(message)
   }
 
+  warn(message: string): void {
+    this.out.warn(message)
+  }
+
   async config(): Promise<HarnessConfig> {
     const paths = await this.project()
     const { loadConfig } = await import('../config.js')

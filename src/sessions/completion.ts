@@ -1,5 +1,16 @@
-import type { Candidate, CompletionSources } from '../cli/completion.js'
 import type { SessionEnv } from './ports.js'
+
+/** One candidate for the word being completed; the description is shown by zsh and fish. */
+export interface Candidate {
+  value: string
+  description?: string
+}
+
+/** Values that only the running program knows: live sessions and configured agents. */
+export interface CompletionSources {
+  sessions: () => Promise<Candidate[]>
+  agents: () => Promise<Candidate[]>
+}
 
 const MAX_TASK = 60
 

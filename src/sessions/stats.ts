@@ -1,8 +1,8 @@
 import { lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Context } from '../cli/context.js'
 import { loadConfig, worktreeRoot } from '../config.js'
 import { runTimeMs } from '../history/usage.js'
+import type { SessionEnv } from './ports.js'
 import { SESSION_STATUSES, type SessionRecord } from './schema.js'
 import { SessionStore } from './store.js'
 
@@ -161,7 +161,7 @@ function flatBytes(dir: string): number {
 }
 
 /** `harness session stats`: reads every record once, then measures harness's folders. */
-export async function sessionStats(ctx: Context): Promise<SessionStats> {
+export async function sessionStats(ctx: SessionEnv): Promise<SessionStats> {
   const paths = await ctx.project()
   let corrupt = 0
   const { RecordSealer } = await import('./seal.js')
@@ -169,7 +169,7 @@ export async function sessionStats(ctx: Context): Promise<SessionStats> {
     sealer: RecordSealer.forEnv(ctx.env),
     warn: (problem) => {
       corrupt++
-      ctx.out.warn(`${problem.path}: ${problem.reason}`)
+      ctx.warn(`${problem.path}: ${problem.reason}`)
     },
   })
   const records = store.list()

