@@ -9,6 +9,7 @@ import { registerCheckpoint, registerCheckpoints, registerRestore } from '../com
 import { registerCleanup } from '../commands/session/cleanup.js'
 import { registerDelete } from '../commands/session/delete.js'
 import { registerDiff } from '../commands/session/diff.js'
+import { registerExport } from '../commands/session/export.js'
 import { registerList } from '../commands/session/list.js'
 import { registerLogs } from '../commands/session/logs.js'
 import { registerPath } from '../commands/session/path.js'
@@ -109,6 +110,7 @@ Examples:
   registerWait(session, ctx)
   registerLogs(session, ctx)
   registerStats(session, ctx)
+  registerExport(session, ctx)
   registerRecover(session, ctx)
   registerAdopt(session, ctx)
   registerDiff(session, ctx)

@@ -99,3 +99,37 @@ async function changedPaths(
   const result = await run(['diff', '--name-only', '-z', '--no-renames', base, target, '--'], cwd, options)
   return [...new Set(splitZ(result.stdout))].sort()
 }
+
+export interface FileChange {
+  path: string
+  /** Lines added and deleted; null for a binary file. */
+  added: number | null
+  deleted: number | null
+}
+
+export interface DiffSummary {
+  source: DiffReport['source']
+  base: string
+  /** Every changed path with its +/- counts, sorted by path. */
+  files: FileChange[]
+  /** `git diff --stat`. */
+  stat: string
+}
+
+/** The changed files with their line counts and git's `--stat`, from one snapshot of the worktree. */
+export async function diffSummary(options: Omit<DiffOptions, 'mode'>): Promise<DiffSummary> {
+  const { base, target, cwd, source } = await diffEnds({ ...options, mode: 'stat' })
+  const common = ['diff', '--no-color', '--no-ext-diff', '--no-renames']
+  const numstat = await run([...common, '--numstat', '-z', base, target, '--'], cwd, options)
+  const stat = await run([...common, '--stat', base, target, '--'], cwd, options)
+  const files: FileChange[] = []
+  // Without renames each entry is "<added>\t<deleted>\t<path>" ending in NUL ("-" counts: binary).
+  for (const entry of splitZ(numstat.stdout)) {
+    const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(entry)
+    if (!match) continue
+    const count = (text: string | undefined) => (text === undefined || text === '-' ? null : Number(text))
+    files.push({ path: match[3] as string, added: count(match[1]), deleted: count(match[2]) })
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  return { source, base, files, stat: stat.stdout }
+}

@@ -1,0 +1,39 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+
+const ExportOptionsSchema = z.object({
+  format: z.optional(z.enum(['md', 'markdown', 'json'], { error: 'use md, markdown or json' })),
+})
+
+export function registerExport(session: Command, ctx: Context): void {
+  session
+    .command('export <id>')
+    .description(
+      'one session as a report: runs, checkpoints, files changed, tokens and cost, the end of its log',
+    )
+    .option('--format <format>', 'md (markdown) or json', 'md')
+    .addHelpText(
+      'after',
+      `
+Markdown renders on GitHub (tables, a fenced log); JSON is one document with the
+same facts. --json is --format json.
+
+Examples:
+  harness session export 3f9a > session-3f9a.md
+  harness session export 3f9a --format json | jq '.checkpoints'`,
+    )
+    .action(
+      action(ExportOptionsSchema, async (options, id: string) => {
+        const { exportSession } = await import('../../sessions/export.js')
+        const data = await exportSession(ctx, id)
+        if (options.format === 'json' && !ctx.options.json) {
+          ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)
+          return
+        }
+        const { renderExportMarkdown } = await import('../../render/export.js')
+        ctx.out.result(data, renderExportMarkdown, { escaped: true })
+      }),
+    )
+}
