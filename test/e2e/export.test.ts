@@ -39,8 +39,14 @@ test('export: a session with 2 runs, 2 checkpoints and changed files, as Markdow
     id: 'exp1',
     agent: 'exec',
     status: 'COMPLETED',
-    runs: [{ n: 1, kind: 'start', exit_code: 0 }, { n: 2, kind: 'resume', exit_code: 0 }],
-    checkpoints: [{ n: 0, trigger: 'run-end' }, { n: 1, trigger: 'run-end' }],
+    runs: [
+      { n: 1, kind: 'start', exit_code: 0 },
+      { n: 2, kind: 'resume', exit_code: 0 },
+    ],
+    checkpoints: [
+      { n: 0, trigger: 'run-end' },
+      { n: 1, trigger: 'run-end' },
+    ],
     changes: {
       source: 'worktree',
       files: [
@@ -51,7 +57,10 @@ test('export: a session with 2 runs, 2 checkpoints and changed files, as Markdow
   })
   const runs = data.runs as { duration_ms: number }[]
   expect(data.run_time_ms).toBe(runs.reduce((sum, run) => sum + run.duration_ms, 0))
-  const checkpoints = execFileSync('jq', ['-c', '[.checkpoints[].n]'], { input: out.stdout, encoding: 'utf8' })
+  const checkpoints = execFileSync('jq', ['-c', '[.checkpoints[].n]'], {
+    input: out.stdout,
+    encoding: 'utf8',
+  })
   expect(checkpoints.trim()).toBe('[0,1]')
 
   const bad = await cli(['session', 'export', session.id, '--format', 'pdf'], opts)
