@@ -5,7 +5,7 @@ import { cli, json } from '../helpers/cli.js'
 import { execSession } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
-const FIXTURE = new URL('../fixtures/export/two-runs.md', import.meta.url)
+const FIXTURE = new URL('../fixtures/export/two-runs.md.txt', import.meta.url)
 
 test('export: a session with 2 runs, 2 checkpoints and changed files, as Markdown and as JSON', async () => {
   const repo = tmpGitRepo()
