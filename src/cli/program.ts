@@ -12,6 +12,7 @@ import { registerDiff } from '../commands/session/diff.js'
 import { registerExport } from '../commands/session/export.js'
 import { registerList } from '../commands/session/list.js'
 import { registerLogs } from '../commands/session/logs.js'
+import { registerMerge } from '../commands/session/merge.js'
 import { registerPath } from '../commands/session/path.js'
 import { registerPrune } from '../commands/session/prune.js'
 import { registerRecover } from '../commands/session/recover.js'
@@ -117,6 +118,7 @@ Examples:
   registerCheckpoint(session, ctx)
   registerCheckpoints(session, ctx)
   registerRestore(session, ctx)
+  registerMerge(session, ctx)
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)

@@ -151,7 +151,7 @@ export async function commitTree(
 }
 
 /** A snapshot must not fail for want of user.name/user.email: fall back to a harness identity. */
-async function identityEnv(cwd: string, options: GitEnvOptions): Promise<NodeJS.ProcessEnv> {
+export async function identityEnv(cwd: string, options: GitEnvOptions): Promise<NodeJS.ProcessEnv> {
   const [author, committer] = await Promise.all(
     ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'].map((v) =>
       run(['var', v], cwd, { ...options, allowFailure: true }),

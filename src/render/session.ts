@@ -123,6 +123,7 @@ const KNOWN_FIELDS = new Set([
   'state',
   'merged_at',
   'merge_commit',
+  'merged_head',
   'context_from',
 ])
 
@@ -185,6 +186,7 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Task hash', session.task_hash],
     ['Merged', when(session.merged_at)],
     ['Merge commit', session.merge_commit],
+    ['Merged head', session.merged_head],
     ['Context from', session.context_from?.length ? session.context_from.join(', ') : undefined],
     ['Revision', session.rev],
     ['Schema', session.schema_version],

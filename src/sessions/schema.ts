@@ -137,6 +137,8 @@ export const SessionRecordSchema = z.looseObject({
   state: opt(z.string()),
   merged_at: opt(TimeSchema),
   merge_commit: opt(z.string()),
+  /** The branch tip `session merge` landed: while the branch still points there, cleanup counts it merged. */
+  merged_head: opt(z.string()),
   context_from: opt(z.array(z.string())),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>

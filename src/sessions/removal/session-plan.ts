@@ -125,10 +125,27 @@ export async function planSession(
     if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base)))) {
       mergedInto = 'base_commit'
     }
+    if (!mergedInto) mergedInto = await recordedMerge(record, tip, targets, repo.dir)
     if (!mergedInto) plan.reasons.push(await repo.unmergedReason(name, tip, targets, base))
     plan.branch = { name, tip, mergedInto, configured: repo.state.configured.has(name) }
   }
   return plan
+}
+
+/**
+ * A squash merge holds none of the branch's commits: `session merge` records the tip it landed and the commit
+ * it made, and the branch counts as merged while it still points there and that commit is in a target.
+ */
+async function recordedMerge(
+  record: SessionRecord,
+  tip: string,
+  targets: string[],
+  repo: string,
+): Promise<string | null> {
+  const landed = record.merge_commit
+  if (!landed || record.merged_head !== tip) return null
+  for (const target of targets) if (await isAncestor(repo, landed, target)) return shortRef(target)
+  return null
 }
 
 /**

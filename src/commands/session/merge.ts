@@ -1,0 +1,51 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { ExitCode, ExitRequest } from '../../errors.js'
+
+const MergeOptionsSchema = z.object({
+  squash: z.optional(z.boolean()),
+  rebase: z.optional(z.boolean()),
+  dryRun: z.optional(z.boolean()),
+  message: z.optional(z.string()),
+})
+
+export function registerMerge(session: Command, ctx: Context): void {
+  session
+    .command('merge <id>')
+    .description("land a session's work on its base branch in the main worktree")
+    .option('--squash', 'one commit with the task as its message')
+    .option('--rebase', "replay the session's commits onto the base branch")
+    .option('--dry-run', 'say what would happen (conflicts included) and change nothing')
+    .option('-m, --message <text>', 'message for the commit of uncommitted work in the worktree')
+    .addHelpText(
+      'after',
+      `
+Uncommitted work in the session's worktree is committed on its branch first
+(message: the task's first line and the session id). Then the branch lands on
+the base branch it was started from, in the main worktree: a merge commit by
+default, one squashed commit with --squash, or the commits replayed with
+--rebase. Conflicts are found before anything is touched.
+
+Refused (exit 4, saying why) while the session runs, when the main worktree has
+uncommitted changes or is not on the base branch, and on conflicts (the files
+are listed; nothing is changed). --dry-run prints the same checks and exits 4
+when the merge would be refused. Afterwards "harness session cleanup" sees the
+branch as merged.
+
+Examples:
+  harness session merge 3f9a --dry-run
+  harness session merge 3f9a --squash
+  harness session merge 3f9a --json | jq -r .merge_commit`,
+    )
+    .action(
+      action(MergeOptionsSchema, async (options, id: string) => {
+        const { mergeSession } = await import('../../sessions/merge.js')
+        const { renderMerge } = await import('../../render/merge.js')
+        const result = await mergeSession(ctx, id, options)
+        ctx.out.result(result, renderMerge)
+        if (result.outcome === 'refused') throw new ExitRequest(ExitCode.IllegalState)
+      }),
+    )
+}
