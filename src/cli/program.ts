@@ -1,4 +1,5 @@
 import { type Argument, Command, type CommanderError } from 'commander'
+import { registerChain } from '../commands/chain.js'
 import { registerCompletion } from '../commands/completion.js'
 import { registerConfig } from '../commands/config.js'
 import { registerDoctor } from '../commands/doctor.js'
@@ -76,8 +77,9 @@ Examples:
     throw new ExitRequest(0)
   })
   program.hook('preAction', (_root, leaf) => {
-    if (passthrough.length && leaf.name() !== 'run' && leaf.name() !== '__complete') {
-      throw new UsageError('arguments after -- are only for "harness run"')
+    const takesPassthrough = ['run', 'add', '__complete'].includes(leaf.name())
+    if (passthrough.length && !takesPassthrough) {
+      throw new UsageError('arguments after -- are only for "harness run" and "harness chain add"')
     }
     const globals = leaf.optsWithGlobals() as Partial<GlobalOptions>
     Object.assign(out.options, {
@@ -122,6 +124,7 @@ Examples:
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)
+  registerChain(program, ctx)
   registerConfig(program, ctx)
   registerDoctor(program, ctx)
   registerCompletion(program, ctx)

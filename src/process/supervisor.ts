@@ -238,12 +238,24 @@ export interface DetachedSupervisor {
  * only after the record holding its identity was committed, so a record never names an unknown supervisor.
  */
 export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<DetachedSupervisor> {
-  const [command, ...args] = harnessCommand('__supervise')
+  return startDetachedHarness(['__supervise'], env, '/')
+}
+
+/**
+ * Starts `harness <args>` detached (own session, no inherited stdio, work on a private stdin pipe), as the
+ * supervisor of a background run or the runner of a chain (docs/continuity.md): both are recorded by identity.
+ */
+export async function startDetachedHarness(
+  harnessArgs: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<DetachedSupervisor> {
+  const [command, ...args] = harnessCommand(...harnessArgs)
   const child = spawn(command as string, args, {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
     env,
-    cwd: '/',
+    cwd,
   })
   child.unref()
   const pid = child.pid
