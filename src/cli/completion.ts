@@ -132,6 +132,8 @@ async function optionValues(option: Option, sources: CompletionSources): Promise
     case '--dir':
       return { kind: 'dirs' }
     case '--session-id':
+    case '--session':
+    case '--sessions':
       return values(await sources.sessions())
     default:
       return values([])
