@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
-import { action } from '../cli/action.js'
+import { action, collect } from '../cli/action.js'
 import type { Context } from '../cli/context.js'
 import { UsageError } from '../errors.js'
 
@@ -19,6 +19,8 @@ const RunOptionsSchema = z.object({
   attach: z.optional(z.boolean()),
   prompt: z.optional(z.string()),
   restoreCheckpoint: z.optional(z.string()),
+  contextFrom: z.optional(z.array(z.string())),
+  dryRun: z.optional(z.boolean()),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -44,6 +46,12 @@ export function registerRun(program: Command, ctx: Context): void {
       '--restore-checkpoint <n>',
       'with --session-id of an existing session: restore checkpoint <n> first',
     )
+    .option(
+      '--context-from <id>',
+      "put an earlier session's task, outcome, changes and final message before the prompt (repeatable)",
+      collect,
+    )
+    .option('--dry-run', 'print the argv, prompt, worktree and branch that would be used; start nothing')
     .addHelpText(
       'after',
       `
@@ -62,22 +70,31 @@ Examples:
   id=$(harness run -a claude --detach --json "fix lint" | jq -r .id)
   harness run -a exec -- npm test               # any command as a session
   echo "fix the tests" | harness run -a claude  # the prompt from stdin (or "-")
-  harness run --tmux -a claude "add tests"      # in tmux; then: harness session attach <id>`,
+  harness run --tmux -a claude "add tests"      # in tmux; then: harness session attach <id>
+  harness run --context-from 3f9a "now add the tests for it"
+  harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt`,
     )
     .action(
       action(RunOptionsSchema, async (options, words: string[]) => {
-        const { startSession } = await import('../sessions/start.js')
-        const { renderDetachedRun, runSummary } = await import('../render/run.js')
         const prompt = promptWords(options.prompt, words)
         const explicitStdin = prompt.length === 1 && prompt[0] === '-'
-        const outcome = await startSession(ctx, {
+        const start = {
           ...options,
           detach: options.detach === true,
           tmux: options.attach || options.tmux,
           prompt: explicitStdin ? [await readStdin()] : prompt,
           extraArgs: ctx.passthrough,
           promptFromStdin: process.stdin.isTTY ? undefined : readStdin,
-        })
+        }
+        if (options.dryRun) {
+          const { dryRunSession } = await import('../sessions/start.js')
+          const { renderRunDryRun } = await import('../render/run.js')
+          ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
+          return
+        }
+        const { startSession } = await import('../sessions/start.js')
+        const { renderDetachedRun, runSummary } = await import('../render/run.js')
+        const outcome = await startSession(ctx, start)
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
         else ctx.out.result(outcome.record, renderDetachedRun)
         if (!outcome.exit) ctx.out.info(runSummary(outcome.record))

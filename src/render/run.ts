@@ -1,6 +1,7 @@
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control.js'
 import type { SessionRecord } from '../sessions/schema.js'
-import { taskLabel } from './session.js'
+import type { RunDryRun } from '../sessions/start.js'
+import { quoteArg, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
 
 /** One line about how a run ended (or started, in the background). */
@@ -49,4 +50,22 @@ export function renderRecoverResult(result: RecoverResult): string {
   )
   for (const s of result.skipped) lines.push(`session ${s.id} skipped: ${s.reason}`)
   return lines.length ? lines.join('\n') : 'No sessions needed recovery.'
+}
+
+/** `run --dry-run` for people: what would run, where, and the prompt the agent would get. */
+export function renderRunDryRun(plan: RunDryRun): string {
+  const lines = [
+    `dry run: nothing was started or created`,
+    `session:  ${plan.id} (not reserved)`,
+    `agent:    ${plan.agent} (${plan.permission}${plan.model ? `, model ${plan.model}` : ''}), ${plan.tmux ? 'interactive in tmux' : plan.mode}`,
+    `argv:     ${[plan.command, ...plan.args].map(quoteArg).join(' ')}`,
+    `cwd:      ${plan.cwd}`,
+    plan.worktree
+      ? `worktree: ${plan.worktree} (new), branch ${plan.branch} from ${plan.base_commit?.slice(0, 12)}`
+      : 'worktree: none, the agent runs in the current directory',
+    `config:   checkpoint interval ${plan.config.checkpoint_interval_ms ? `${plan.config.checkpoint_interval_ms / 1000}s` : 'off'}, context limit ${plan.config.context_max_bytes} bytes${plan.config.worktree_setup ? `, setup: ${plan.config.worktree_setup.map(quoteArg).join(' ')}` : ''}`,
+  ]
+  if (plan.context_from.length) lines.push(`context:  from ${plan.context_from.join(', ')}`)
+  lines.push(plan.prompt === null ? 'prompt:   (none)' : `prompt:\n${plan.prompt}`)
+  return lines.join('\n')
 }

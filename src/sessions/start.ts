@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -35,6 +34,7 @@ import { foregroundExit, type RunPlan, runInBackground, runInForeground } from '
 import type { Run, SessionRecord } from './schema.js'
 import { SCHEMA_VERSION } from './schema.js'
 import type { SessionStore } from './store.js'
+import { taskHash } from './task.js'
 
 declare const HARNESS_VERSION: string
 
@@ -55,6 +55,8 @@ export interface StartOptions {
   promptFromStdin?: () => Promise<string>
   /** With --session-id of an existing session: restore this checkpoint before resuming. */
   restoreCheckpoint?: string
+  /** Sessions whose context block goes before the prompt (docs/continuity.md). */
+  contextFrom?: string[]
 }
 
 export interface RunOutcome {
@@ -165,6 +167,101 @@ function sessionMetadata(): Record<string, string | null> {
   }
 }
 
+/** What `run --dry-run` prints: what would run, where, with what; nothing of it exists. */
+export interface RunDryRun {
+  dry_run: true
+  /** The id the session would get (a generated one is not reserved). */
+  id: string
+  agent: string
+  permission: Permission
+  model: string | null
+  mode: RunPlan['mode']
+  tmux: boolean
+  command: string
+  args: string[]
+  /** Where the agent would start. */
+  cwd: string
+  /** The prompt the agent would get, the context block included. */
+  prompt: string | null
+  context_from: string[]
+  /** The worktree that would be made, null when the run would use the current directory. */
+  worktree: string | null
+  branch: string | null
+  base_commit: string | null
+  config: {
+    checkpoint_interval_ms: number
+    context_max_bytes: number
+    /** `worktree.setup` as it would run (argv) in the new worktree. */
+    worktree_setup: string[] | null
+  }
+}
+
+/**
+ * `harness run --dry-run`: decides everything a run would (agent, argv, prompt with its context block,
+ * worktree, branch, base) and makes nothing: no record, no worktree, no branch, no .harness folder.
+ */
+export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Promise<RunDryRun> {
+  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
+  if (!options.worktree && (options.base || options.branch)) {
+    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
+  }
+  const paths = await ctx.project()
+  const store = await ctx.store()
+  if (options.sessionId && store.exists(options.sessionId)) {
+    throw new UsageError(
+      `session "${options.sessionId}" exists: --dry-run only shows new sessions`,
+      'choose a new --session-id',
+    )
+  }
+  if (options.restoreCheckpoint !== undefined) {
+    throw new UsageError('--restore-checkpoint needs --session-id of an existing session')
+  }
+  const prepared = await prepareStart(ctx, paths, store, options)
+  const { config, id } = prepared
+  const { inspectRepo } = await import('../git/repo.js')
+  const repo = await inspectRepo(ctx.cwd, { env: ctx.env })
+  let worktree: string | null = null
+  let branch: string | null = null
+  let baseCommit = repo.isRepo && repo.hasCommits ? (repo.head ?? null) : null
+  let cwd = resolve(ctx.cwd)
+  if (options.worktree && repo.isRepo && repo.hasCommits) {
+    const { resolveCommit } = await import('../git/worktree.js')
+    baseCommit = await resolveCommit(repo.mainRoot ?? repo.topLevel, options.base ?? 'HEAD', { env: ctx.env })
+    worktree = join(worktreeRoot(config, paths.root), id)
+    branch = options.branch ?? `harness/${id}`
+    cwd = join(worktree, repo.relativeCwd)
+  } else if (options.base || options.branch) {
+    throw new UsageError('--base and --branch need a git repository with commits')
+  }
+  const { contextMaxBytes } = await import('./context.js')
+  return {
+    dry_run: true,
+    id,
+    agent: prepared.provider.name,
+    permission: prepared.permission,
+    model: prepared.model ?? null,
+    mode: prepared.mode,
+    tmux: prepared.tmux,
+    command: prepared.invocation.command,
+    args: prepared.invocation.args,
+    cwd,
+    prompt: prepared.agentPrompt ?? null,
+    context_from: prepared.contextFrom,
+    worktree,
+    branch,
+    base_commit: baseCommit,
+    config: {
+      checkpoint_interval_ms: checkpointIntervalMs(config),
+      context_max_bytes: contextMaxBytes(config),
+      worktree_setup: setupArgv(worktreeSetupCommand(config)),
+    },
+  }
+}
+
+function setupArgv(setup: { command: string; args: string[] } | null): string[] | null {
+  return setup ? [setup.command, ...setup.args] : null
+}
+
 /** `harness run`: a new session (or, with --session-id of an existing one, its resume). */
 export async function startSession(ctx: SessionEnv, options: StartOptions): Promise<RunOutcome> {
   if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
@@ -190,6 +287,19 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
         `drop them, or choose a new --session-id`,
       )
     }
+    if (options.contextFrom?.length) {
+      throw new UsageError(
+        `session "${options.sessionId}" exists, so --session-id resumes it: --context-from only starts new sessions`,
+        'choose a new --session-id',
+      )
+    }
+    const existing = store.get(options.sessionId)
+    const { taskDiffers } = await import('./task.js')
+    if (existing && taskDiffers(existing.task_hash, options.prompt.join(' ').trim())) {
+      ctx.warn(
+        `harness: the task differs from session ${existing.id}'s: it is sent to the agent as the next message`,
+      )
+    }
     return resumeSession(ctx, options.sessionId, options.prompt, {
       detach: options.detach,
       exact: true,
@@ -202,30 +312,8 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       'see "harness session checkpoints <id>"',
     )
   }
-  const config = await ctx.config()
-  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
-  const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
-  // A configured default model applies only to agents that have a model flag; an explicit -m always does.
-  const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
-  const tmux = hostedInTmux(ctx, options, config)
-  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
-  const prompt = await startPrompt(options, provider, mode)
-  const agentSessionId = newAgentSessionId(provider)
-  assertAllowedAsUser(provider, permission, ctx.env)
-  const id = options.sessionId ?? (await unusedId(store))
-  const invocation = buildAgentInvocation({
-    provider,
-    mode: invocationMode(mode),
-    kind: 'start',
-    prompt,
-    model,
-    permission,
-    agentSessionId,
-    extraArgs: options.extraArgs,
-    agentDir: agentDirFor(paths.harnessDir, id),
-  })
-  const { assertExecutable } = await import('../process/supervisor.js')
-  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  const prepared = await prepareStart(ctx, paths, store, options)
+  const { config, provider, permission, model, tmux, mode, prompt, agentSessionId, id, invocation } = prepared
 
   // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind.
   if (tmux) await tmuxPlace(ctx, 'check')
@@ -263,7 +351,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       schema_version: SCHEMA_VERSION,
       rev: 0,
       model: model ?? null,
-      task_hash: prompt ? `sha256:${createHash('sha256').update(prompt).digest('hex')}` : null,
+      task_hash: prompt ? taskHash(prompt) : null,
       base_commit: workspace.baseCommit,
       base_ref: workspace.baseRef,
       start_subdir: workspace.subdir,
@@ -275,11 +363,12 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       checkpoints: [],
       files_modified: [],
       metadata: sessionMetadata(),
+      ...(prepared.contextFrom.length ? { context_from: prepared.contextFrom } : {}),
     }
     const place = tmux ? await tmuxPlace(ctx, id) : null
     if (place) Object.assign(record, { tmux_session: place.session, tmux_socket: place.socket, state: null })
     const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
-    showPromptToPaste(ctx, provider, mode, prompt)
+    showPromptToPaste(ctx, provider, mode, prepared.agentPrompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
       const created = await store.create({ ...record, runs: [run] })
@@ -299,6 +388,80 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       await workspace?.undo()
       if (madeAgentDir) removeAgentDir(paths.harnessDir, id)
     }
+  }
+}
+
+interface PreparedStart {
+  config: HarnessConfig
+  provider: ResolvedProvider
+  permission: Permission
+  model: string | undefined
+  tmux: boolean
+  mode: RunPlan['mode']
+  /** The user's prompt (recorded, hashed). */
+  prompt: string | undefined
+  /** What the agent gets: the prompt, after the context block of `--context-from`. */
+  agentPrompt: string | undefined
+  /** Sessions whose context block goes before the prompt (`--context-from`), resolved and deduplicated. */
+  contextFrom: string[]
+  agentSessionId: string | undefined
+  id: string
+  invocation: { command: string; args: string[] }
+}
+
+/** Everything a new run decides before it makes anything: shared by `run` and `run --dry-run`. */
+async function prepareStart(
+  ctx: SessionEnv,
+  paths: ProjectPaths,
+  store: SessionStore,
+  options: StartOptions,
+): Promise<PreparedStart> {
+  const config = await ctx.config()
+  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
+  const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
+  // A configured default model applies only to agents that have a model flag; an explicit -m always does.
+  const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
+  const tmux = hostedInTmux(ctx, options, config)
+  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
+  const prompt = await startPrompt(options, provider, mode)
+  let agentPrompt = prompt
+  let contextFrom: string[] = []
+  if (options.contextFrom?.length) {
+    const context = await import('./context.js')
+    const sources = await context.gatherContext(ctx, options.contextFrom)
+    contextFrom = sources.map((source) => source.id)
+    const block = context.buildContextBlock(sources, context.contextMaxBytes(config))
+    agentPrompt = context.promptWithContext(block, prompt)
+  }
+  const agentSessionId = newAgentSessionId(provider)
+  assertAllowedAsUser(provider, permission, ctx.env)
+  const id = options.sessionId ?? (await unusedId(store))
+  const invocation = buildAgentInvocation({
+    provider,
+    mode: invocationMode(mode),
+    kind: 'start',
+    prompt: agentPrompt,
+    model,
+    permission,
+    agentSessionId,
+    extraArgs: options.extraArgs,
+    agentDir: agentDirFor(paths.harnessDir, id),
+  })
+  const { assertExecutable } = await import('../process/supervisor.js')
+  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  return {
+    config,
+    provider,
+    permission,
+    model,
+    tmux,
+    mode,
+    prompt,
+    agentPrompt,
+    contextFrom,
+    agentSessionId,
+    id,
+    invocation,
   }
 }
 
