@@ -64,7 +64,9 @@ describe('context block', () => {
     // At 12 KB the stat goes first; the task, final message and checkpoints stay whole.
     const block = buildContextBlock([big], 12000)
     expect(Buffer.byteLength(full)).toBeGreaterThan(12000)
-    expect(block).toMatch(/Diff stat against its base:\n( {3}src\/file-\d+\.ts \| 1 \+\n)+ {2}\[… \d+ more lines trimmed\]\nCheckpoints:/)
+    expect(block).toMatch(
+      /Diff stat against its base:\n( {3}src\/file-\d+\.ts \| 1 \+\n)+ {2}\[… \d+ more lines trimmed\]\nCheckpoints:/,
+    )
     expect(block).toContain('  src/file-399.ts')
     expect(block).toContain('  All tests pass.')
     expect(block).toContain('  #0 run-end')
