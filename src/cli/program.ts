@@ -5,6 +5,7 @@ import { registerConfig } from '../commands/config.js'
 import { registerDoctor } from '../commands/doctor.js'
 import { registerRun } from '../commands/run.js'
 import { registerAdopt } from '../commands/session/adopt.js'
+import { registerArchive, registerUnarchive } from '../commands/session/archive.js'
 import { registerAttach } from '../commands/session/attach.js'
 import { registerCheckpoint, registerCheckpoints, registerRestore } from '../commands/session/checkpoint.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
@@ -114,6 +115,8 @@ Examples:
   registerLogs(session, ctx)
   registerStats(session, ctx)
   registerExport(session, ctx)
+  registerArchive(session, ctx)
+  registerUnarchive(session, ctx)
   registerRecover(session, ctx)
   registerAdopt(session, ctx)
   registerDiff(session, ctx)

@@ -180,6 +180,35 @@ export class SessionStore {
   }
 
   /**
+   * Puts back a record exactly as it was written (`session unarchive`): the same bytes, so its seal is what
+   * it was. The text must be a valid record of this id; the id must be free (SessionExistsError otherwise).
+   */
+  async restore(id: string, text: Buffer): Promise<SessionRecord> {
+    assertValidSessionId(id)
+    const parsed = parseRecordText(text.toString('utf8'), id)
+    if (parsed.kind !== 'ok') throw new CorruptRecordError(this.recordPath(id), parsed.reason)
+    const restored = await this.writing(id, async () => {
+      this.ensureDir()
+      return withLock(this.lockPath(id), this.lockOptions(id), () => {
+        this.sweepLocked(id)
+        const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
+        writeNewFileDurably(temp, text, this.io)
+        try {
+          this.io.linkSync(temp, this.recordPath(id))
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
+          throw error
+        } finally {
+          safeUnlink(temp)
+        }
+        fsyncDir(this.dir)
+        return this.verified(parsed).record
+      })
+    })
+    return restored
+  }
+
+  /**
    * Read-modify-write under the record's lock. `mutate` gets the current record (re-read under the lock)
    * and returns the new one, or undefined to leave it as it is. Throws SessionNotFoundError if it is gone.
    */

@@ -48,21 +48,9 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   }
   if (!paths.exists) return report
   const store = await ctx.store()
-  const records = sortSessions(store.list())
-  const wasRunning = new Set(records.filter((r) => r.status === 'RUNNING').map((r) => r.id))
-  // Stale RUNNING records are reconciled (in memory under --dry-run) like by any reading command; a session
-  // that was RUNNING when read is never removed in the same run, whatever it was reconciled to.
-  const views = await reconcileViews(store, records, options.dryRun)
-  const now = (options.now ?? new Date()).getTime()
-  const skipped = { running: 0, younger: 0, filtered: 0 }
-  const candidates: SessionRecord[] = []
-  for (const view of views) {
-    if (view.status === 'RUNNING' || wasRunning.has(view.id)) skipped.running++
-    else if (options.status && !options.status.includes(view.status)) skipped.filtered++
-    else if (now - Date.parse(lastActiveAt(view)) < olderThan.ms) skipped.younger++
-    else candidates.push(view)
-  }
-  report.skipped = skipped
+  const selected = await selectOldSessions(store, options, olderThan.ms)
+  report.skipped = selected.skipped
+  const candidates = selected.candidates
   const remove = sessionRemover(ctx, store, paths, options)
   const progress = options.progress ?? silentProgress
   try {
@@ -74,6 +62,31 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
     progress.end()
   }
   return report
+}
+
+/**
+ * The sessions cleanup (and archive) would consider: not RUNNING, in `status`, inactive longer than the
+ * threshold. Stale RUNNING records are reconciled (in memory under --dry-run) like by any reading command; a
+ * session that was RUNNING when read is never taken in the same run, whatever it was reconciled to.
+ */
+export async function selectOldSessions(
+  store: SessionStore,
+  options: { status?: SessionStatus[]; dryRun: boolean; now?: Date },
+  olderThanMs: number,
+): Promise<{ candidates: SessionRecord[]; skipped: NonNullable<RemovalReport['skipped']> }> {
+  const records = sortSessions(store.list())
+  const wasRunning = new Set(records.filter((r) => r.status === 'RUNNING').map((r) => r.id))
+  const views = await reconcileViews(store, records, options.dryRun)
+  const now = (options.now ?? new Date()).getTime()
+  const skipped = { running: 0, younger: 0, filtered: 0 }
+  const candidates: SessionRecord[] = []
+  for (const view of views) {
+    if (view.status === 'RUNNING' || wasRunning.has(view.id)) skipped.running++
+    else if (options.status && !options.status.includes(view.status)) skipped.filtered++
+    else if (now - Date.parse(lastActiveAt(view)) < olderThanMs) skipped.younger++
+    else candidates.push(view)
+  }
+  return { candidates, skipped }
 }
 
 /** `harness session delete <id>`: one session, the same rules; a RUNNING one is refused. */
@@ -140,7 +153,7 @@ function sessionRemover(
   }
 }
 
-function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {
+export function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {
   const { record } = plan
   return {
     id: record.id,
@@ -155,7 +168,7 @@ function removedSession(plan: SessionPlan, forced: boolean, log: string | null):
   }
 }
 
-function keptSession(
+export function keptSession(
   record: SessionRecord,
   plan: SessionPlan | null,
   reasons: KeptSession['reasons'],
@@ -182,7 +195,7 @@ function sessionKeptError(kept: KeptSession): HarnessError {
   )
 }
 
-async function configuredOlderThan(ctx: SessionEnv): Promise<{ text: string; ms: number }> {
+export async function configuredOlderThan(ctx: SessionEnv): Promise<{ text: string; ms: number }> {
   const config = await ctx.config()
   return { text: config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, ms: cleanupOlderThanMs(config) }
 }

@@ -1,0 +1,98 @@
+import type { Command } from 'commander'
+import * as z from 'zod/mini'
+import { action, collect } from '../../cli/action.js'
+import type { Context } from '../../cli/context.js'
+import { parseDuration } from '../../duration.js'
+import { ExitRequest } from '../../errors.js'
+import { SessionStatusSchema } from '../../sessions/schema.js'
+
+const ArchiveOptionsSchema = z.object({
+  olderThan: z.optional(z.string()),
+  status: z.optional(z.array(SessionStatusSchema)),
+  output: z.optional(z.string()),
+  force: z.optional(z.boolean()),
+  dryRun: z.optional(z.boolean()),
+})
+
+export function registerArchive(session: Command, ctx: Context): void {
+  session
+    .command('archive')
+    .description('pack the sessions cleanup would remove into one verified tar.gz, then remove them')
+    .option(
+      '--older-than <duration>',
+      'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
+    )
+    .option(
+      '--status <status>',
+      'only these: paused, completed, failed, killed (comma-separated or repeated)',
+      collect,
+    )
+    .option('--output <dir>', 'the folder the archive is written to (default: .harness/archives)')
+    .option('--force', 'also take dirty worktrees and unmerged branches, after snapshotting them')
+    .option('--dry-run', 'print the plan; change nothing at all')
+    .addHelpText(
+      'after',
+      `
+The sessions are chosen exactly as "session cleanup" chooses them, with the same
+safety rules (RUNNING, dirty, unmerged and foreign sessions are kept). The archive,
+harness-archive-<time>.tar.gz, holds each session's record, log, agent files and a
+git bundle of its branch and checkpoints, with a manifest of sha256 sums. It is
+written to a temp name, fsynced and read back against the manifest before any
+session is removed. Worktrees are not archived: what they held is on the branch
+and in the checkpoints ("session resume" recreates a worktree from the branch).
+
+Examples:
+  harness session archive --dry-run
+  harness session archive --older-than 30d --output ~/harness-archives
+  harness session unarchive ~/harness-archives/harness-archive-20260101T000000Z.tar.gz`,
+    )
+    .action(
+      action(ArchiveOptionsSchema, async (options) => {
+        const olderThan =
+          options.olderThan === undefined
+            ? undefined
+            : {
+                text: options.olderThan,
+                ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
+              }
+        const { archiveSessions } = await import('../../sessions/removal/archive.js')
+        const { anyFailed } = await import('../../sessions/removal/decision.js')
+        const { renderArchiveReport } = await import('../../render/archive.js')
+        const report = await archiveSessions(ctx, {
+          olderThan,
+          status: options.status,
+          output: options.output,
+          force: options.force === true,
+          dryRun: options.dryRun === true,
+          progress: ctx.out.progress('archive'),
+        })
+        ctx.out.result(report, (data) => renderArchiveReport(data))
+        if (anyFailed(report.kept)) throw new ExitRequest(1)
+      }),
+    )
+}
+
+export function registerUnarchive(session: Command, ctx: Context): void {
+  session
+    .command('unarchive <file> [ids...]')
+    .description('verify an archive and restore its sessions (all, or the ids given)')
+    .addHelpText(
+      'after',
+      `
+The whole archive is checked against its manifest first; a damaged one is
+reported and nothing is restored. Records and logs come back byte for byte,
+branches and checkpoint refs at the same commits. A session whose id exists is
+refused (exit 4). Worktrees come back on "session resume".
+
+Examples:
+  harness session unarchive .harness/archives/harness-archive-20260101T000000Z.tar.gz
+  harness session unarchive old.tar.gz 3f9a12c8 && harness session resume 3f9a12c8`,
+    )
+    .action(
+      action(z.object({}), async (_options, file: string, ids: string[]) => {
+        const { unarchiveSessions } = await import('../../sessions/unarchive.js')
+        const { renderUnarchiveReport } = await import('../../render/archive.js')
+        ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)
+      }),
+    )
+}

@@ -1,0 +1,255 @@
+import {
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join, resolve } from 'node:path'
+import { allowedWorktreeRoots } from '../../config.js'
+import { UsageError } from '../../errors.js'
+import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
+import { agentDirFor } from '../agent-files.js'
+import { fsyncDir } from '../durable.js'
+import type { SessionEnv } from '../ports.js'
+import { type ProgressReporter, silentProgress } from '../progress.js'
+import type { SessionStatus } from '../schema.js'
+import type { SessionStore } from '../store.js'
+import { configuredOlderThan, keptSession, removedSession, selectOldSessions } from './cleanup.js'
+import { classifyError, decideRemoval, type Verdict } from './decision.js'
+import { executeRemoval, type RemovalCandidate } from './executor.js'
+import { RepoCache } from './repo-view.js'
+import type { RemovalReport } from './report.js'
+import { planSession, type SessionPlan, sessionCandidate } from './session-plan.js'
+
+declare const HARNESS_VERSION: string
+
+export interface ArchiveOptions {
+  olderThan?: { text: string; ms: number }
+  status?: SessionStatus[]
+  force: boolean
+  dryRun: boolean
+  /** The folder the archive goes to (default `.harness/archives/`). */
+  output?: string
+  now?: Date
+  progress?: ProgressReporter
+}
+
+export interface ArchiveReport extends RemovalReport {
+  /** The archive written (under --dry-run: that would be), or null when no session was to be archived. */
+  archive: {
+    path: string
+    sessions: string[]
+    /** null under --dry-run. */
+    bytes: number | null
+    sha256: string | null
+  } | null
+}
+
+interface Chosen {
+  plan: SessionPlan
+  candidate: RemovalCandidate
+  verdict: Verdict
+}
+
+/**
+ * `harness session archive`: the sessions cleanup would remove, chosen by the same rules and the same
+ * keep/remove decision, are packed into one verified tar.gz (docs/history.md, "Archive"); only once the
+ * archive has been written, fsynced and read back good does the removal executor remove them, as cleanup does.
+ */
+export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions): Promise<ArchiveReport> {
+  if (options.status?.includes('RUNNING')) {
+    throw new UsageError('archive never takes RUNNING sessions', 'stop them first: harness session kill <id>')
+  }
+  const paths = await ctx.project()
+  const olderThan = options.olderThan ?? (await configuredOlderThan(ctx))
+  const report: ArchiveReport = {
+    dry_run: options.dryRun,
+    older_than: olderThan.text,
+    older_than_ms: olderThan.ms,
+    removed: [],
+    kept: [],
+    snapshots: [],
+    skipped: { running: 0, younger: 0, filtered: 0 },
+    archive: null,
+  }
+  if (!paths.exists) return report
+  const store = await ctx.store()
+  const selected = await selectOldSessions(store, options, olderThan.ms)
+  report.skipped = selected.skipped
+  const where = {
+    repos: new RepoCache(ctx.cwd),
+    projectRoot: paths.root,
+    logsDir: paths.logsDir,
+    roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
+    force: options.force,
+  }
+  const chosen: Chosen[] = []
+  let failure: Error | undefined
+  for (const record of selected.candidates) {
+    let plan: SessionPlan
+    try {
+      plan = await planSession(record, where)
+    } catch (error) {
+      report.kept.push(keptSession(record, null, [classifyError(error)]))
+      failure ??= error instanceof Error ? error : new Error(String(error))
+      continue
+    }
+    const verdict = decideRemoval(plan.reasons, options.force)
+    if (verdict.action === 'keep') report.kept.push(keptSession(record, plan, plan.reasons))
+    else chosen.push({ plan, candidate: sessionCandidate(plan), verdict })
+  }
+  if (chosen.length === 0) return report
+
+  const outputDir = resolve(ctx.cwd, options.output ?? join(paths.harnessDir, 'archives'))
+  const now = options.now ?? new Date()
+  const ids = chosen.map((c) => c.plan.record.id)
+  if (options.dryRun) {
+    report.archive = { path: archiveName(outputDir, now), sessions: ids, bytes: null, sha256: null }
+  } else {
+    report.archive = await writeSessionArchive(store, paths.harnessDir, outputDir, now, chosen, ctx.env)
+  }
+
+  const progress = options.progress ?? silentProgress
+  try {
+    for (const [index, { plan, candidate, verdict }] of chosen.entries()) {
+      progress.step(index, chosen.length, plan.record.id)
+      const result = await executeRemoval(candidate, verdict, { dryRun: options.dryRun, store })
+      if (result.status === 'gone') continue
+      if (result.snapshot) report.snapshots.push({ id: plan.record.id, ...result.snapshot })
+      if (result.status === 'kept') {
+        report.kept.push(keptSession(plan.record, plan, result.reasons))
+        continue
+      }
+      const log = result.done.some((step) => step.kind === 'file' && step.path === plan.log) ? plan.log : null
+      report.removed.push(removedSession(plan, result.forced, log))
+    }
+  } finally {
+    progress.end()
+  }
+  if (failure && report.removed.length === 0 && report.archive === null) throw failure
+  return report
+}
+
+/** `harness-archive-<UTC time>.tar.gz` in `dir`, with a counter when that name is taken. */
+function archiveName(dir: string, now: Date): string {
+  const time = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '')
+  for (let n = 1; ; n++) {
+    const path = join(dir, `harness-archive-${time}${n === 1 ? '' : `-${n}`}.tar.gz`)
+    if (!existsSync(path)) return path
+  }
+}
+
+/**
+ * Stages every member (copies of the record, log and agent files; a git bundle of the branch and checkpoint
+ * refs), packs them with their manifest to a temp name, fsyncs and reads it back through the verifier, and
+ * only then gives it its final name. Throws (and leaves nothing behind) when any step fails.
+ */
+async function writeSessionArchive(
+  store: SessionStore,
+  harnessDir: string,
+  outputDir: string,
+  now: Date,
+  chosen: Chosen[],
+  env: NodeJS.ProcessEnv,
+): Promise<NonNullable<ArchiveReport['archive']>> {
+  const { MANIFEST, ARCHIVE_FORMAT, filesUnder, hashFile, readArchive, writeArchive } = await import(
+    '../../history/archive-file.js'
+  )
+  const { createBundle, hasCommit } = await import('../../git/bundle.js')
+  const { listRefs } = await import('../../git/checkpoint.js')
+  mkdirSync(outputDir, { recursive: true, mode: 0o700 })
+  const staging = mkdtempSync(join(harnessDir, '.archive-'))
+  const temp = join(outputDir, `.harness-archive-${process.pid}-${Date.now()}.tmp`)
+  try {
+    const members: string[] = []
+    const sessions: ArchivedSession[] = []
+    const copy = (from: string, member: string) => {
+      mkdirSync(join(staging, member, '..'), { recursive: true, mode: 0o700 })
+      copyFileSync(from, join(staging, member))
+      members.push(member)
+    }
+    for (const { plan } of chosen) {
+      const { record } = plan
+      const id = record.id
+      const entry: ArchivedSession = {
+        id,
+        repo: plan.repo?.dir ?? null,
+        refs: [],
+        bundle: null,
+        record: `sessions/${id}.json`,
+        log: null,
+        agent_files: [],
+      }
+      copy(store.recordPath(id), entry.record)
+      if (isFile(plan.log)) {
+        entry.log = `logs/${id}.log`
+        copy(plan.log, entry.log)
+      }
+      const agentDir = agentDirFor(harnessDir, id)
+      for (const rel of filesUnder(agentDir)) {
+        const member = `agents/${id}/${rel}`
+        copy(join(agentDir, rel), member)
+        entry.agent_files.push(member)
+      }
+      const repo = plan.repo?.dir
+      if (repo) {
+        if (plan.branch) entry.refs.push({ ref: `refs/heads/${plan.branch.name}`, commit: plan.branch.tip })
+        const named = new Set((record.checkpoints ?? []).map((c) => c.ref))
+        if (named.size) {
+          const refs = await listRefs(repo, `refs/harness/${id}/checkpoints/`, { env })
+          for (const [ref, commit] of refs) if (named.has(ref)) entry.refs.push({ ref, commit })
+        }
+        if (entry.refs.length) {
+          const base = record.base_commit
+          // The base stays in the repository: the bundle holds only the session's own commits.
+          const exclude = base && (await hasCommit(repo, base, { env })) ? base : null
+          const member = `git/${id}.bundle`
+          mkdirSync(join(staging, 'git'), { recursive: true, mode: 0o700 })
+          const refNames = entry.refs.map((r) => r.ref)
+          if (await createBundle(repo, join(staging, member), refNames, exclude, { env })) {
+            entry.bundle = member
+            members.push(member)
+          }
+        }
+      }
+      sessions.push(entry)
+    }
+    const manifest: Manifest = {
+      format: ARCHIVE_FORMAT,
+      version: 1,
+      created_at: now.toISOString(),
+      harness_version: typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev',
+      sessions,
+      members: [],
+    }
+    for (const path of members) manifest.members.push({ path, ...(await hashFile(join(staging, path))) })
+    writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
+    await writeArchive(temp, staging, manifest)
+    await readArchive(temp)
+    const final = archiveName(outputDir, now)
+    linkSync(temp, final)
+    unlinkSync(temp)
+    fsyncDir(outputDir)
+    const { sha256, size } = await hashFile(final)
+    return { path: final, sessions: sessions.map((s) => s.id), bytes: size, sha256 }
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+    rmSync(temp, { force: true })
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile()
+  } catch {
+    return false
+  }
+}
