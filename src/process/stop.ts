@@ -49,6 +49,8 @@ export interface StopOutcome {
   rootState: RootState | 'refused'
   /** Processes that were sent at least one signal (group signals count for the members seen in the group). */
   signalled: number
+  /** The root itself was signalled while it was still running (it had not exited by itself first). */
+  rootSignalled: boolean
   /** Processes that were still alive after the grace period and were sent SIGKILL. */
   killed: number
   /** Processes of the tree still alive at the end (SIGKILL could not take them, e.g. not ours to signal). */
@@ -88,6 +90,7 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     rootFound: false,
     rootState: state,
     signalled: 0,
+    rootSignalled: false,
     killed: 0,
     survivors: [],
     elapsedMs: elapsed(),
@@ -217,6 +220,9 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     rootFound: true,
     rootState: state,
     signalled: all.filter((m) => m.term || m.kill).length,
+    rootSignalled: all.some(
+      (m) => m.pid === root.pid && m.start_time === root.start_time && (m.term || m.kill),
+    ),
     killed: all.filter((m) => m.kill).length,
     survivors: live().map((m) => ({ pid: m.pid, start_time: m.start_time, ...facts })),
     elapsedMs: elapsed(),

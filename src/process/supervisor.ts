@@ -40,6 +40,11 @@ export interface AgentHooks {
    * before the agent is spawned): how long to wait before SIGKILL.
    */
   stopping(signal: NodeJS.Signals): Promise<{ graceMs: number }>
+  /**
+   * Aborted when a stop was asked for another way than by a signal (a stop_request committed in the record):
+   * handled as SIGTERM to harness would be.
+   */
+  stopRequested?: AbortSignal
 }
 
 export interface AgentExit {
@@ -47,6 +52,11 @@ export interface AgentExit {
   signal: NodeJS.Signals | null
   /** harness received a stop signal while the agent ran (or before it was started). */
   stopSignal: NodeJS.Signals | null
+  /**
+   * The stop signalled the agent itself (or kept it from starting). False when the agent had exited by itself
+   * before the stop reached it: then its own exit decides the status.
+   */
+  stopped: boolean
   /** A stop signal came before the agent was spawned: it never ran. */
   notStarted?: boolean
   spawnError?: string
@@ -69,6 +79,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
   let stopping: Promise<void> | null = null
   let started: Promise<void> = Promise.resolve()
   let spawned = false
+  let stopped = false
 
   const stop = (signal: NodeJS.Signals) => {
     stopSignal ??= signal
@@ -76,9 +87,11 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     stopping = (async () => {
       await started
       const { graceMs } = await hooks.stopping(signal)
-      if (identity?.start_time) await stopProcessTree(identity, { graceMs }) // with its host facts: checks refuse a pid without them
+      // With its host facts: checks refuse a pid without them.
+      if (identity?.start_time) stopped = (await stopProcessTree(identity, { graceMs })).rootSignalled
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
+  const onStopRequested = () => stop('SIGTERM')
   // Installed before anything is committed: a signal with no handler would kill harness and leave a RUNNING
   // record behind. In the foreground, Ctrl-C and Ctrl-\ belong to the agent once it runs (harness stays, to
   // record how it ended); before that they abort the run. SIGQUIT's default would kill harness with a core dump.
@@ -92,8 +105,11 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     handlers.set(signal, handler)
     process.on(signal, handler)
   }
+  if (hooks.stopRequested?.aborted) stop('SIGTERM')
+  hooks.stopRequested?.addEventListener('abort', onStopRequested, { once: true })
   const release = () => {
     for (const [signal, handler] of handlers) process.removeListener(signal, handler)
+    hooks.stopRequested?.removeEventListener('abort', onStopRequested)
   }
 
   let child: ReturnType<typeof import('execa').execa>
@@ -102,7 +118,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     await hooks.beforeSpawn?.()
     if (stopSignal) {
       await stopping
-      return { exit: { exitCode: null, signal: null, stopSignal, notStarted: true }, release }
+      return { exit: { exitCode: null, signal: null, stopSignal, stopped: true, notStarted: true }, release }
     }
     spawned = true
     child = execa(launch.command, launch.args, {
@@ -143,6 +159,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
       exitCode: spawnError ? null : (result.exitCode ?? null),
       signal: (result.signal as NodeJS.Signals | undefined) ?? null,
       stopSignal,
+      stopped,
       ...(spawnError ? { spawnError } : {}),
     },
     release,

@@ -84,6 +84,7 @@ async function stopRun(
   const ours = (record: SessionRecord) =>
     record.stop_request?.by_pid === request.by_pid && record.stop_request?.at === request.at
   if (committed.status !== 'RUNNING') return finish(committed, action, ours, 'none', lastRun(committed)?.n)
+  if (ctx.env.HARNESS_TEST_HOLD_AFTER_STOP_REQUEST === '1') await holdForever()
 
   const run = lastRun(committed)
   // The request is for this run only: once it has ended, a resume may have started another, which is not ours
@@ -113,6 +114,14 @@ async function stopRun(
   }
   via = 'direct'
   return finish(await stopDirectly(store, id, runN, graceMs), action, ours, via, runN)
+}
+
+/**
+ * Test hook: the request is committed and nothing more happens until the process is killed, so a test can kill
+ * the requester at exactly that point (test/e2e/stop-survives.test.ts) without racing it.
+ */
+function holdForever(): Promise<never> {
+  return new Promise(() => setInterval(() => {}, 60_000))
 }
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */

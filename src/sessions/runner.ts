@@ -10,6 +10,7 @@ import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
 import type { Run, SessionRecord } from './schema.js'
+import { type StopWatch, watchStopRequest } from './stop-watch.js'
 import { SessionStore } from './store.js'
 
 export const DEFAULT_GRACE_MS = 1500
@@ -130,32 +131,42 @@ export async function supervise(
   }
   let logStart = 0
   const interval = intervalCheckpoints(plan, store)
-  const supervised = await superviseAgent(launch, {
-    beforeSpawn: async () => {
-      launch.logFd = await begin()
-      logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
-    },
-    started: async (pid, identity) => {
-      await store.update(plan.id, (current) => {
-        const run = lastRun(current)
-        if (!run || run.n !== plan.runN) return undefined
-        const runs = [...(current.runs ?? [])]
-        runs[runs.length - 1] = {
-          ...run,
-          pid,
-          pid_start_time: identity?.start_time ?? null,
-          ...(launch.logFd === undefined ? {} : { log_offset: logStart }),
-        }
-        return { ...current, pid, runs }
-      })
-      extras.started?.()
-    },
-    stopping: async () => {
-      const current = store.get(plan.id)
-      const grace = (current?.stop_request as { grace_ms?: unknown } | null | undefined)?.grace_ms
-      return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
-    },
-  })
+  const stopRequested = new AbortController()
+  let stopWatch: StopWatch | undefined
+  let supervised: Awaited<ReturnType<typeof superviseAgent>>
+  try {
+    supervised = await superviseAgent(launch, {
+      beforeSpawn: async () => {
+        launch.logFd = await begin()
+        logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
+        // From the moment the run is committed: a kill that dies before signalling us is still carried out.
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, () => stopRequested.abort())
+      },
+      started: async (pid, identity) => {
+        await store.update(plan.id, (current) => {
+          const run = lastRun(current)
+          if (!run || run.n !== plan.runN) return undefined
+          const runs = [...(current.runs ?? [])]
+          runs[runs.length - 1] = {
+            ...run,
+            pid,
+            pid_start_time: identity?.start_time ?? null,
+            ...(launch.logFd === undefined ? {} : { log_offset: logStart }),
+          }
+          return { ...current, pid, runs }
+        })
+        extras.started?.()
+      },
+      stopping: async () => {
+        const current = store.get(plan.id)
+        const grace = (current?.stop_request as { grace_ms?: unknown } | null | undefined)?.grace_ms
+        return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
+      },
+      stopRequested: stopRequested.signal,
+    })
+  } finally {
+    stopWatch?.close()
+  }
   try {
     const { exit } = supervised
     await extras.ended?.()
@@ -172,6 +183,7 @@ export async function supervise(
         exitCode: exit.exitCode,
         signal: exit.signal,
         interrupted: exit.stopSignal !== null,
+        stopped: exit.stopped,
         spawnError: exit.spawnError,
         reportedError,
       })

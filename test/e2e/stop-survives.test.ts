@@ -1,0 +1,142 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { fakeAgents, isAlive } from '../helpers/agents.js'
+import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { tmpPlainDir } from '../helpers/tmp.js'
+import { waitFor } from '../helpers/tmux.js'
+
+/*
+ * Stops that survive their requester (docs/security.md): a `session kill` that dies after committing its
+ * stop_request and before signalling anyone is still carried out, by the supervisor watching its record.
+ * The kill is held right after its commit (HARNESS_TEST_HOLD_AFTER_STOP_REQUEST) and SIGKILLed there, so
+ * it never signals: no timing decides what these tests see.
+ */
+
+type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
+
+function readRecord(dir: string, id: string): Rec | null {
+  const path = join(dir, '.harness', 'sessions', `${id}.json`)
+  if (!existsSync(path)) return null
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Rec
+  } catch {
+    return null
+  }
+}
+
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+}
+
+function onlySession(dir: string): string | undefined {
+  const sessions = join(dir, '.harness', 'sessions')
+  if (!existsSync(sessions)) return undefined
+  return readdirSync(sessions)
+    .find((name) => name.endsWith('.json'))
+    ?.slice(0, -'.json'.length)
+}
+
+/** `session kill` held after its commit, then SIGKILLed: it never signals the supervisor or the agent. */
+async function killThatDies(dir: string, env: NodeJS.ProcessEnv, id: string): Promise<void> {
+  const kill = spawn(HARNESS_BIN, ['session', 'kill', id, '--grace', '1s'], {
+    cwd: dir,
+    env: { ...env, HARNESS_TEST_HOLD_AFTER_STOP_REQUEST: '1' },
+    stdio: 'ignore',
+  })
+  const exited = exitOf(kill)
+  await waitFor('the committed stop request', () => readRecord(dir, id)?.stop_request, 30_000)
+  kill.kill('SIGKILL')
+  expect((await exited).signal).toBe('SIGKILL')
+}
+
+describe('stops that survive their requester', () => {
+  test.each(['background', 'foreground'] as const)(
+    'a %s run: kill dies after committing its request; the supervisor stops the whole tree (KILLED)',
+    async (mode) => {
+      const { dir, env: base } = tmpPlainDir()
+      // SIGTERM is ignored by the agent and its two children: only the SIGKILL after the grace period ends them.
+      const agents = fakeAgents(join(dir, '..'), base, { ignoreTerm: true, children: 2, sleepMs: 120_000 })
+      let id: string
+      let foreground: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined
+      if (mode === 'background') {
+        const run = await cli(['run', '-a', 'claude', '--detach', '--json', 'task'], {
+          cwd: dir,
+          env: agents.env,
+        })
+        expect(run.exitCode, run.stderr).toBe(0)
+        id = json<Rec>(run).id
+      } else {
+        // Not a terminal on stdin: a headless foreground run, harness itself is the supervisor.
+        const run = spawn(HARNESS_BIN, ['run', '-a', 'claude', '--json', 'task'], {
+          cwd: dir,
+          env: agents.env,
+          stdio: 'ignore',
+        })
+        foreground = exitOf(run)
+        id = await waitFor('the session', () => onlySession(dir), 30_000)
+      }
+      await waitFor('the agent and its children', () => agents.pids().length >= 3, 30_000)
+      const pids = agents.pids()
+
+      await killThatDies(dir, agents.env, id)
+
+      const record = await waitFor(
+        'the final status',
+        () => {
+          const r = readRecord(dir, id)
+          return r && r.status !== 'RUNNING' ? r : undefined
+        },
+        30_000,
+      )
+      expect(record.status).toBe('KILLED')
+      expect(record.stop_reason).toBe('killed')
+      expect(record.runs.at(-1)?.signal).toBe('SIGKILL')
+      await waitFor('every process of the tree to be gone', () => pids.every((pid) => !isAlive(pid)), 30_000)
+      if (foreground) expect((await foreground).code).toBe(128 + 9)
+    },
+    90_000,
+  )
+
+  test('an agent that exits by itself before the stop reaches it keeps its own status; kill exits 4', async () => {
+    const { dir, env } = tmpPlainDir()
+    const go = join(dir, '..', 'go')
+    const script = `while [ ! -e '${go}' ]; do sleep 0.05; done; exit 0`
+    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sh', '-c', script], {
+      cwd: dir,
+      env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, runs } = json<Rec>(run)
+    const supervisor = runs[0]?.supervisor_pid as number
+    const agent = runs[0]?.pid as number
+    // The supervisor is frozen: it can neither see the request nor receive the kill's SIGTERM yet.
+    process.kill(supervisor, 'SIGSTOP')
+    try {
+      const kill = spawn(HARNESS_BIN, ['session', 'kill', id, '--grace', '30s'], {
+        cwd: dir,
+        env,
+        stdio: 'ignore',
+      })
+      const killed = exitOf(kill)
+      await waitFor('the committed stop request', () => readRecord(dir, id)?.stop_request, 30_000)
+      // The agent ends by itself, before anything signalled it.
+      writeFileSync(go, '')
+      await waitFor('the agent to exit', () => !isAlive(agent), 30_000)
+      process.kill(supervisor, 'SIGCONT')
+      expect((await killed).code).toBe(4)
+    } finally {
+      try {
+        process.kill(supervisor, 'SIGCONT')
+      } catch {}
+    }
+    const record = readRecord(dir, id)
+    expect(record).toMatchObject({
+      status: 'COMPLETED',
+      exit_code: 0,
+      stop_reason: 'exited',
+      stop_request: null,
+    })
+  }, 90_000)
+})
