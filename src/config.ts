@@ -74,7 +74,15 @@ export const HarnessConfigSchema = z.strictObject({
       ),
     }),
   ),
-  cleanup: z.optional(z.strictObject({ older_than: z.optional(DurationSchema) })),
+  cleanup: z.optional(
+    z.strictObject({
+      older_than: z.optional(DurationSchema),
+      /** The age above which `run` removes sessions in the background, once a day; false turns it off. */
+      auto: z.optional(
+        z.union([z.literal(false), DurationSchema], { error: 'expected a duration or false' }),
+      ),
+    }),
+  ),
   /** Where an interactive run's agent lives: this terminal (local), or a tmux session (docs/tmux.md). */
   interactive: z.optional(z.strictObject({ host: z.optional(z.enum(['local', 'tmux'])) })),
   hooks: z.optional(

@@ -1,4 +1,5 @@
 import { type Argument, Command, type CommanderError } from 'commander'
+import { registerAutoCleanup } from '../commands/auto-cleanup.js'
 import { registerChain } from '../commands/chain.js'
 import { registerCompletion } from '../commands/completion.js'
 import { registerConfig } from '../commands/config.js'
@@ -134,6 +135,7 @@ Examples:
   registerHelp(session)
   registerHelp(program)
   registerSupervise(program)
+  registerAutoCleanup(program, ctx)
   tagErrors(program)
   return program
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { constants, writeSync } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
+import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
@@ -266,6 +267,7 @@ export async function startDetachedHarness(
   harnessArgs: string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
+  options: { lowPriority?: boolean } = {},
 ): Promise<DetachedSupervisor> {
   const [command, ...args] = harnessCommand(...harnessArgs)
   const child = spawn(command as string, args, {
@@ -276,6 +278,12 @@ export async function startDetachedHarness(
   })
   child.unref()
   const pid = child.pid
+  if (pid !== undefined && options.lowPriority) {
+    // Housekeeping (auto cleanup, docs/history.md) yields the CPU to the agent: nice 10, as `nice` would.
+    try {
+      setPriority(pid, 10)
+    } catch {}
+  }
   const identity = pid === undefined ? null : identify(pid)
   if (pid === undefined || !identity) {
     throw new ExternalToolError('could not start the background supervisor', undefined, 'SUPERVISOR_FAILED')

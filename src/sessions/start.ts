@@ -24,6 +24,7 @@ import {
 } from '../providers/args.js'
 import type { Permission } from '../providers/schema.js'
 import { agentDirFor, ensureAgentDir, removeAgentDir } from './agent-files.js'
+import { maybeStartAutoCleanup } from './auto-cleanup.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness } from './liveness.js'
@@ -376,6 +377,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
       guard.dispose()
       announce(ctx, created, mode)
+      await maybeStartAutoCleanup(ctx, paths, config)
       return created
     }
     return await launch(ctx, plan, begin)

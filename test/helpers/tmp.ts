@@ -36,6 +36,8 @@ export function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS
     GIT_COMMITTER_NAME: 'Test',
     GIT_COMMITTER_EMAIL: 'test@example.com',
     NO_COLOR: '1',
+    // No daily background cleanup after each test's first run: test/e2e/auto-cleanup.test.ts turns it on.
+    HARNESS_AUTO_CLEANUP: 'off',
     ...extra,
   }
 }
