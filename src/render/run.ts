@@ -33,15 +33,44 @@ export function renderWaitResult(record: SessionRecord): string {
 
 export function renderRecoverScan(candidates: RecoverCandidate[], width?: number): string {
   if (candidates.length === 0) return 'No sessions need recovery.'
-  const columns: Column<RecoverCandidate>[] = [
-    { header: 'ID', value: (c) => c.id },
-    { header: 'AGENT', value: (c) => c.provider, drop: 1 },
-    { header: 'LIVENESS', value: (c) => c.liveness },
-    { header: 'TASK', value: taskLabel, shrink: 1, min: 8 },
-  ]
-  const hint =
-    'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first'
-  return [renderTable(columns, candidates, width), '', hint].join('\n')
+  const stuck = candidates.filter((c) => c.liveness)
+  const sections: string[] = []
+  if (stuck.length) {
+    const columns: Column<RecoverCandidate>[] = [
+      { header: 'ID', value: (c) => c.id },
+      { header: 'AGENT', value: (c) => c.provider ?? '-', drop: 1 },
+      { header: 'LIVENESS', value: (c) => c.liveness ?? '' },
+      {
+        header: 'TASK',
+        value: (c) => taskLabel({ provider: c.provider ?? '-', prompt: c.prompt }),
+        shrink: 1,
+        min: 8,
+      },
+    ]
+    sections.push(
+      renderTable(columns, stuck, width),
+      '',
+      'stale/unverified: harness session recover <id> (or --all); orphaned: harness session kill <id> first',
+    )
+  }
+  const damaged = candidates.filter((c) => c.problems.length)
+  if (damaged.length) {
+    if (sections.length) sections.push('')
+    sections.push('Checkpoints and worktrees not as recorded:')
+    for (const c of damaged) {
+      for (const p of c.problems)
+        sections.push(`  ${c.id}: ${p.message}${p.repairable ? ' [repairable]' : ''}`)
+    }
+    sections.push('repair: harness session recover <id> (or --all)')
+  }
+  const corrupt = candidates.filter((c) => c.corrupt)
+  if (corrupt.length) {
+    if (sections.length) sections.push('')
+    sections.push('Corrupt records (no temporary file can repair them):')
+    for (const c of corrupt) sections.push(`  ${c.corrupt?.path}: ${c.corrupt?.reason}`)
+    sections.push('move them to .harness/corrupt/ (with a report each): harness session recover --all')
+  }
+  return sections.join('\n')
 }
 
 export function renderRecoverResult(result: RecoverResult): string {
@@ -49,6 +78,12 @@ export function renderRecoverResult(result: RecoverResult): string {
     (r) => `session ${r.id} marked ${r.status} (${r.stop_reason ?? 'recovered'})`,
   )
   for (const s of result.skipped) lines.push(`session ${s.id} skipped: ${s.reason}`)
+  for (const r of result.repaired) for (const what of r.what) lines.push(`session ${r.id} repaired: ${what}`)
+  for (const u of result.unrepaired) {
+    for (const p of u.problems) lines.push(`session ${u.id} not repaired: ${p.message}`)
+  }
+  for (const q of result.quarantined)
+    lines.push(`corrupt record ${q.path} moved to ${q.moved_to} (report: ${q.report})`)
   return lines.length ? lines.join('\n') : 'No sessions needed recovery.'
 }
 

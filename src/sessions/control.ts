@@ -1,5 +1,7 @@
+import { basename, join } from 'node:path'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
+import type { IntegrityProblem } from './integrity.js'
 import { computeLiveness, type Liveness, lastRun, runProcesses } from './liveness.js'
 import { applyRunExit, signalExitCode } from './outcome.js'
 import type { SessionEnv } from './ports.js'
@@ -217,28 +219,44 @@ export async function waitForSession(
 
 export interface RecoverCandidate {
   id: string
-  liveness: Liveness
-  status: string
-  provider: string
+  /** For a RUNNING session whose liveness is stale, orphaned or unverified. */
+  liveness?: Liveness
+  status: string | null
+  provider: string | null
   prompt?: string | null
+  /** Its checkpoint chain and worktree (docs/continuity.md, "Recover: integrity"). */
+  problems: IntegrityProblem[]
+  /** A record file that does not parse or validate: `recover --all` moves it to `.harness/corrupt/`. */
+  corrupt?: { path: string; reason: string }
 }
 
-/** `session recover --scan`: RUNNING sessions whose liveness is stale, orphaned or unverified (read only). */
+/**
+ * `session recover --scan` (read only): RUNNING sessions whose liveness is stale, orphaned or unverified;
+ * sessions whose checkpoints or worktree are not as recorded; corrupt record files.
+ */
 export async function scanRecoverable(ctx: SessionEnv): Promise<RecoverCandidate[]> {
   const store = await ctx.store()
+  const records = store.list()
+  const { checkIntegrity } = await import('./integrity.js')
+  const integrity = await checkIntegrity(records, ctx.env)
   const found: RecoverCandidate[] = []
-  for (const record of store.list()) {
-    if (record.status !== 'RUNNING') continue
-    const liveness = computeLiveness(record)
-    if (liveness && liveness !== 'running') {
-      found.push({
-        id: record.id,
-        liveness,
-        status: record.status,
-        provider: record.provider,
-        prompt: record.prompt,
-      })
-    }
+  for (const record of records) {
+    const liveness = record.status === 'RUNNING' ? computeLiveness(record) : undefined
+    const stuck = liveness && liveness !== 'running'
+    const problems = integrity.get(record.id) ?? []
+    if (!stuck && problems.length === 0) continue
+    found.push({
+      id: record.id,
+      ...(stuck ? { liveness } : {}),
+      status: record.status,
+      provider: record.provider,
+      prompt: record.prompt,
+      problems,
+    })
+  }
+  for (const corrupt of store.corruptRecords()) {
+    const id = basename(corrupt.path, '.json')
+    found.push({ id, status: null, provider: null, problems: [], corrupt })
   }
   return found.sort((a, b) => (a.id < b.id ? -1 : 1))
 }
@@ -246,11 +264,19 @@ export async function scanRecoverable(ctx: SessionEnv): Promise<RecoverCandidate
 export interface RecoverResult {
   recovered: SessionView[]
   skipped: { id: string; liveness: Liveness | undefined; reason: string }[]
+  /** What was repaired, per session. */
+  repaired: { id: string; what: string[] }[]
+  /** Problems `recover` cannot repair, per session (reported, left as they are). */
+  unrepaired: { id: string; problems: IntegrityProblem[] }[]
+  /** Corrupt records moved to `.harness/corrupt/` (by --all). */
+  quarantined: { path: string; moved_to: string; report: string }[]
 }
 
 /**
  * `session recover <id>` / `--all`: marks stale and unverified sessions PAUSED (unverified ones on the user's
- * word). Orphaned and running ones are refused: their agent is alive and must be killed first.
+ * word), repairs checkpoint refs and worktrees where it can, and (--all) moves corrupt records that nothing
+ * can repair to `.harness/corrupt/`. Orphaned and running sessions are not marked: their agent is alive and
+ * must be killed first.
  */
 export async function recoverSessions(
   ctx: SessionEnv,
@@ -258,40 +284,65 @@ export async function recoverSessions(
   all: boolean,
 ): Promise<RecoverResult> {
   const store = await ctx.store()
-  const ids = all ? (await scanRecoverable(ctx)).map((c) => c.id) : [resolveSessionId(store, input ?? '')]
-  const result: RecoverResult = { recovered: [], skipped: [] }
+  const scan = all ? await scanRecoverable(ctx) : []
+  const ids = all ? scan.filter((c) => !c.corrupt).map((c) => c.id) : [resolveSessionId(store, input ?? '')]
+  const result: RecoverResult = { recovered: [], skipped: [], repaired: [], unrepaired: [], quarantined: [] }
+  const { checkIntegrity, repairIntegrity } = await import('./integrity.js')
+  const paths = await ctx.project()
+  const { allowedWorktreeRoots } = await import('../config.js')
+  const worktreeRoots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
   for (const id of ids) {
-    const record = store.get(id)
+    let record = store.get(id)
     if (!record) continue
-    if (record.status !== 'RUNNING') {
-      if (!all) throw new IllegalStateError(`session "${id}" is ${record.status}: nothing to recover`)
-      continue
+    let acted = false
+    if (record.status === 'RUNNING') {
+      const liveness = computeLiveness(record)
+      if (liveness === 'stale') {
+        record = await reconcileView(store, record)
+        result.recovered.push(record)
+        acted = true
+      } else if (liveness === 'unverified') {
+        record = await store.update(id, (current) =>
+          current.status === 'RUNNING' && computeLiveness(current) === 'unverified'
+            ? markPaused(current, 'recover')
+            : undefined,
+        )
+        result.recovered.push(record)
+        acted = true
+      } else {
+        const reason =
+          liveness === 'orphaned'
+            ? `its agent is still alive (orphaned): run "harness session kill ${id}" first`
+            : 'it is running'
+        if (!all)
+          throw new IllegalStateError(
+            `session "${id}" cannot be recovered: ${reason}`,
+            undefined,
+            'SESSION_ALIVE',
+          )
+        result.skipped.push({ id, liveness, reason })
+      }
     }
-    const liveness = computeLiveness(record)
-    if (liveness === 'stale') {
-      result.recovered.push(await reconcileView(store, record))
-      continue
+    const problems = (await checkIntegrity([record], ctx.env)).get(id) ?? []
+    if (problems.length) {
+      const repair = await repairIntegrity(record, problems, { env: ctx.env, worktreeRoots })
+      if (repair.repaired.length) result.repaired.push({ id, what: repair.repaired })
+      if (repair.unrepaired.length) result.unrepaired.push({ id, problems: repair.unrepaired })
+      acted = true
     }
-    if (liveness === 'unverified') {
-      const updated = await store.update(id, (current) =>
-        current.status === 'RUNNING' && computeLiveness(current) === 'unverified'
-          ? markPaused(current, 'recover')
-          : undefined,
-      )
-      result.recovered.push(updated)
-      continue
-    }
-    const reason =
-      liveness === 'orphaned'
-        ? `its agent is still alive (orphaned): run "harness session kill ${id}" first`
-        : 'it is running'
-    if (!all)
+    if (!acted && !all) {
       throw new IllegalStateError(
-        `session "${id}" cannot be recovered: ${reason}`,
-        undefined,
-        'SESSION_ALIVE',
+        `session "${id}" is ${record.status}, and its checkpoints and worktree are as recorded: nothing to recover`,
       )
-    result.skipped.push({ id, liveness, reason })
+    }
+  }
+  if (all) {
+    const corruptDir = join(paths.harnessDir, 'corrupt')
+    for (const candidate of scan) {
+      if (!candidate.corrupt) continue
+      const moved = await store.quarantine(candidate.id, corruptDir)
+      if (moved) result.quarantined.push({ path: candidate.corrupt.path, ...moved })
+    }
   }
   return result
 }

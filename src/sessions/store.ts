@@ -1,6 +1,19 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs'
 import { join } from 'node:path'
-import { CorruptRecordError, SessionExistsError, SessionNotFoundError } from '../errors.js'
+import { CorruptRecordError, IllegalStateError, SessionExistsError, SessionNotFoundError } from '../errors.js'
 import { processExists } from '../process/identity.js'
 import {
   asDiskFault,
@@ -261,6 +274,57 @@ export class SessionStore {
     )
   }
 
+  /** Record files that do not parse or validate (after leftovers were swept and used for repair where they can). */
+  corruptRecords(): StoreProblem[] {
+    const found: StoreProblem[] = []
+    for (const id of this.recordIds()) {
+      const read = this.readRecord(id)
+      if (read.kind === 'corrupt') found.push({ path: this.recordPath(id), reason: read.reason })
+    }
+    return found
+  }
+
+  /**
+   * Moves a record that no leftover can repair to `<corruptDir>/<id>.json`, beside `<id>.json.report.txt`
+   * (reason, size, mtime, first bytes escaped), under the record's lock: listings stop warning about it, and
+   * nothing is deleted. A symlink in the record's place is moved as a link, never followed. Returns null when
+   * the record is (or became) valid or missing.
+   */
+  async quarantine(id: string, corruptDir: string): Promise<{ moved_to: string; report: string } | null> {
+    return this.writing(id, () =>
+      withLock(this.lockPath(id), this.lockOptions(id), () => {
+        if (this.sweepLocked(id)) return null
+        const read = this.readRecord(id)
+        if (read.kind !== 'corrupt') return null
+        assertOwnFolder(corruptDir)
+        mkdirSync(corruptDir, { recursive: true, mode: 0o700 })
+        assertOwnFolder(corruptDir)
+        const source = this.recordPath(id)
+        let name = `${id}${RECORD_SUFFIX}`
+        for (
+          let i = 1;
+          existsNoFollow(join(corruptDir, name)) || existsNoFollow(join(corruptDir, `${name}.report.txt`));
+          i++
+        ) {
+          name = `${id}${RECORD_SUFFIX}.${i}`
+        }
+        const target = join(corruptDir, name)
+        const report = join(corruptDir, `${name}.report.txt`)
+        // The report first: a moved record never lacks one.
+        writeNewFileDurably(report, corruptReport(source, read.reason), this.io)
+        try {
+          renameSync(source, target)
+        } catch (error) {
+          safeUnlink(report)
+          throw error
+        }
+        fsyncDir(corruptDir)
+        fsyncDir(this.dir)
+        return { moved_to: target, report }
+      }),
+    )
+  }
+
   private readonly warned = new Set<string>()
 
   /** A warning given at most once per store (per command). */
@@ -461,4 +525,71 @@ function safeUnlink(path: string): void {
   try {
     unlinkSync(path)
   } catch {}
+}
+
+/** harness's own folder, never a symlink or a file (docs/security.md). */
+function assertOwnFolder(dir: string): void {
+  let stat: ReturnType<typeof lstatSync>
+  try {
+    stat = lstatSync(dir)
+  } catch {
+    return
+  }
+  if (!stat.isDirectory() || stat.isSymbolicLink()) {
+    throw new IllegalStateError(
+      `${dir} is ${stat.isSymbolicLink() ? 'a symlink' : 'not a folder'}: harness never follows links in its own folders`,
+      'replace it with a real folder (its target is left alone)',
+      'SYMLINK_REFUSED',
+    )
+  }
+}
+
+function existsNoFollow(path: string): boolean {
+  try {
+    lstatSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const REPORT_BYTES = 256
+
+/** What the report beside a quarantined record says: why, how big, when, and its first bytes, escaped. */
+function corruptReport(path: string, reason: string): string {
+  const stat = lstatSync(path)
+  const lines = [
+    'harness: this session record could not be read and no temporary file could repair it;',
+    '"harness session recover --all" moved it here. Nothing was deleted.',
+    '',
+    `file: ${escapeBytes(Buffer.from(path))}`,
+    `reason: ${escapeBytes(Buffer.from(reason))}`,
+    `size: ${stat.size} bytes`,
+    `mtime: ${stat.mtime.toISOString()}`,
+    `moved_at: ${new Date().toISOString()}`,
+  ]
+  if (stat.isSymbolicLink()) {
+    lines.push(`a symbolic link to ${escapeBytes(Buffer.from(readlinkSync(path)))} (not followed)`)
+  } else {
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    try {
+      const head = Buffer.alloc(REPORT_BYTES)
+      const n = readSync(fd, head, 0, REPORT_BYTES, 0)
+      lines.push(`first ${n} bytes: ${escapeBytes(head.subarray(0, n))}`)
+    } finally {
+      closeSync(fd)
+    }
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** Printable ASCII as it is (a backslash doubled), every other byte as \xNN: safe in any terminal. */
+function escapeBytes(bytes: Buffer): string {
+  let out = ''
+  for (const byte of bytes) {
+    if (byte === 0x5c) out += '\\\\'
+    else if (byte >= 0x20 && byte < 0x7f) out += String.fromCharCode(byte)
+    else out += `\\x${byte.toString(16).padStart(2, '0')}`
+  }
+  return out
 }

@@ -7,17 +7,30 @@ import { UsageError } from '../../errors.js'
 export function registerRecover(session: Command, ctx: Context): void {
   session
     .command('recover [id]')
-    .description('find sessions left RUNNING by a crash (--scan), or mark them PAUSED (<id> or --all)')
-    .option('--scan', 'list RUNNING sessions whose liveness is stale, orphaned or unverified')
-    .option('--all', 'recover every stale and unverified session')
+    .description(
+      'find what a crash left behind (--scan): sessions left RUNNING, missing checkpoint refs or worktrees, corrupt records; repair them (<id> or --all)',
+    )
+    .option(
+      '--scan',
+      'list RUNNING sessions whose liveness is stale, orphaned or unverified, checkpoints and worktrees not as recorded, and corrupt records',
+    )
+    .option(
+      '--all',
+      'recover every stale and unverified session, repair every session, and move corrupt records to .harness/corrupt/',
+    )
     .addHelpText(
       'after',
       `
-Orphaned sessions (agent alive, supervisor gone) must be killed first:
-  harness session kill <id>
+Stale and unverified sessions are marked PAUSED (resumable). Orphaned ones
+(agent alive, supervisor gone) must be killed first: harness session kill <id>.
+A missing checkpoint ref is set again from the commit its record names; a
+removed worktree is checked out again from its branch. A record no temporary
+file can repair is moved by --all to .harness/corrupt/<file>, beside
+<file>.report.txt; it is never deleted.
 
 Examples:
   harness session recover --scan
+  harness session recover 3f9a
   harness session recover --all`,
     )
     .action(
