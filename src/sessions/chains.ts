@@ -491,6 +491,8 @@ async function runSteps(
         permission: (step.permission ?? undefined) as Permission | undefined,
         worktree: true,
         base: next.base ?? undefined,
+        // What the step before did comes first in the prompt (docs/continuity.md, "Context from earlier sessions").
+        contextFrom: next.previous ? [next.previous.id] : undefined,
         sessionId: id,
         detach: false,
         prompt: step.prompt ? [step.prompt] : [],

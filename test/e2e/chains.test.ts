@@ -69,6 +69,9 @@ describe('chains', () => {
     const claude = agents.starts().filter((e) => e.name === 'claude')
     expect(claude).toHaveLength(1)
     expect(claude[0]?.cwd).toBe(readRecord(repo.dir, s2)?.worktree_dir)
+    // With the previous step as its context: its id in the block before the prompt.
+    expect(claude[0]?.args?.join(' ')).toContain(s1)
+    expect(readRecord(repo.dir, s2)?.context_from).toEqual([s1])
 
     // Run again: continues at step 3 (the same session, resumed), steps 1 and 2 are not run again.
     const second = await h('chain', 'run', 'build', '--json')
