@@ -130,6 +130,7 @@ async function optionValues(option: Option, sources: CompletionSources): Promise
     case '--sort':
       return values(['created', 'updated'].map((value) => ({ value })))
     case '--dir':
+    case '--output':
       return { kind: 'dirs' }
     case '--session-id':
     case '--session':

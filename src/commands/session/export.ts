@@ -1,4 +1,4 @@
-import type { Command } from 'commander'
+import { type Command, Option } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
@@ -13,7 +13,11 @@ export function registerExport(session: Command, ctx: Context): void {
     .description(
       'one session as a report: runs, checkpoints, files changed, tokens and cost, the end of its log',
     )
-    .option('--format <format>', 'md (markdown) or json', 'md')
+    .addOption(
+      new Option('--format <format>', 'md (markdown) or json')
+        .choices(['md', 'markdown', 'json'])
+        .default('md'),
+    )
     .addHelpText(
       'after',
       `
