@@ -2,12 +2,29 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // End-to-end tests spawn the built CLI and real agents; give them room on a 2-core machine.
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: 'forks',
+    // One worker per core: the tests spawn processes of their own, so more workers only contend.
     maxWorkers: 2,
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/file-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        // In-process tests share one module graph per worker (no per-file fork and re-import): they keep no
+        // global state between files, and the temp folders are removed after each file (file-setup.ts).
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'threads', isolate: false },
+      },
+      {
+        extends: true,
+        // Real processes, signals and terminals: each file in its own child process.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/reliability/**/*.test.ts'],
+          pool: 'forks',
+        },
+      },
+    ],
   },
 })

@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll } from 'vitest'
 
 const created: string[] = []
-afterAll(() => {
+
+/** Removes the folders made so far; run after every test file (test/helpers/file-setup.ts). */
+export function removeTmpDirs(): void {
   if (process.env.HARNESS_KEEP_TMP) return
   for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
+}
 
 /** A fresh directory (real path: macOS /tmp is a symlink), removed after the test file. */
 export function tmpDir(prefix = 'harness-test-'): string {
@@ -51,26 +52,51 @@ export interface TmpRepo {
   write: (path: string, content: string) => void
 }
 
+/**
+ * Repositories made once per test process with `git init` (and the first commit), copied for each test: a
+ * copy costs no process, where making one costs three git runs.
+ */
+const templates = new Map<boolean, string>()
+
+function templateRepo(commit: boolean): string {
+  const cached = templates.get(commit)
+  if (cached) return cached
+  // Outside `created`: it outlives every test file of this process (the OS cleans /tmp).
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'harness-test-template-')))
+  const home = join(root, 'home')
+  const dir = join(root, 'repo')
+  mkdirSync(home)
+  mkdirSync(dir)
+  writeFileSync(join(home, '.gitconfig'), GITCONFIG)
+  const env = isolatedEnv(home)
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' })
+  git('init', '-q')
+  if (commit) {
+    writeFileSync(join(dir, 'README.md'), '# test repo\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'initial')
+  }
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }))
+  templates.set(commit, dir)
+  return dir
+}
+
+const GITCONFIG = '[init]\n\tdefaultBranch = main\n'
+
 /** A real git repository with one commit on `main`, and an isolated HOME/git config. */
 export function tmpGitRepo(options: { commit?: boolean } = {}): TmpRepo {
   const root = tmpDir()
   const home = join(root, 'home')
   const dir = join(root, 'repo')
   mkdirSync(home)
-  mkdirSync(dir)
+  cpSync(templateRepo(options.commit !== false), dir, { recursive: true })
   const env = isolatedEnv(home)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
+  writeFileSync(join(home, '.gitconfig'), GITCONFIG)
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim()
   const write = (path: string, content: string) => {
     const full = join(dir, path)
     mkdirSync(join(full, '..'), { recursive: true })
     writeFileSync(full, content)
-  }
-  git('init', '-q')
-  if (options.commit !== false) {
-    write('README.md', '# test repo\n')
-    git('add', '-A')
-    git('commit', '-q', '-m', 'initial')
   }
   return { dir, home, env, git, write }
 }
