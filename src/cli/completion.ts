@@ -68,6 +68,10 @@ export async function complete(
   if (argument.argChoices) return filter(values(argument.argChoices.map((value) => ({ value }))), current)
   const name = argument.name()
   if (name === 'id') return filter(values(await sources.sessions()), current)
+  // A chain's name, except where a new one is given (`chain create`).
+  if (name === 'name' && command.parent?.name() === 'chain' && command.name() !== 'create') {
+    return filter(values((await sources.chains?.()) ?? []), current)
+  }
   if (name === 'file' || name === 'path') return { kind: 'files' }
   return values([])
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import type { SessionEnv } from './ports.js'
 
 /** One candidate for the word being completed; the description is shown by zsh and fish. */
@@ -10,6 +11,8 @@ export interface Candidate {
 export interface CompletionSources {
   sessions: () => Promise<Candidate[]>
   agents: () => Promise<Candidate[]>
+  /** Chain names, for `harness chain <command> <name>`. */
+  chains?: () => Promise<Candidate[]>
 }
 
 const MAX_TASK = 60
@@ -34,6 +37,19 @@ export function completionSources(ctx: SessionEnv): CompletionSources {
             const short = task.length > MAX_TASK ? `${task.slice(0, MAX_TASK - 1)}…` : task
             return { value: s.id, description: `${s.status} ${short}` }
           })
+      } catch {
+        return []
+      }
+    },
+    chains: async () => {
+      try {
+        const paths = await ctx.project()
+        if (!paths.exists) return []
+        const { ChainStore } = await import('./chain-store.js')
+        const { RecordSealer } = await import('./seal.js')
+        // No warning sink: a corrupt chain file must not print into the middle of a command line.
+        const chains = new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(ctx.env))
+        return chains.list().map((c) => ({ value: c.name, description: `${c.steps.length} steps` }))
       } catch {
         return []
       }

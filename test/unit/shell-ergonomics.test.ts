@@ -56,6 +56,7 @@ describe('completion from the command tree', () => {
   const sources = {
     sessions: async () => [{ value: '3f9a12c8', description: 'RUNNING fix lint' }],
     agents: async () => [{ value: 'claude' }, { value: 'codex' }],
+    chains: async () => [{ value: 'auth', description: '3 steps' }],
   }
   const program = () => buildProgram(new Output({ json: false, color: false, quiet: false }), [])
   const values = async (words: string[]) => {
@@ -73,6 +74,10 @@ describe('completion from the command tree', () => {
     expect(await values(['run', '-a', 'exec', '--', 'np'])).toBe(':files')
     expect(await values(['session', 'show', '3f9a12c8', ''])).toEqual([])
     expect(await values(['__sup'])).toEqual([])
+    expect(await values(['chain', 'k'])).toEqual(['kill'])
+    expect(await values(['chain', 'status', ''])).toEqual(['auth'])
+    expect(await values(['chain', 'create', ''])).toEqual([])
+    expect(await values(['chain', 'add', 'auth', '--session', ''])).toEqual(['3f9a12c8'])
   })
 })
 
