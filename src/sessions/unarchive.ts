@@ -1,7 +1,21 @@
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import type { ArchivedSession } from '../history/archive-file.js'
+import { ensureProjectDirs } from '../project.js'
 import { agentDirFor } from './agent-files.js'
 import { fsyncDir } from './durable.js'
 import type { SessionEnv } from './ports.js'
@@ -44,11 +58,11 @@ export async function unarchiveSessions(
   }
   const paths = await ctx.project()
   const store = await ctx.store()
-  store.ensureDir()
   const { readArchive, CorruptArchiveError } = await import('../history/archive-file.js')
   const git = await import('../git/bundle.js')
   const { listRefs } = await import('../git/checkpoint.js')
-  const staging = mkdtempSync(join(paths.harnessDir, '.unarchive-'))
+  // Staged beside the records when .harness exists; a bad archive must not even create it.
+  const staging = mkdtempSync(join(paths.exists ? paths.harnessDir : tmpdir(), '.harness-unarchive-'))
   try {
     const manifest = await readArchive(archive, staging)
     for (const entry of manifest.sessions) {
@@ -120,6 +134,7 @@ export async function unarchiveSessions(
       plans.push({ entry, repo, refs })
     }
 
+    ensureProjectDirs(paths)
     const restored: RestoredSession[] = []
     for (const { entry, repo, refs } of plans) {
       const id = entry.id
@@ -131,14 +146,21 @@ export async function unarchiveSessions(
         for (const member of entry.agent_files) {
           const target = join(paths.harnessDir, member)
           mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
-          linkSync(join(staging, member), target)
+          copyFileSync(join(staging, member), target, constants.COPYFILE_EXCL)
         }
       }
       let log: string | null = null
       if (entry.log) {
         log = logPathFor(paths.logsDir, id)
         mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 })
-        linkSync(join(staging, entry.log), log)
+        copyFileSync(join(staging, entry.log), log, constants.COPYFILE_EXCL)
+        // On disk before the record that names it is.
+        const fd = openSync(log, 'r')
+        try {
+          fsyncSync(fd)
+        } finally {
+          closeSync(fd)
+        }
         fsyncDir(paths.logsDir)
       }
       await store.restore(id, readFileSync(join(staging, entry.record)))

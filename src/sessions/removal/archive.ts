@@ -89,14 +89,13 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
     force: options.force,
   }
   const chosen: Chosen[] = []
-  let failure: Error | undefined
   for (const record of selected.candidates) {
     let plan: SessionPlan
     try {
       plan = await planSession(record, where)
     } catch (error) {
+      // Kept as an error: the command exits 1 once the others are done, as cleanup does.
       report.kept.push(keptSession(record, null, [classifyError(error)]))
-      failure ??= error instanceof Error ? error : new Error(String(error))
       continue
     }
     const verdict = decideRemoval(plan.reasons, options.force)
@@ -131,7 +130,6 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   } finally {
     progress.end()
   }
-  if (failure && report.removed.length === 0 && report.archive === null) throw failure
   return report
 }
 
