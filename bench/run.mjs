@@ -299,8 +299,9 @@ try {
 
   await section('checkpoint', async () => {
     const { benchCheckpoint } = await import('./checkpoint.mjs')
-    const row = await benchCheckpoint({ harnessBin: harness })
-    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms (${row.ratio.toFixed(2)}×)\n`)
+    for (const row of await benchCheckpoint({ harnessBin: harness })) {
+      process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms (${row.ratio.toFixed(2)}×)\n`)
+    }
   })
 
   console.log()

@@ -1,13 +1,11 @@
-import { copyFileSync, existsSync } from 'node:fs'
 import { assertFullRefName, assertRefArg, type GitEnvOptions, resolveCommit, run, splitZ } from './common.js'
 import {
   commitTree,
   type RestoreResult,
+  readWorktreeState,
   restoreSnapshot,
   storeRef,
-  type WorktreeTree,
-  withTempIndex,
-  writeWorktreeTree,
+  type WorktreeState,
 } from './snapshot.js'
 
 /**
@@ -16,41 +14,14 @@ import {
  * index as its own commit (as `git stash` does), so that a restore puts the index back too; otherwise the
  * checkpoint has HEAD as its only parent.
  */
-export interface CheckpointState extends WorktreeTree {
-  /** Tree of the worktree's real index (from a copy: the index itself is never written), null if unusable. */
-  indexTree: string | null
-  /** Tree of HEAD, null before the first commit. */
-  headTree: string | null
-}
+export type CheckpointState = WorktreeState
 
 /** Reads the worktree's state without changing its branch, index, stash or files. */
 export async function readCheckpointState(
   worktreeDir: string,
   options: GitEnvOptions = {},
 ): Promise<CheckpointState> {
-  const state = await writeWorktreeTree(worktreeDir, options)
-  const [index, headTree] = await Promise.all([
-    indexTree(state.topLevel, options),
-    state.head ? treeOf(state.topLevel, state.head, options) : null,
-  ])
-  return { ...state, indexTree: index, headTree }
-}
-
-/** `git write-tree` of a copy of the real index; null when there is none or it holds conflicts. */
-async function indexTree(topLevel: string, options: GitEnvOptions): Promise<string | null> {
-  const indexPath = (
-    await run(['rev-parse', '--path-format=absolute', '--git-path', 'index'], topLevel, options)
-  ).stdout.trim()
-  if (!existsSync(indexPath)) return null
-  return withTempIndex(async (indexFile) => {
-    copyFileSync(indexPath, indexFile)
-    const written = await run(['write-tree'], topLevel, {
-      ...options,
-      extraEnv: { GIT_INDEX_FILE: indexFile },
-      allowFailure: true,
-    })
-    return written.exitCode === 0 ? written.stdout.trim() : null
-  })
+  return readWorktreeState(worktreeDir, options)
 }
 
 /** The tree a commit points at. */
@@ -124,8 +95,11 @@ export async function commitCheckpoint(options: CommitCheckpointOptions): Promis
     parents.push(indexCommit)
   }
   const commit = await commitTree(topLevel, tree, parents, options.message, options)
-  await storeRef(topLevel, options.ref, commit, options.message, options)
-  let filesChanged = await countChanged(topLevel, options.previous ?? head, commit, options)
+  const [, counted] = await Promise.all([
+    storeRef(topLevel, options.ref, commit, options.message, options),
+    countChanged(topLevel, options.previous ?? head, commit, options),
+  ])
+  let filesChanged = counted
   // A previous checkpoint whose commit is gone (pruned by hand): count against HEAD instead.
   if (filesChanged === null) filesChanged = (await countChanged(topLevel, head, commit, options)) ?? 0
   return { commit, head, tree, filesChanged }

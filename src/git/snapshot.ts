@@ -1,4 +1,12 @@
-import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+import {
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { IllegalStateError } from '../errors.js'
@@ -11,6 +19,7 @@ import {
   run,
   splitZ,
 } from './common.js'
+import { parseIndexSummary } from './index-file.js'
 import { hiddenChanges } from './worktree.js'
 
 export interface WorktreeTree {
@@ -22,6 +31,38 @@ export interface WorktreeTree {
   topLevel: string
 }
 
+export interface WorktreeState extends WorktreeTree {
+  /** Tree of HEAD, null before the first commit. */
+  headTree: string | null
+  /** Tree of the worktree's real index (read from a copy), null when there is none or it holds conflicts. */
+  indexTree: string | null
+}
+
+interface Located {
+  topLevel: string
+  indexPath: string
+  head: string | null
+  headTree: string | null
+}
+
+/** Top directory, index path, HEAD and its tree in one `rev-parse` (two calls before the first commit). */
+async function locate(worktreeDir: string, options: GitEnvOptions): Promise<Located> {
+  const base = ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'index']
+  const all = await run([...base, 'HEAD', 'HEAD^{tree}'], worktreeDir, { ...options, allowFailure: true })
+  const lines = all.stdout.split('\n')
+  if (all.exitCode === 0 && lines.length >= 4) {
+    return {
+      topLevel: lines[0] ?? '',
+      indexPath: lines[1] ?? '',
+      head: lines[2] ?? null,
+      headTree: lines[3] ?? null,
+    }
+  }
+  // No HEAD yet (or rev-parse refused): where the worktree is still has to be known.
+  const [topLevel = '', indexPath = ''] = (await run(base, worktreeDir, options)).stdout.split('\n')
+  return { topLevel, indexPath, head: null, headTree: null }
+}
+
 /**
  * Writes the working tree's files (tracked and untracked, ignored ones excluded) as a tree object, through a
  * temporary index: the worktree's own index, HEAD and branch are not touched. Blobs of untracked files become
@@ -31,26 +72,48 @@ export async function writeWorktreeTree(
   worktreeDir: string,
   options: GitEnvOptions = {},
 ): Promise<WorktreeTree> {
-  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
-  const [headResult, indexPath] = await Promise.all([
-    run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], topLevel, { ...options, allowFailure: true }),
-    run(['rev-parse', '--path-format=absolute', '--git-path', 'index'], topLevel, options),
-  ])
-  const head = headResult.exitCode === 0 ? headResult.stdout.trim() : null
+  const { tree, head, topLevel } = await readWorktreeState(worktreeDir, options, false)
+  return { tree, head, topLevel }
+}
+
+/**
+ * `writeWorktreeTree` plus the trees of HEAD and of the real index, in as few git calls as it takes (see
+ * docs/performance.md, "Checkpoints"): one `rev-parse`, then on a copy of the index `write-tree` (the index's
+ * tree) beside `ls-files -v` (hidden edits), `add -A` and `write-tree`.
+ */
+export async function readWorktreeState(
+  worktreeDir: string,
+  options: GitEnvOptions = {},
+  withIndexTree = true,
+): Promise<WorktreeState> {
+  const { topLevel, indexPath, head, headTree } = await locate(worktreeDir, options)
+  // Read once: the copy and what is known about it come from the same bytes, however the agent writes.
+  const realIndex = readIfPresent(indexPath)
+  const summary = realIndex && head ? parseIndexSummary(realIndex, head.length / 2) : null
   return withTempIndex(async (indexFile) => {
     const extraEnv = { GIT_INDEX_FILE: indexFile }
     const seed = async (fromRealIndex: boolean) => {
       rmSync(indexFile, { force: true })
       // Seeding from a copy of the real index keeps its stat data (no re-hashing of every file) and its
       // sparse-checkout bits; HEAD is the fallback when there is no index or the copy is not usable.
-      if (fromRealIndex) copyFileSync(indexPath.stdout.trim(), indexFile)
+      if (fromRealIndex && realIndex) writeFileSync(indexFile, realIndex, { mode: 0o600 })
       else if (head) await run(['read-tree', head], topLevel, { ...options, extraEnv })
     }
-    const realIndex = existsSync(indexPath.stdout.trim())
-    await seed(realIndex)
-    // Edits hidden behind assume-unchanged/skip-worktree flags copied with the index: clear those flags in the
-    // private index so that `add -A` stores the files as they are.
-    const hidden = realIndex ? await hiddenChanges(topLevel, options) : []
+    await seed(realIndex !== null)
+    // While the copy still equals the real index, its tree is the index's (null: none, or conflicts); a valid
+    // cache-tree already names it. Edits hidden behind assume-unchanged/skip-worktree flags copied with the
+    // index are looked for only when some entry carries such a flag.
+    const [indexTree, hidden] = await Promise.all([
+      !withIndexTree || !realIndex || summary?.conflicted
+        ? null
+        : summary?.rootTree
+          ? summary.rootTree
+          : run(['write-tree'], topLevel, { ...options, extraEnv, allowFailure: true }).then((written) =>
+              written.exitCode === 0 ? written.stdout.trim() : null,
+            ),
+      realIndex && (summary === null || summary.flagged) ? hiddenChanges(topLevel, options) : [],
+    ])
+    // Clear those flags in the private index so that `add -A` stores the files as they are.
     // One flag per call: update-index applies only the last of several mark options to --stdin paths.
     for (const flag of hidden.length > 0 ? ['--no-assume-unchanged', '--no-skip-worktree'] : []) {
       await run(['update-index', flag, '-z', '--stdin'], topLevel, {
@@ -60,7 +123,7 @@ export async function writeWorktreeTree(
       })
     }
     let added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
-    if (added.exitCode !== 0 && realIndex) {
+    if (added.exitCode !== 0 && realIndex !== null) {
       await seed(false)
       added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
     }
@@ -72,8 +135,16 @@ export async function writeWorktreeTree(
       )
     }
     const tree = (await run(['write-tree'], topLevel, { ...options, extraEnv })).stdout.trim()
-    return { tree, head, topLevel }
+    return { tree, head, topLevel, headTree, indexTree }
   })
+}
+
+function readIfPresent(path: string): Buffer | null {
+  try {
+    return readFileSync(path)
+  } catch {
+    return null
+  }
 }
 
 export async function withTempIndex<T>(body: (indexFile: string) => Promise<T>): Promise<T> {
@@ -142,6 +213,9 @@ export async function commitTree(
     '-F',
     '-',
   ]
+  const first = await run(args, cwd, { ...options, input: message, allowFailure: true })
+  if (first.exitCode === 0) return first.stdout.trim()
+  // Only when git has no identity to sign with does the fallback cost its look-ups.
   const result = await run(args, cwd, {
     ...options,
     extraEnv: await identityEnv(cwd, options),
