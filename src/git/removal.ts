@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
-import { ExternalToolError, IllegalStateError } from '../errors.js'
-import { assertRefArg, type GitEnvOptions, gitDetail, run, splitZ } from './common.js'
+import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { ExternalToolError, IllegalStateError, UsageError } from '../errors.js'
+import { assertRefArg, canonicalPath, type GitEnvOptions, gitDetail, run, splitZ } from './common.js'
 import { listWorktrees, type WorktreeInfo } from './worktree-list.js'
 
 /**
@@ -199,9 +199,7 @@ export async function deleteBranchAt(
       'BRANCH_MOVED',
     )
   }
-  if (options.dropConfig) {
-    await run(['config', '--remove-section', `branch.${name}`], repo, { ...options, allowFailure: true })
-  }
+  if (options.dropConfig) await dropBranchConfig(repo, name, options)
   return true
 }
 
@@ -243,14 +241,117 @@ export async function prunableRegistrations(repo: string, options: GitEnvOptions
     .filter(Boolean)
 }
 
-/** Tracked submodules of a worktree that are checked out (their folder holds a .git). */
-export async function checkedOutSubmodules(dir: string, options: GitEnvOptions = {}): Promise<string[]> {
-  const result = await run(['ls-files', '--stage', '-z'], dir, options)
-  const paths: string[] = []
-  for (const line of splitZ(result.stdout)) {
-    if (!line.startsWith('160000 ')) continue
-    const path = line.slice(line.indexOf('\t') + 1)
-    if (existsSync(join(dir, path, '.git'))) paths.push(path)
+/**
+ * The batched removal's way of removing a worktree (docs/design.md, "Removal"): its folder is deleted
+ * directly, and `dropRegistrations` then drops what git keeps of it. Refuses the main worktree, a locked one,
+ * and a folder whose `.git` is not a file naming this registration (replaced since it was listed). Everything
+ * but `.git` goes first, so that a failure midway leaves a registration git still knows. False when the
+ * folder was already gone.
+ */
+export function removeWorktreeFolder(entry: WorktreeInfo): boolean {
+  if (entry.isMain)
+    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
+  if (entry.locked) {
+    throw new IllegalStateError(
+      `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
+      'unlock it with "git worktree unlock" first',
+      'WORKTREE_LOCKED',
+    )
   }
-  return paths
+  if (!existsSync(entry.path)) return false
+  const dotGit = join(entry.path, '.git')
+  if (!isLinkedCheckout(dotGit)) {
+    throw new IllegalStateError(
+      `${entry.path} is no longer the worktree git registered (its .git changed): left alone`,
+      undefined,
+      'NOT_A_WORKTREE',
+    )
+  }
+  for (const name of readdirSync(entry.path)) {
+    if (name !== '.git') rmSync(join(entry.path, name), { recursive: true, force: true })
+  }
+  unlinkSync(dotGit)
+  rmdirSync(entry.path)
+  return true
+}
+
+/** A `.git` file (not a folder, not a link) naming an admin folder whose `gitdir` names this file back. */
+function isLinkedCheckout(dotGit: string): boolean {
+  try {
+    if (!lstatSync(dotGit).isFile()) return false
+    const admin = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim()
+    if (!admin) return false
+    const adminDir = resolve(dirname(dotGit), admin)
+    const back = readFileSync(join(adminDir, 'gitdir'), 'utf8').trim()
+    return canonicalPath(resolve(adminDir, back)) === canonicalPath(dotGit)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Drops the registrations of worktrees whose folders `removeWorktreeFolder` deleted: one `git worktree
+ * prune`, unless it would also drop a registration that is not one of `removed` (someone's worktree whose
+ * folder is gone, maybe the only holder of its commits); then `git worktree remove` of each of ours.
+ */
+export async function dropRegistrations(
+  repo: string,
+  removed: string[],
+  options: GitEnvOptions = {},
+): Promise<void> {
+  if (removed.length === 0) return
+  const ours = new Set(removed.map(canonicalPath))
+  const listed = await listWorktrees(repo, options)
+  const foreign = listed.some((w) => !w.isMain && w.prunable && !ours.has(canonicalPath(w.path)))
+  if (!foreign) {
+    await run(['worktree', 'prune'], repo, options)
+    return
+  }
+  for (const entry of listed) {
+    if (entry.isMain || entry.locked || !ours.has(canonicalPath(entry.path))) continue
+    await run(['worktree', 'remove', '--force', '--', entry.path], repo, options)
+  }
+}
+
+/** One ref to delete; with `old`, only while it still points there. */
+export interface RefDeletion {
+  ref: string
+  old?: string
+}
+
+/**
+ * Deletes `deletions` in one `git update-ref --stdin` transaction: all of them or, when any fails (a branch
+ * that moved or is gone), none; false then, and the caller deletes them one at a time to find out which.
+ */
+export async function deleteRefsAtomically(
+  repo: string,
+  deletions: RefDeletion[],
+  options: GitEnvOptions = {},
+): Promise<boolean> {
+  if (deletions.length === 0) return true
+  let input = ''
+  for (const { ref, old } of deletions) {
+    assertRefArg(ref, 'ref')
+    if (/\s/.test(ref) || !ref.startsWith('refs/')) {
+      throw new UsageError(`invalid ref name ${JSON.stringify(ref)}`, undefined, 'INVALID_REF')
+    }
+    if (old !== undefined) assertRefArg(old, 'commit')
+    input += old === undefined ? `delete ${ref}\n` : `delete ${ref} ${old}\n`
+  }
+  const result = await run(['update-ref', '-m', 'harness: delete session', '--stdin'], repo, {
+    ...options,
+    input,
+    allowFailure: true,
+  })
+  return result.exitCode === 0
+}
+
+/** Removes a branch's `[branch "<name>"]` config section (upstream, description), as `git branch -D` does. */
+export async function dropBranchConfig(
+  repo: string,
+  name: string,
+  options: GitEnvOptions = {},
+): Promise<void> {
+  assertRefArg(name, 'branch name')
+  await run(['config', '--remove-section', `branch.${name}`], repo, { ...options, allowFailure: true })
 }

@@ -319,27 +319,66 @@ export async function isWorktreeDirty(path: string, options: GitEnvOptions = {})
 
 /** The raw porcelain v1 entries (`XY path`) behind `isWorktreeDirty`. */
 export async function worktreeChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
-  const result = await run(
-    [
-      '--no-optional-locks',
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--ignore-submodules=none',
-    ],
-    path,
-    options,
-  )
+  return (await inspectWorktree(path, options)).changes
+}
+
+/**
+ * What removing a worktree's folder would lose, from two git processes run side by side: `changes` (porcelain
+ * v1 `XY path` entries, hidden edits as `H  path`) and `submodules`, the tracked submodules that are checked
+ * out (their folder holds a .git, so deleting the folder deletes that checkout).
+ */
+export async function inspectWorktree(
+  path: string,
+  options: GitEnvOptions = {},
+): Promise<{ changes: string[]; submodules: string[] }> {
+  const [status, index] = await Promise.all([
+    run(
+      [
+        '--no-optional-locks',
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--untracked-files=all',
+        '--ignore-submodules=none',
+      ],
+      path,
+      options,
+    ),
+    indexEntries(path, options),
+  ])
   // Renames add their source path as an extra field, which has no status prefix; only count entries.
-  const entries: string[] = []
-  const fields = splitZ(result.stdout)
+  const changes: string[] = []
+  const fields = splitZ(status.stdout)
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i] ?? ''
-    entries.push(field)
+    changes.push(field)
     if (field[0] === 'R' || field[0] === 'C') i++
   }
-  for (const hidden of await hiddenChanges(path, options)) entries.push(`H  ${hidden}`)
+  for (const hidden of await hiddenIn(path, index, options)) changes.push(`H  ${hidden}`)
+  const submodules = index
+    .filter((entry) => entry.mode === '160000' && existsSync(join(path, entry.path, '.git')))
+    .map((entry) => entry.path)
+  return { changes, submodules }
+}
+
+interface IndexEntry {
+  /** `ls-files -v`'s tag: lower case for assume-unchanged, S for skip-worktree. */
+  tag: string
+  mode: string
+  hash: string
+  path: string
+}
+
+/** Every index entry with its tag, mode and staged blob, from one `ls-files -v -s`. */
+async function indexEntries(path: string, options: GitEnvOptions): Promise<IndexEntry[]> {
+  const listed = await run(['ls-files', '-v', '-s', '-z'], path, options)
+  const entries: IndexEntry[] = []
+  for (const line of splitZ(listed.stdout)) {
+    const match = /^(\S+) (\d+) ([0-9a-f]+) \d\t(.*)$/s.exec(line)
+    if (match?.[1] && match[2] && match[3] && match[4] !== undefined) {
+      entries.push({ tag: match[1], mode: match[2], hash: match[3], path: match[4] })
+    }
+  }
   return entries
 }
 
@@ -348,18 +387,19 @@ export async function worktreeChanges(path: string, options: GitEnvOptions = {})
  * and differ from the index. (A skip-worktree file that is absent is a sparse checkout, not a change.)
  */
 export async function hiddenChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
-  const listed = await run(['ls-files', '-v', '-z'], path, options)
-  // `-v` tags assume-unchanged entries in lower case and skip-worktree ones with S.
-  const flagged = splitZ(listed.stdout)
-    .filter((entry) => /^[a-z] /.test(entry) || entry.startsWith('S '))
-    .map((entry) => entry.slice(2))
-    .filter((file) => !file.includes('\n') && existsSync(join(path, file)))
-  if (flagged.length === 0) return []
+  return hiddenIn(path, await indexEntries(path, options), options)
+}
+
+async function hiddenIn(path: string, index: IndexEntry[], options: GitEnvOptions): Promise<string[]> {
   const staged = new Map<string, string>()
-  for (const entry of splitZ((await run(['ls-files', '-s', '-z'], path, options)).stdout)) {
-    const match = /^\d+ ([0-9a-f]+) \d\t(.*)$/s.exec(entry)
-    if (match?.[1] && match[2] !== undefined) staged.set(match[2], match[1])
+  const flagged: string[] = []
+  for (const entry of index) {
+    if (!/^[a-z]$/.test(entry.tag) && entry.tag !== 'S') continue
+    if (entry.path.includes('\n') || !existsSync(join(path, entry.path))) continue
+    flagged.push(entry.path)
+    staged.set(entry.path, entry.hash)
   }
+  if (flagged.length === 0) return []
   const hashed = (
     await run(['hash-object', '--stdin-paths'], path, { ...options, input: `${flagged.join('\n')}\n` })
   ).stdout

@@ -7,7 +7,7 @@ import { reconcileViews } from '../reconcile.js'
 import type { SessionRecord, SessionStatus } from '../schema.js'
 import type { SessionStore } from '../store.js'
 import { classifyError, decideRemoval } from './decision.js'
-import { executeRemoval } from './executor.js'
+import { executeRemoval, executeRemovals, type RemovalResult } from './executor.js'
 import { RepoCache } from './repo-view.js'
 import type { KeptSession, RemovalReport, RemovedSession } from './report.js'
 import { lastActiveAt, planSession, type SessionPlan, sessionCandidate } from './session-plan.js'
@@ -24,9 +24,10 @@ export interface CleanupOptions {
 }
 
 /**
- * `harness session cleanup`: removes sessions that are not RUNNING and older than the threshold, one at a
- * time, each in the order snapshot refs (--force) → worktree → branch → log → record, so that a crash midway
- * leaves a record pointing at whatever is left. Under dryRun nothing at all is written.
+ * `harness session cleanup`: removes sessions that are not RUNNING and older than the threshold. Each is
+ * planned and decided on its own; then they are removed together, in the order snapshot refs (--force) →
+ * worktree folders → registrations → branches and checkpoint refs → logs → records, so that a crash midway
+ * leaves records pointing at whatever is left. Under dryRun nothing at all is written.
  */
 export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions): Promise<RemovalReport> {
   if (options.status?.includes('RUNNING')) {
@@ -51,15 +52,42 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   const selected = await selectOldSessions(store, options, olderThan.ms)
   report.skipped = selected.skipped
   const candidates = selected.candidates
-  const remove = sessionRemover(ctx, store, paths, options)
+  const where = removalScope(ctx, paths, options)
   const progress = options.progress ?? silentProgress
+  const plans: (SessionPlan | Error)[] = []
   try {
-    for (const [index, record] of candidates.entries()) {
-      progress.step(index, candidates.length, record.id)
-      await remove(record, report)
+    // Planning asks git about each worktree (status, index): a few sessions at a time, in order.
+    let next = 0
+    const planner = async () => {
+      for (let index = next++; index < candidates.length; index = next++) {
+        const record = candidates[index] as SessionRecord
+        progress.step(index, candidates.length, record.id)
+        plans[index] = await planSession(record, where).catch((error: unknown) =>
+          error instanceof Error ? error : new Error(String(error)),
+        )
+      }
     }
+    await Promise.all(Array.from({ length: Math.min(PLAN_CONCURRENCY, candidates.length) }, planner))
   } finally {
     progress.end()
+  }
+  // One batched removal for all of them (docs/design.md, "Removal").
+  const items: { record: SessionRecord; plan: SessionPlan }[] = []
+  for (const [index, plan] of plans.entries()) {
+    const record = candidates[index] as SessionRecord
+    if (plan instanceof Error) report.kept.push(keptSession(record, null, [classifyError(plan)]))
+    else items.push({ record, plan })
+  }
+  const results = await executeRemovals(
+    items.map(({ plan }) => ({
+      candidate: sessionCandidate(plan),
+      verdict: decideRemoval(plan.reasons, options.force),
+    })),
+    { dryRun: options.dryRun, store },
+  )
+  for (const [index, { record, plan }] of items.entries()) {
+    const result = results[index]
+    if (result) reportResult(report, record, plan, result)
   }
   return report
 }
@@ -115,20 +143,31 @@ export async function deleteSession(
   return report
 }
 
-/** Plans, decides and removes one session at a time; returns the error that stopped a removal, if one did. */
-function sessionRemover(
+/** How many sessions are planned at once: each plan waits mostly on git processes. */
+const PLAN_CONCURRENCY = 4
+
+function removalScope(
   ctx: SessionEnv,
-  store: SessionStore,
   paths: { root: string; logsDir: string; configFile: string },
-  options: { force: boolean; dryRun: boolean },
+  options: { force: boolean },
 ) {
-  const where = {
+  return {
     repos: new RepoCache(ctx.cwd),
     projectRoot: paths.root,
     logsDir: paths.logsDir,
     roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
     force: options.force,
   }
+}
+
+/** Plans, decides and removes one session; returns the error that stopped its removal, if one did. */
+function sessionRemover(
+  ctx: SessionEnv,
+  store: SessionStore,
+  paths: { root: string; logsDir: string; configFile: string },
+  options: { force: boolean; dryRun: boolean },
+) {
+  const where = removalScope(ctx, paths, options)
   return async (record: SessionRecord, report: RemovalReport): Promise<Error | undefined> => {
     let plan: SessionPlan
     try {
@@ -141,16 +180,26 @@ function sessionRemover(
       dryRun: options.dryRun,
       store,
     })
-    if (result.status === 'gone') return undefined
-    if (result.snapshot) report.snapshots.push({ id: record.id, ...result.snapshot })
-    if (result.status === 'kept') {
-      report.kept.push(keptSession(record, plan, result.reasons))
-      return result.error
-    }
-    const log = result.done.some((step) => step.kind === 'file' && step.path === plan.log) ? plan.log : null
-    report.removed.push(removedSession(plan, result.forced, log))
-    return undefined
+    return reportResult(report, record, plan, result)
   }
+}
+
+/** Adds one session's outcome to the report; returns the error that stopped its removal, if one did. */
+function reportResult(
+  report: RemovalReport,
+  record: SessionRecord,
+  plan: SessionPlan,
+  result: RemovalResult,
+): Error | undefined {
+  if (result.status === 'gone') return undefined
+  if (result.snapshot) report.snapshots.push({ id: record.id, ...result.snapshot })
+  if (result.status === 'kept') {
+    report.kept.push(keptSession(record, plan, result.reasons))
+    return result.error
+  }
+  const log = result.done.some((step) => step.kind === 'file' && step.path === plan.log) ? plan.log : null
+  report.removed.push(removedSession(plan, result.forced, log))
+  return undefined
 }
 
 export function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {

@@ -1,6 +1,14 @@
 import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
 import { SessionNotFoundError } from '../../errors.js'
-import { deleteBranchAt, removeListedWorktree } from '../../git/removal.js'
+import {
+  deleteBranchAt,
+  deleteRefsAtomically,
+  dropBranchConfig,
+  dropRegistrations,
+  type RefDeletion,
+  removeListedWorktree,
+  removeWorktreeFolder,
+} from '../../git/removal.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { SessionRecord } from '../schema.js'
 import type { SessionStore } from '../store.js'
@@ -153,13 +161,268 @@ async function runStep(step: RemovalStep, forced: boolean, describe: string): Pr
       return removeMissingOk(() => unlinkSync(step.path))
     case 'refs': {
       const { deleteRefs } = await import('../../git/checkpoint.js')
-      await deleteRefs(step.repo, step.prefix, step.refs)
+      await deleteRefs(step.repo, step.prefix, checkpointRefs(step))
       return true
     }
     case 'folder':
       if (!existsSync(step.path)) return false
       rmSync(step.path, { recursive: true, force: true })
       return true
+  }
+}
+
+/** One candidate and its verdict, for the batched mode. */
+export interface RemovalItem {
+  candidate: RemovalCandidate
+  verdict: Verdict
+}
+
+/** How many --force snapshots (each a few git processes) the batched mode takes at once. */
+const SNAPSHOT_CONCURRENCY = 4
+
+/**
+ * The batched mode of `executeRemoval`, for many sessions at once (cleanup): the same verdicts, the same
+ * check of each record under its lock, and the same --force snapshots, but the git work is done once for
+ * all of them (docs/design.md, "Removal"): while every record's lock is held, the worktree folders are
+ * deleted directly, ONE `git worktree prune` drops their registrations, ONE `git update-ref --stdin`
+ * transaction deletes the branches (each only while it still points where it did when planned) and the
+ * checkpoint refs; then logs and agent folders, and each record last. If the transaction fails (a branch
+ * moved or went), the refs are deleted one session at a time and each failure is that session's own
+ * (BRANCH_MOVED: kept). Candidates that are not sessions go through `executeRemoval`. Results are in order.
+ */
+export async function executeRemovals(
+  items: readonly RemovalItem[],
+  options: ExecutorOptions,
+): Promise<RemovalResult[]> {
+  const results: (RemovalResult | undefined)[] = items.map(() => undefined)
+  const store = options.store
+  const members: BatchMember[] = []
+  for (const [index, { candidate, verdict }] of items.entries()) {
+    if (options.dryRun || verdict.action === 'keep' || !candidate.record || !store) {
+      results[index] = await executeRemoval(candidate, verdict, options)
+    } else {
+      members.push(new BatchMember(index, candidate, candidate.record, verdict.forced))
+    }
+  }
+  if (store && members.length > 0) {
+    const snapshots = new Limiter(SNAPSHOT_CONCURRENCY)
+    // Each member holds its record's lock from here until the shared work has been done (or has failed) for
+    // it; store.delete then deletes the record, under the same lock, or keeps it if `prepare` threw.
+    const settled = members.map((member) =>
+      store
+        .delete(member.record.id, async (current) => {
+          if (
+            current.status === 'RUNNING' ||
+            current.rev !== member.record.rev ||
+            current.updated_at !== member.record.updated_at
+          ) {
+            throw new VetoError(changedReason(current))
+          }
+          const plan = member.candidate.snapshot
+          if (member.forced && plan) {
+            member.progress.snapshot = await snapshots.run(() => storeSnapshots(plan, false))
+          }
+          member.ready(true)
+          const failure = await member.outcome
+          if (failure) throw failure
+        })
+        .then(
+          () => member.removed(),
+          (error: unknown) => {
+            member.ready(false)
+            return member.failed(error)
+          },
+        ),
+    )
+    const ready = await Promise.all(members.map((member) => member.isReady))
+    await removeTogether(members.filter((_, i) => ready[i]))
+    for (const [i, result] of (await Promise.all(settled)).entries()) {
+      const member = members[i]
+      if (member) results[member.index] = result
+    }
+  }
+  return results.map((result) => result ?? { status: 'gone' })
+}
+
+/** The shared part of the batched removal; settles every member's `outcome`, whatever happens. */
+async function removeTogether(members: BatchMember[]): Promise<void> {
+  try {
+    // 1. Worktree folders (and empty folders left where a worktree was), one member at a time.
+    const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
+    for (const member of members) {
+      member.attempt(() => {
+        for (const step of member.candidate.steps) {
+          if (step.kind === 'worktree') {
+            removeWorktreeFolder(step.entry)
+            member.progress.done.push(step)
+            const repo = removedByRepo.get(step.repo) ?? { paths: [], members: [] }
+            repo.paths.push(step.entry.path)
+            repo.members.push(member)
+            removedByRepo.set(step.repo, repo)
+          } else if (step.kind === 'empty-folder') {
+            if (removeMissingOk(() => rmdirSync(step.path))) member.progress.done.push(step)
+          }
+        }
+      })
+    }
+    // 2. One prune per repository for their registrations.
+    for (const [repo, removed] of removedByRepo) {
+      try {
+        await dropRegistrations(repo, removed.paths)
+      } catch (error) {
+        for (const member of removed.members) member.fail(error)
+      }
+    }
+    // 3. One transaction per repository for branches and checkpoint refs.
+    const refsByRepo = new Map<string, BatchMember[]>()
+    for (const member of members) {
+      if (member.failure) continue
+      for (const step of member.candidate.steps) {
+        if (step.kind !== 'branch' && step.kind !== 'refs') continue
+        const list = refsByRepo.get(step.repo) ?? []
+        if (!list.includes(member)) list.push(member)
+        refsByRepo.set(step.repo, list)
+      }
+    }
+    for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners)
+    // 4. Logs and the agents' own folders; the records go when each member's `outcome` settles.
+    for (const member of members) {
+      if (member.failure) continue
+      await member.attemptAsync(async () => {
+        for (const step of member.candidate.steps) {
+          if (step.kind === 'file' || step.kind === 'folder') {
+            if (await runStep(step, member.forced, member.candidate.describe)) member.progress.done.push(step)
+          }
+        }
+      })
+    }
+  } catch (error) {
+    for (const member of members) if (!member.failure) member.fail(error)
+  } finally {
+    for (const member of members) member.settle()
+  }
+}
+
+/** Branches and checkpoint refs of `owners` in `repo`: one transaction, else one session at a time. */
+async function deleteRefsOf(repo: string, owners: BatchMember[]): Promise<void> {
+  const deletions: RefDeletion[] = []
+  for (const member of owners) {
+    for (const step of member.candidate.steps) {
+      if ((step.kind !== 'branch' && step.kind !== 'refs') || step.repo !== repo) continue
+      if (step.kind === 'branch') deletions.push({ ref: `refs/heads/${step.name}`, old: step.tip })
+      else if (step.kind === 'refs') {
+        for (const ref of checkpointRefs(step)) deletions.push({ ref })
+      }
+    }
+  }
+  let together = false
+  try {
+    together = await deleteRefsAtomically(repo, deletions)
+  } catch {
+    // A ref git cannot take on stdin: one at a time says whose it is.
+  }
+  for (const member of owners) {
+    await member.attemptAsync(async () => {
+      for (const step of member.candidate.steps) {
+        if ((step.kind !== 'branch' && step.kind !== 'refs') || step.repo !== repo) continue
+        if (together) {
+          if (step.kind === 'branch' && step.dropConfig) await dropBranchConfig(step.repo, step.name)
+          member.progress.done.push(step)
+        } else if (await runStep(step, member.forced, member.candidate.describe)) {
+          member.progress.done.push(step)
+        }
+      }
+    })
+  }
+}
+
+/** One session in the batched mode: its lock is held while `outcome` is pending. */
+class BatchMember {
+  readonly progress: Progress = { snapshot: null, done: [], dirty: false }
+  failure: unknown = null
+  readonly isReady: Promise<boolean>
+  readonly outcome: Promise<unknown>
+  ready: (held: boolean) => void = () => {}
+  private settleOutcome: (failure: unknown) => void = () => {}
+
+  constructor(
+    readonly index: number,
+    readonly candidate: RemovalCandidate,
+    readonly record: SessionRecord,
+    readonly forced: boolean,
+  ) {
+    this.isReady = new Promise((resolve) => {
+      this.ready = resolve
+    })
+    this.outcome = new Promise((resolve) => {
+      this.settleOutcome = resolve
+    })
+  }
+
+  fail(error: unknown): void {
+    this.failure ??= error
+  }
+
+  attempt(fn: () => void): void {
+    if (this.failure) return
+    try {
+      fn()
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+
+  async attemptAsync(fn: () => Promise<void>): Promise<void> {
+    if (this.failure) return
+    try {
+      await fn()
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+
+  settle(): void {
+    this.settleOutcome(this.failure)
+  }
+
+  removed(): RemovalResult {
+    return {
+      status: 'removed',
+      forced: this.forced,
+      snapshot: this.progress.snapshot,
+      done: this.progress.done,
+    }
+  }
+
+  failed(error: unknown): RemovalResult {
+    if (error instanceof SessionNotFoundError) return { status: 'gone' }
+    const snapshot = this.progress.snapshot
+    if (error instanceof VetoError) return { status: 'kept', reasons: [error.reason], snapshot }
+    return {
+      status: 'kept',
+      reasons: [classifyError(error)],
+      snapshot,
+      error: error instanceof Error ? error : new Error(String(error)),
+    }
+  }
+}
+
+/** Runs at most `limit` tasks at a time. */
+class Limiter {
+  private running = 0
+  private readonly waiting: (() => void)[] = []
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve))
+    this.running++
+    try {
+      return await task()
+    } finally {
+      this.running--
+      this.waiting.shift()?.()
+    }
   }
 }
 
@@ -174,6 +437,11 @@ function wouldRemove(step: RemovalStep): boolean {
     case 'folder':
       return existsSync(step.path)
   }
+}
+
+/** A session's checkpoint refs: only those under its own prefix, as names git takes on stdin. */
+function checkpointRefs(step: Extract<RemovalStep, { kind: 'refs' }>): string[] {
+  return step.refs.filter((ref) => ref.startsWith(step.prefix) && !/[\s\0]/.test(ref) && !ref.includes('..'))
 }
 
 function removeMissingOk(remove: () => void): boolean {

@@ -155,7 +155,7 @@ async function orphanWorktrees(
       const created = mtimeOf(join(entry.path, '.git')) ?? mtimeOf(entry.path)
       reasons = scope.young(created)
         ? [scope.tooRecent(`worktree ${entry.path}`)]
-        : await repo.worktreeReasons(entry, undefined, options.force)
+        : await repo.worktreeReasons(entry, undefined)
     }
     const snapshot = existsSync(entry.path)
       ? { worktreeDir: entry.path }

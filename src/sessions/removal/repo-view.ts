@@ -4,13 +4,12 @@ import { HarnessError } from '../../errors.js'
 import { canonicalPath } from '../../git/common.js'
 import {
   branchesMergedInto,
-  checkedOutSubmodules,
   countCommitsNotIn,
   onSomeBranch,
   type RemovalState,
   readRemovalState,
 } from '../../git/removal.js'
-import { worktreeChanges } from '../../git/worktree.js'
+import { inspectWorktree } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { KeepReason } from './decision.js'
 
@@ -74,15 +73,8 @@ export class RepoView {
     }
   }
 
-  /**
-   * Worktree and branch facts that make removing it lose work, as reasons. `mayForce`: the removal may use
-   * `--force`, which (unlike a plain `git worktree remove`) also deletes checked-out submodules.
-   */
-  async worktreeReasons(
-    entry: WorktreeInfo,
-    branchTip: string | undefined,
-    mayForce = false,
-  ): Promise<KeepReason[]> {
+  /** Worktree and branch facts that make removing it lose work, as reasons. */
+  async worktreeReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
     if (entry.isMain) {
       return [{ code: 'MAIN_WORKTREE', kind: 'blocked', message: `${entry.path} is the main worktree` }]
     }
@@ -119,15 +111,16 @@ export class RepoView {
       ]
     }
     const reasons: KeepReason[] = []
-    const entries = await worktreeChanges(entry.path)
+    const { changes: entries, submodules } = await inspectWorktree(entry.path)
     const changes = entries.length
     // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
-    // git dir, which no snapshot of this worktree can hold: never removed, even with --force.
+    // git dir, which no snapshot of this worktree can hold: never removed, even with --force. (Without
+    // --force git refuses such a worktree too, and the batched removal deletes folders directly.)
     const nested = entries
       .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
       .map((e) => e.slice(3, -1))
       .filter((path) => existsSync(join(entry.path, path, '.git')))
-    if (mayForce) nested.push(...(await checkedOutSubmodules(entry.path)))
+    nested.push(...submodules)
     if (nested.length > 0) {
       reasons.push({
         code: 'NESTED_REPO',

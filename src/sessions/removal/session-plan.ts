@@ -98,7 +98,7 @@ export async function planSession(
   const entry = found && !found.isMain && contained ? found : undefined
   if (entry) {
     plan.worktree = { path: entry.path, entry }
-    plan.reasons.push(...(await repo.worktreeReasons(entry, tip, where.force)))
+    plan.reasons.push(...(await repo.worktreeReasons(entry, tip)))
   } else if (contained && existsSync(record.worktree_dir)) {
     if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
     else {
