@@ -67,6 +67,12 @@ export async function benchCleanup({ harnessBin, log = console.log, count = 1000
         `harness cleanup removed ${report.removed.length} and kept ${report.kept.length} of ${count}`,
       )
     }
+    // The same result as the floor's, checked the same way: no branch, no registration left.
+    const leftByHarness = (await git(['for-each-ref', 'refs/heads/harness/'])).stdout.trim()
+    const listedAfter = (await git(['worktree', 'list', '--porcelain'])).stdout.match(/^worktree /gm)?.length
+    if (leftByHarness || listedAfter !== 1) {
+      throw new Error(`harness cleanup left branches or worktrees: ${listedAfter} listed`)
+    }
 
     log(`cleanup: creating ${count} worktrees again for the least-work baseline…`)
     const again = sessionIds(count, count)
@@ -82,7 +88,7 @@ export async function benchCleanup({ harnessBin, log = console.log, count = 1000
     const gitMs = performance.now() - t1
     const left = (await git(['for-each-ref', 'refs/heads/harness/'])).stdout.trim()
     const listed = (await git(['worktree', 'list', '--porcelain'])).stdout.match(/^worktree /gm)?.length
-    if (left || listed !== 1) throw new Error(`the baseline left branches or worktrees: ${listed} listed`)
+    if (left || listed !== 1) throw new Error(`the baseline left branches or worktrees: ${listed} listed; ${left.slice(0, 300)}`)
 
     const ratio = harnessMs / gitMs
     log(
@@ -162,6 +168,7 @@ async function makeSessions({ repo, base, ids, git, seal }) {
       worktree_dir: join(harness, 'worktrees', id),
       is_worktree: true,
       git_branch: `harness/${id}`,
+      branch_created: true,
       base_dir: repo,
       pid: 4242,
       exit_code: 0,

@@ -407,3 +407,56 @@ async function hiddenIn(path: string, index: IndexEntry[], options: GitEnvOption
     .split('\n')
   return flagged.filter((file, i) => hashed[i] !== staged.get(file))
 }
+
+/** How many worktrees one `git for-each-repo` asks about (its output is held in memory). */
+const CLEAN_CHUNK = 50
+
+/**
+ * The worktrees of `paths` that `inspectWorktree` would find clean (no change, no hidden edit, no checked-out
+ * submodule), asked in chunks with `git for-each-repo` (git runs status and ls-files in each worktree; two
+ * processes from harness per chunk instead of two per worktree). Empty answers for a whole chunk mean every
+ * worktree of it is clean; a chunk with any answer or failure is left out, to be inspected one by one.
+ * Every path must be a worktree's top folder holding its `.git` (else git would answer for the folder above).
+ */
+export async function cleanWorktrees(
+  repo: string,
+  paths: string[],
+  options: GitEnvOptions = {},
+): Promise<Set<string>> {
+  const clean = new Set<string>()
+  const usable = paths.filter((path) => !/[\0\n\r]/.test(path))
+  const chunks: string[][] = []
+  for (let start = 0; start < usable.length; start += CLEAN_CHUNK) {
+    chunks.push(usable.slice(start, start + CLEAN_CHUNK))
+  }
+  const askChunk = async (chunk: string[]) => {
+    const list = chunk.flatMap((path) => ['-c', `harness.inspect=${path}`])
+    const each = (args: string[]) =>
+      run([...list, 'for-each-repo', '--config=harness.inspect', '--', ...args], repo, {
+        ...options,
+        allowFailure: true,
+      })
+    const [status, index] = await Promise.all([
+      each([
+        '--no-optional-locks',
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--untracked-files=all',
+        '--ignore-submodules=none',
+      ]),
+      each(['ls-files', '-v', '-s', '-z']),
+    ])
+    if (status.exitCode !== 0 || index.exitCode !== 0 || status.stdout !== '') return
+    // Tags in lower case (assume-unchanged) or S (skip-worktree), and gitlinks, need a closer look.
+    if (splitZ(index.stdout).some((line) => /^(?:[a-z]|S) /.test(line) || /^\S+ 160000 /.test(line))) return
+    for (const path of chunk) clean.add(path)
+  }
+  // Two chunks at a time: git's own work in each worktree is most of the time, and it can use two cores.
+  let next = 0
+  const worker = async () => {
+    for (let i = next++; i < chunks.length; i = next++) await askChunk(chunks[i] ?? [])
+  }
+  await Promise.all([worker(), worker()])
+  return clean
+}

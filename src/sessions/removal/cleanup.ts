@@ -1,4 +1,9 @@
-import { allowedWorktreeRoots, cleanupOlderThanMs, DEFAULT_CLEANUP_OLDER_THAN } from '../../config.js'
+import {
+  allowedWorktreeRoots,
+  cleanupOlderThanMs,
+  DEFAULT_CLEANUP_OLDER_THAN,
+  isInsideRoots,
+} from '../../config.js'
 import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import type { SessionEnv } from '../ports.js'
 import { type ProgressReporter, silentProgress } from '../progress.js'
@@ -56,6 +61,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   const progress = options.progress ?? silentProgress
   const plans: (SessionPlan | Error)[] = []
   try {
+    await checkCleanAhead(candidates, where)
     // Planning asks git about each worktree (status, index): a few sessions at a time, in order.
     let next = 0
     const planner = async () => {
@@ -141,6 +147,30 @@ export async function deleteSession(
   const kept = report.kept[0]
   if (kept && !options.dryRun) throw sessionKeptError(kept)
   return report
+}
+
+/**
+ * Asks git about the candidates' worktrees many at a time (see `RepoView.checkClean`); planning then spawns
+ * git for a worktree only when it has something to report. A failure here only costs time.
+ */
+async function checkCleanAhead(
+  candidates: SessionRecord[],
+  where: ReturnType<typeof removalScope>,
+): Promise<void> {
+  const byRepo = new Map<string, SessionRecord[]>()
+  for (const record of candidates) {
+    if (record.sealed === false || !(record.is_worktree ?? Boolean(record.git_branch))) continue
+    if (!isInsideRoots(record.worktree_dir, where.roots)) continue
+    const dir = record.base_dir ?? where.projectRoot
+    byRepo.set(dir, [...(byRepo.get(dir) ?? []), record])
+  }
+  for (const [dir, records] of byRepo) {
+    try {
+      const repo = await where.repos.get(dir)
+      const entries = records.map((r) => repo?.worktreeAt(r.worktree_dir)).filter((e) => e !== undefined)
+      await repo?.checkClean(entries)
+    } catch {}
+  }
 }
 
 /** How many sessions are planned at once: each plan waits mostly on git processes. */

@@ -9,7 +9,7 @@ import {
   type RemovalState,
   readRemovalState,
 } from '../../git/removal.js'
-import { inspectWorktree } from '../../git/worktree.js'
+import { cleanWorktrees, inspectWorktree } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { KeepReason } from './decision.js'
 
@@ -20,6 +20,8 @@ import type { KeepReason } from './decision.js'
 export class RepoView {
   private readonly merged = new Map<string, Promise<Set<string>>>()
   private byPath: Map<string, WorktreeInfo> | undefined
+  /** Worktrees found clean by `checkClean`, asked about many at once. */
+  private readonly clean = new Set<string>()
 
   constructor(
     readonly state: RemovalState,
@@ -73,6 +75,22 @@ export class RepoView {
     }
   }
 
+  /**
+   * Asks git about many worktrees at once (`cleanWorktrees`), so that `worktreeReasons` need not ask about
+   * each clean one on its own. Only worktrees that `worktreeReasons` would inspect are asked about.
+   */
+  async checkClean(entries: WorktreeInfo[]): Promise<void> {
+    const paths = entries
+      .filter((e) => !e.isMain && !e.locked && !this.holdsCwd(e) && existsSync(join(e.path, '.git')))
+      .map((e) => e.path)
+    for (const path of await cleanWorktrees(this.dir, paths)) this.clean.add(path)
+  }
+
+  private holdsCwd(entry: WorktreeInfo): boolean {
+    const rel = relative(canonicalPath(entry.path), canonicalPath(this.cwd))
+    return !rel.startsWith('..') && !isAbsolute(rel)
+  }
+
   /** Worktree and branch facts that make removing it lose work, as reasons. */
   async worktreeReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
     if (entry.isMain) {
@@ -90,8 +108,7 @@ export class RepoView {
     }
     // Only its registration is left, but that may be all that keeps a detached HEAD's commits reachable.
     if (!existsSync(entry.path)) return this.detachedReasons(entry, branchTip)
-    const rel = relative(canonicalPath(entry.path), canonicalPath(this.cwd))
-    if (!rel.startsWith('..') && !isAbsolute(rel)) {
+    if (this.holdsCwd(entry)) {
       return [
         {
           code: 'CURRENT_DIRECTORY',
@@ -111,7 +128,9 @@ export class RepoView {
       ]
     }
     const reasons: KeepReason[] = []
-    const { changes: entries, submodules } = await inspectWorktree(entry.path)
+    const { changes: entries, submodules } = this.clean.has(entry.path)
+      ? { changes: [], submodules: [] }
+      : await inspectWorktree(entry.path)
     const changes = entries.length
     // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
     // git dir, which no snapshot of this worktree can hold: never removed, even with --force. (Without
