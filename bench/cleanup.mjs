@@ -88,7 +88,8 @@ export async function benchCleanup({ harnessBin, log = console.log, count = 1000
     const gitMs = performance.now() - t1
     const left = (await git(['for-each-ref', 'refs/heads/harness/'])).stdout.trim()
     const listed = (await git(['worktree', 'list', '--porcelain'])).stdout.match(/^worktree /gm)?.length
-    if (left || listed !== 1) throw new Error(`the baseline left branches or worktrees: ${listed} listed; ${left.slice(0, 300)}`)
+    if (left || listed !== 1)
+      throw new Error(`the baseline left branches or worktrees: ${listed} listed; ${left.slice(0, 300)}`)
 
     const ratio = harnessMs / gitMs
     log(
