@@ -477,12 +477,20 @@ async function runSteps(
     if (next.kind === 'start') {
       id = step.session_id ?? (await unusedSessionId(ctx))
       const carried = await carryForward(ctx, name, next.previous, step.n - 1)
-      await chains.update(name, (current) => ({
-        ...current,
-        steps: current.steps.map((s) =>
-          s.n === step.n ? { ...s, session_id: id, ...(carried ? { carried_commit: carried } : {}) } : s,
-        ),
-      }))
+      // Checked in the same write: a kill committed meanwhile starts nothing more.
+      const claimed = await chains.update(name, (current) =>
+        current.stop_request || !ownsRunner(current, self)
+          ? undefined
+          : {
+              ...current,
+              steps: current.steps.map((s) =>
+                s.n === step.n
+                  ? { ...s, session_id: id, ...(carried ? { carried_commit: carried } : {}) }
+                  : s,
+              ),
+            },
+      )
+      if (claimed.steps.find((s) => s.n === step.n)?.session_id !== id) continue
       const { startSession } = await import('./start.js')
       ctx.notice(`harness: chain ${name}: step ${step.n} starts as session ${id}`)
       await startSession(stepEnv, {
@@ -565,6 +573,18 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
   const runner = chain.runner
   if (!runner || liveness === 'stale') {
     if (runner) await releaseRunner(chains, name, runner, 'its runner had gone away')
+    // A runner killed outright (SIGKILL) can leave its step's agent running, orphaned: that one is stopped.
+    const orphan = statesOf(chain, await stepSessions(ctx, chain)).find((s) => s.status === 'RUNNING')
+    if (runner && orphan?.session) {
+      const { stopSession } = await import('./control.js')
+      const result = await stopSession(ctx, orphan.session.id, 'kill', graceMs)
+      return {
+        name,
+        runner_pid: runner.pid,
+        killed_session: result.produced ? orphan.session.id : null,
+        chain: await chainStatus(ctx, name),
+      }
+    }
     throw new IllegalStateError(`chain "${name}" is not running`, undefined, 'CHAIN_NOT_RUNNING')
   }
   if (liveness === 'unverified') {

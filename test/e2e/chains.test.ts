@@ -133,4 +133,31 @@ describe('chains', () => {
     expect((await h('chain', 'kill', 'slow')).exitCode).toBe(4)
     expect(existsSync(join(repo.dir, '.harness', 'chains', 'slow.json'))).toBe(true)
   })
+
+  test('a runner killed outright leaves its step orphaned: chain run refuses, chain kill stops the agent', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(join(repo.dir, '..'), repo.env, { sleepMs: 120_000 })
+    const h = (...args: string[]) => cli(args, { cwd: repo.dir, env: agents.env })
+    await h('chain', 'create', 'solo')
+    await h('chain', 'add', 'solo', '-a', 'claude', 'only step')
+    const started = json<{ chain: ChainJson }>(await h('chain', 'run', 'solo', '--detach', '--json'))
+    const runnerPid = started.chain.runner?.pid as number
+    await waitFor('the agent', () => agents.starts().length > 0, 30_000)
+    process.kill(runnerPid, 'SIGKILL')
+    await waitFor('the runner to die', () => !isAlive(runnerPid))
+
+    const status = json<ChainJson>(await h('chain', 'status', 'solo', '--json'))
+    expect(status.runner?.liveness).toBe('stale')
+    expect(status.steps[0]?.status).toBe('RUNNING')
+    const refused = await h('chain', 'run', 'solo')
+    expect(refused.exitCode).toBe(4)
+    expect(refused.stderr).toContain('still running')
+
+    const kill = await h('chain', 'kill', 'solo')
+    expect(kill.exitCode, kill.stderr).toBe(0)
+    for (const pid of agents.pids()) expect(isAlive(pid)).toBe(false)
+    const after = json<ChainJson>(await h('chain', 'status', 'solo', '--json'))
+    expect(after.runner).toBeNull()
+    expect(after.steps[0]?.status).toBe('KILLED')
+  })
 })
