@@ -104,4 +104,4 @@ test('archive and unarchive: 3 sessions round trip; dry run, corrupt archives an
   expect(resume.exitCode, resume.stderr).toBe(0)
   const worktree = json<{ worktree_dir: string }>(resume).worktree_dir
   expect(existsSync(join(worktree, 'f-arc3'))).toBe(true)
-}, 120_000)
+}, 300_000)
