@@ -30,7 +30,8 @@ export interface IntegrityProblem {
 
 interface RepoFacts {
   refs: Map<string, string>
-  worktrees: { path: string; branch: string | null }[]
+  /** Registered worktrees by real path: their branch. */
+  worktrees: Map<string, string | null>
   commitExists: (commit: string) => Promise<boolean>
   branchExists: (branch: string) => Promise<boolean>
 }
@@ -79,7 +80,7 @@ async function repoFacts(repo: string, env: NodeJS.ProcessEnv): Promise<RepoFact
   try {
     return {
       refs: await listRefs(repo, 'refs/harness/', { env }),
-      worktrees: await listWorktrees(repo, { env }),
+      worktrees: new Map((await listWorktrees(repo, { env })).map((w) => [realPath(w.path), w.branch])),
       commitExists: (commit) => commitExists(repo, commit, { env }).catch(() => false),
       branchExists: (branch) => branchExists(repo, branch, { env }).catch(() => false),
     }
@@ -148,8 +149,7 @@ async function worktreeProblems(record: SessionRecord, facts: RepoFacts): Promis
     ]
   }
   const here = realPath(record.worktree_dir)
-  const registered = facts.worktrees.find((w) => realPath(w.path) === here)
-  if (!registered) {
+  if (!facts.worktrees.has(here)) {
     return [
       {
         kind: 'worktree-unregistered',
@@ -158,11 +158,12 @@ async function worktreeProblems(record: SessionRecord, facts: RepoFacts): Promis
       },
     ]
   }
-  if (registered.branch !== branch) {
+  const registered = facts.worktrees.get(here) ?? null
+  if (registered !== branch) {
     return [
       {
         kind: 'worktree-wrong-branch',
-        message: `its worktree is on ${registered.branch ? `branch ${registered.branch}` : 'a detached HEAD'}, not on ${branch}`,
+        message: `its worktree is on ${registered ? `branch ${registered}` : 'a detached HEAD'}, not on ${branch}`,
         repairable: false,
       },
     ]

@@ -43,6 +43,12 @@ describe('recover: integrity', () => {
     expect(json<Candidate[]>(await h('session', 'recover', '--scan', '--json'))).toEqual([])
     // Nothing left to do: exit 4.
     expect((await h('session', 'recover', session.id)).exitCode).toBe(4)
+    // A worktree switched to another branch is reported, not changed.
+    repo.git('-C', session.worktree_dir, 'switch', '-q', '-c', 'elsewhere')
+    const switched = json<Candidate[]>(await h('session', 'recover', '--scan', '--json'))
+    expect(switched[0]?.problems).toEqual([
+      expect.objectContaining({ kind: 'worktree-wrong-branch', repairable: false }),
+    ])
   })
 
   test('an unrepairable corrupt record moves to .harness/corrupt/ with its report, and listings stop warning', async () => {
