@@ -124,6 +124,10 @@ describe('session checkpoint / checkpoints / restore', () => {
     const refused = await cli(['session', 'restore', live.id, '0'], opts)
     expect(refused.exitCode).toBe(4)
     expect(refused.stderr).toContain('running')
+    // So is merging it (the same live session, to keep the suite lean).
+    const merge = await cli(['session', 'merge', live.id, '--json'], opts)
+    expect(merge.exitCode).toBe(4)
+    expect(JSON.parse(merge.stderr).error.code).toBe('SESSION_RUNNING')
     await cli(['session', 'kill', live.id], opts)
     await cli(['session', 'wait', live.id, '--timeout', '60s'], opts)
   }, 180_000)
