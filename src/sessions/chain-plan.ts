@@ -22,7 +22,7 @@ export interface StepState {
 
 export function stepStatus(step: ChainStep, session: StepSession | null): StepStatus {
   if (!step.session_id) return 'PENDING'
-  if (!session) return step.adopted ? 'MISSING' : 'PENDING'
+  if (!session) return step.completed_at ? 'COMPLETED' : step.adopted ? 'MISSING' : 'PENDING'
   return session.status
 }
 
@@ -105,7 +105,7 @@ export function chainState(states: StepState[], runnerAlive: boolean): ChainStat
 /** The time shown beside a step: when it ended, else when it started, else when it was added. */
 export function stepTime(state: StepState): string {
   const session = state.session
-  if (!session) return state.step.added_at
+  if (!session) return state.step.completed_at ?? state.step.added_at
   if (session.status === 'RUNNING') return session.created_at
   return session.completed_at ?? session.updated_at ?? session.created_at
 }

@@ -25,6 +25,8 @@ export const ChainStepSchema = z.looseObject({
   /** Added with `--session` (or `create --sessions`): never started by the chain, only resumed. */
   adopted: opt(z.boolean()),
   added_at: TimeSchema,
+  /** Set once the step's session COMPLETED: the step stays done even after cleanup removes that session. */
+  completed_at: opt(TimeSchema),
   /** The commit that carried the previous step's uncommitted work onto its branch before this step began. */
   carried_commit: opt(z.string()),
 })

@@ -467,6 +467,7 @@ async function runSteps(
     if (chain.stop_request)
       return { outcome: 'killed', step: null, message: 'killed by "harness chain kill"' }
     const states = statesOf(chain, await stepSessions(ctx, chain))
+    await markCompleted(chains, name, states)
     const next = nextStep(states)
     if (next.kind === 'done') {
       return { outcome: 'completed', step: null, message: `completed all ${states.length} steps` }
@@ -521,6 +522,21 @@ async function runSteps(
       }
     }
   }
+}
+
+/** Steps whose session COMPLETED are marked so in the chain: removing that session later does not undo them. */
+async function markCompleted(chains: ChainStore, name: string, states: StepState[]): Promise<void> {
+  const done = new Map<number, string>()
+  for (const { step, session } of states) {
+    if (session?.status === 'COMPLETED' && !step.completed_at) {
+      done.set(step.n, session.completed_at ?? new Date().toISOString())
+    }
+  }
+  if (done.size === 0) return
+  await chains.update(name, (current) => ({
+    ...current,
+    steps: current.steps.map((s) => (done.has(s.n) ? { ...s, completed_at: done.get(s.n) } : s)),
+  }))
 }
 
 async function unusedSessionId(ctx: SessionEnv): Promise<string> {

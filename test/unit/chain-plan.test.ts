@@ -49,6 +49,10 @@ describe('chain plan', () => {
       sessions({}),
     )
     expect(states.map((s) => s.status)).toEqual(['PENDING', 'MISSING'])
+    // One that completed stays done after cleanup removed its session.
+    const cleaned = stepStates(chainOf([{ session_id: 'old', completed_at: at }, {}]), sessions({}))
+    expect(cleaned.map((s) => s.status)).toEqual(['COMPLETED', 'PENDING'])
+    expect(nextStep(cleaned)).toMatchObject({ kind: 'start', index: 1, base: null })
     expect(nextStep(states)).toMatchObject({ kind: 'start', index: 0 })
     const blocked = stepStates(chainOf([{ session_id: 'lost', adopted: true }]), sessions({}))
     expect(nextStep(blocked)).toMatchObject({ kind: 'blocked', index: 0 })
