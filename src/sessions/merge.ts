@@ -53,7 +53,9 @@ export class MergeRefusedError extends IllegalStateError {
 
 /** The first line of a session's task, for commit messages. */
 function taskLine(session: SessionRecord): string {
-  const line = (session.prompt ?? '').split('\n').find((l) => l.trim() !== '')
+  const line = taskOf(session)
+    .split('\n')
+    .find((l) => l.trim() !== '')
   return line?.trim() || `work of session ${session.id}`
 }
 
@@ -227,8 +229,14 @@ function baseBranchOf(session: SessionRecord): string {
   return ref
 }
 
+/** The session's prompt; for an `exec` session, its command. */
+function taskOf(session: SessionRecord): string {
+  if (session.prompt) return session.prompt
+  return Array.isArray(session.extra_args) ? session.extra_args.join(' ') : ''
+}
+
 function squashMessage(session: SessionRecord): string {
-  const task = (session.prompt ?? '').trim() || `work of session ${session.id}`
+  const task = taskOf(session).trim() || `work of session ${session.id}`
   return `${task}\n\n(harness session ${session.id}, squashed)`
 }
 
