@@ -38,7 +38,8 @@ interface RepoFacts {
 
 /** The repository a session's checkpoints and worktree belong to, if it has any. */
 function repoOf(record: SessionRecord): string | null {
-  if (!record.base_dir) return null
+  // git runs only where a record harness sealed points: a foreign one may name any folder (docs/security.md).
+  if (!record.base_dir || record.sealed !== true) return null
   if (!record.is_worktree && !(record.checkpoints?.length ?? 0)) return null
   return record.base_dir
 }
