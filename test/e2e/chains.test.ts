@@ -88,7 +88,9 @@ describe('chains', () => {
     expect(agents.starts().filter((e) => e.name === 'claude')).toHaveLength(1)
     // Marked done in the chain itself: a later cleanup of the sessions does not undo the steps.
     const stored = JSON.parse(readFileSync(join(repo.dir, '.harness', 'chains', 'build.json'), 'utf8'))
-    expect(stored.steps.every((s: { completed_at?: string }) => typeof s.completed_at === 'string')).toBe(true)
+    expect(stored.steps.every((s: { completed_at?: string }) => typeof s.completed_at === 'string')).toBe(
+      true,
+    )
 
     const list = json<ChainJson[]>(await h('chain', 'list', '--json'))
     expect(list.map((c) => [c.name, c.state])).toEqual([['build', 'completed']])
