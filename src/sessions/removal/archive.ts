@@ -10,21 +10,19 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { allowedWorktreeRoots } from '../../config.js'
 import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
 import { agentDirFor } from '../agent-files.js'
 import { fsyncDir } from '../durable.js'
 import type { SessionEnv } from '../ports.js'
-import { type ProgressReporter, silentProgress } from '../progress.js'
-import type { SessionStatus } from '../schema.js'
+import type { ProgressReporter } from '../progress.js'
+import type { SessionRecord, SessionStatus } from '../schema.js'
 import type { SessionStore } from '../store.js'
-import { configuredOlderThan, keptSession, removedSession, selectOldSessions } from './cleanup.js'
+import { configuredOlderThan, keptSession, planSessions, reportResult, selectOldSessions } from './cleanup.js'
 import { classifyError, decideRemoval, type Verdict } from './decision.js'
-import { executeRemoval, type RemovalCandidate } from './executor.js'
-import { RepoCache } from './repo-view.js'
+import { executeRemovals, type RemovalCandidate } from './executor.js'
 import type { RemovalReport } from './report.js'
-import { planSession, type SessionPlan, sessionCandidate } from './session-plan.js'
+import { type SessionPlan, sessionCandidate } from './session-plan.js'
 
 declare const HARNESS_VERSION: string
 
@@ -81,26 +79,17 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   const store = await ctx.store()
   const selected = await selectOldSessions(store, options, olderThan.ms)
   report.skipped = selected.skipped
-  const where = {
-    repos: new RepoCache(ctx.cwd),
-    projectRoot: paths.root,
-    logsDir: paths.logsDir,
-    roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
-    force: options.force,
-  }
+  const plans = await planSessions(ctx, paths, selected.candidates, options)
   const chosen: Chosen[] = []
-  for (const record of selected.candidates) {
-    let plan: SessionPlan
-    try {
-      plan = await planSession(record, where)
-    } catch (error) {
-      // Kept as an error: the command exits 1 once the others are done, as cleanup does.
-      report.kept.push(keptSession(record, null, [classifyError(error)]))
-      continue
+  for (const [index, plan] of plans.entries()) {
+    const record = selected.candidates[index] as SessionRecord
+    // A planning failure is kept as an error: the command exits 1 once the others are done, as cleanup does.
+    if (plan instanceof Error) report.kept.push(keptSession(record, null, [classifyError(plan)]))
+    else {
+      const verdict = decideRemoval(plan.reasons, options.force)
+      if (verdict.action === 'keep') report.kept.push(keptSession(record, plan, plan.reasons))
+      else chosen.push({ plan, candidate: sessionCandidate(plan), verdict })
     }
-    const verdict = decideRemoval(plan.reasons, options.force)
-    if (verdict.action === 'keep') report.kept.push(keptSession(record, plan, plan.reasons))
-    else chosen.push({ plan, candidate: sessionCandidate(plan), verdict })
   }
   if (chosen.length === 0) return report
 
@@ -113,22 +102,14 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
     report.archive = await writeSessionArchive(store, paths.harnessDir, outputDir, now, chosen, ctx.env)
   }
 
-  const progress = options.progress ?? silentProgress
-  try {
-    for (const [index, { plan, candidate, verdict }] of chosen.entries()) {
-      progress.step(index, chosen.length, plan.record.id)
-      const result = await executeRemoval(candidate, verdict, { dryRun: options.dryRun, store })
-      if (result.status === 'gone') continue
-      if (result.snapshot) report.snapshots.push({ id: plan.record.id, ...result.snapshot })
-      if (result.status === 'kept') {
-        report.kept.push(keptSession(plan.record, plan, result.reasons))
-        continue
-      }
-      const log = result.done.some((step) => step.kind === 'file' && step.path === plan.log) ? plan.log : null
-      report.removed.push(removedSession(plan, result.forced, log))
-    }
-  } finally {
-    progress.end()
+  // The same batched removal as cleanup's (docs/design.md, "Removal").
+  const results = await executeRemovals(
+    chosen.map(({ candidate, verdict }) => ({ candidate, verdict })),
+    { dryRun: options.dryRun, store },
+  )
+  for (const [index, { plan }] of chosen.entries()) {
+    const result = results[index]
+    if (result) reportResult(report, plan.record, plan, result)
   }
   return report
 }

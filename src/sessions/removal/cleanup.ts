@@ -57,6 +57,38 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   const selected = await selectOldSessions(store, options, olderThan.ms)
   report.skipped = selected.skipped
   const candidates = selected.candidates
+  const plans = await planSessions(ctx, paths, candidates, options)
+  // One batched removal for all of them (docs/design.md, "Removal").
+  const items: { record: SessionRecord; plan: SessionPlan }[] = []
+  for (const [index, plan] of plans.entries()) {
+    const record = candidates[index] as SessionRecord
+    if (plan instanceof Error) report.kept.push(keptSession(record, null, [classifyError(plan)]))
+    else items.push({ record, plan })
+  }
+  const results = await executeRemovals(
+    items.map(({ plan }) => ({
+      candidate: sessionCandidate(plan),
+      verdict: decideRemoval(plan.reasons, options.force),
+    })),
+    { dryRun: options.dryRun, store },
+  )
+  for (const [index, { record, plan }] of items.entries()) {
+    const result = results[index]
+    if (result) reportResult(report, record, plan, result)
+  }
+  return report
+}
+
+/**
+ * Plans each candidate (what would go, what would keep it), a few at a time and in order; a failure is that
+ * session's own (an Error in its place). Shared by cleanup and archive.
+ */
+export async function planSessions(
+  ctx: SessionEnv,
+  paths: { root: string; logsDir: string; configFile: string },
+  candidates: SessionRecord[],
+  options: { force: boolean; progress?: ProgressReporter },
+): Promise<(SessionPlan | Error)[]> {
   const where = removalScope(ctx, paths, options)
   const progress = options.progress ?? silentProgress
   const plans: (SessionPlan | Error)[] = []
@@ -77,25 +109,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   } finally {
     progress.end()
   }
-  // One batched removal for all of them (docs/design.md, "Removal").
-  const items: { record: SessionRecord; plan: SessionPlan }[] = []
-  for (const [index, plan] of plans.entries()) {
-    const record = candidates[index] as SessionRecord
-    if (plan instanceof Error) report.kept.push(keptSession(record, null, [classifyError(plan)]))
-    else items.push({ record, plan })
-  }
-  const results = await executeRemovals(
-    items.map(({ plan }) => ({
-      candidate: sessionCandidate(plan),
-      verdict: decideRemoval(plan.reasons, options.force),
-    })),
-    { dryRun: options.dryRun, store },
-  )
-  for (const [index, { record, plan }] of items.entries()) {
-    const result = results[index]
-    if (result) reportResult(report, record, plan, result)
-  }
-  return report
+  return plans
 }
 
 /**
@@ -215,7 +229,7 @@ function sessionRemover(
 }
 
 /** Adds one session's outcome to the report; returns the error that stopped its removal, if one did. */
-function reportResult(
+export function reportResult(
   report: RemovalReport,
   record: SessionRecord,
   plan: SessionPlan,
