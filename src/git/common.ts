@@ -64,6 +64,8 @@ export async function assertBranchName(
   options: GitEnvOptions = {},
 ): Promise<void> {
   assertRefArg(name, 'branch name')
+  // Components of letters, digits, `_` and `-` (harness/<id>, most names) are always valid: no git asked.
+  if (name !== 'HEAD' && /^[A-Za-z0-9_][A-Za-z0-9_-]*(?:\/[A-Za-z0-9_-]+)*$/.test(name)) return
   const check = await run(['check-ref-format', `refs/heads/${name}`], cwd, { ...options, allowFailure: true })
   if (check.exitCode !== 0 || name === 'HEAD') {
     throw new UsageError(

@@ -61,8 +61,11 @@ export async function filesModified(
   base: string,
   options: GitEnvOptions = {},
 ): Promise<string[]> {
-  const baseCommit = await resolveCommit(worktreeDir, base, options)
-  const { tree, topLevel } = await writeWorktreeTree(worktreeDir, options)
+  const [baseCommit, { tree, topLevel }] = await Promise.all([
+    // A full commit id (what a record holds) needs no lookup: `git diff` fails on one that is gone.
+    /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base) ? base : resolveCommit(worktreeDir, base, options),
+    writeWorktreeTree(worktreeDir, options),
+  ])
   return changedPaths(topLevel, baseCommit, tree, options)
 }
 

@@ -33,28 +33,30 @@ export type RepoInfo =
 
 /** Where cwd sits in git terms; `{ isRepo: false }` outside a working tree. */
 export async function inspectRepo(cwd: string, options: GitEnvOptions = {}): Promise<RepoInfo> {
-  const located = await run(
-    [
-      'rev-parse',
-      '--path-format=absolute',
-      '--show-toplevel',
-      '--git-common-dir',
-      '--absolute-git-dir',
-      '--show-prefix',
-    ],
-    cwd,
-    { ...options, allowFailure: true },
-  )
+  // HEAD and its branch are asked at the same time as where the repository is (outside one they just fail):
+  // every `run` starts here.
+  const [located, head, branch] = await Promise.all([
+    run(
+      [
+        'rev-parse',
+        '--path-format=absolute',
+        '--show-toplevel',
+        '--git-common-dir',
+        '--absolute-git-dir',
+        '--show-prefix',
+      ],
+      cwd,
+      { ...options, allowFailure: true },
+    ),
+    run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd, { ...options, allowFailure: true }),
+    run(['symbolic-ref', '--quiet', '--short', 'HEAD'], cwd, { ...options, allowFailure: true }),
+  ])
   if (located.exitCode !== 0) return { isRepo: false }
   const [topLevel = '', commonDir = '', gitDir = '', prefix = ''] = located.stdout
     .replace(/\n$/, '')
     .split('\n')
   if (!topLevel || !commonDir) return { isRepo: false }
-  const [head, branch, mainRoot] = await Promise.all([
-    run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd, { ...options, allowFailure: true }),
-    run(['symbolic-ref', '--quiet', '--short', 'HEAD'], cwd, { ...options, allowFailure: true }),
-    mainRootOf(topLevel, commonDir, gitDir, options),
-  ])
+  const mainRoot = await mainRootOf(topLevel, commonDir, gitDir, options)
   const headCommit = head.exitCode === 0 ? head.stdout.trim() : null
   return {
     isRepo: true,

@@ -10,7 +10,7 @@ import {
   samePath,
   splitZ,
 } from './common.js'
-import { branchExists, branchTip } from './repo.js'
+import { branchTip } from './repo.js'
 import { findWorktree, listWorktrees } from './worktree-list.js'
 
 export { resolveCommit } from './common.js'
@@ -27,6 +27,8 @@ export interface CreateWorktreeOptions extends GitEnvOptions {
   branch: string
   /** Revision to start from (a user-supplied ref is fine: it is validated). */
   base: string
+  /** `base` is a full commit id the caller has just resolved: not asked of git again. */
+  verifiedBase?: boolean
   /**
    * Aborting rolls back everything this call made. A git step that is already running is allowed to end
    * first (killing git mid-checkout could leave its child processes writing), so the rollback is complete.
@@ -52,23 +54,13 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
   const gitOptions: GitEnvOptions = { env: options.env }
   const path = resolve(options.path)
   signal?.throwIfAborted()
-  await assertBranchName(repoDir, branch, gitOptions)
-  const base = await resolveCommit(repoDir, options.base, gitOptions)
-  if (await branchExists(repoDir, branch, gitOptions)) {
-    throw new IllegalStateError(
-      `branch "${branch}" already exists`,
-      `choose another name, or look at it with "git log ${branch}" before deleting it`,
-      'BRANCH_EXISTS',
-    )
-  }
+  // A branch or registration already there is found by the steps themselves (the branch is created
+  // atomically, and `git worktree add` refuses a registered path): no git process is spent checking first.
+  const [base] = await Promise.all([
+    options.verifiedBase ? options.base : resolveCommit(repoDir, options.base, gitOptions),
+    assertBranchName(repoDir, branch, gitOptions),
+  ])
   const pathWasEmptyDir = checkTargetPath(path)
-  if (await findWorktree(repoDir, path, gitOptions)) {
-    throw new IllegalStateError(
-      `a worktree is already registered at ${path}`,
-      'run "git worktree prune" if its directory was deleted',
-      'WORKTREE_EXISTS',
-    )
-  }
   signal?.throwIfAborted()
 
   let branchCreated = false
@@ -89,7 +81,14 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
       { ...gitOptions, allowFailure: true },
     )
     if (created.exitCode !== 0) {
-      throw new IllegalStateError(`branch "${branch}" already exists`, undefined, 'BRANCH_EXISTS')
+      if (!/already exists|cannot lock ref/.test(created.stderr)) {
+        throw new ExternalToolError(`git update-ref failed: ${gitDetail(created)}`, undefined, 'GIT_FAILED')
+      }
+      throw new IllegalStateError(
+        `branch "${branch}" already exists`,
+        `choose another name, or look at it with "git log ${branch}" before deleting it`,
+        'BRANCH_EXISTS',
+      )
     }
     branchCreated = true
     signal?.throwIfAborted()
@@ -99,6 +98,13 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
     })
     signal?.throwIfAborted()
     if (added.exitCode !== 0) {
+      if (/already registered/.test(added.stderr)) {
+        throw new IllegalStateError(
+          `a worktree is already registered at ${path}`,
+          'run "git worktree prune" if its directory was deleted',
+          'WORKTREE_EXISTS',
+        )
+      }
       throw new ExternalToolError(`git worktree add failed: ${gitDetail(added)}`, undefined, 'GIT_FAILED')
     }
     return { path, branch, base }

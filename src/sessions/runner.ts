@@ -171,13 +171,15 @@ export async function supervise(
     const { exit } = supervised
     await extras.ended?.()
     await interval.stop()
-    // Before the outcome is recorded, so that whoever waits for the session finds the checkpoint there.
-    await checkpointQuietly(plan, store, 'run-end')
-    const captured = await capturedSessionId(plan, launch.logFd, logStart)
-    const usage = await runUsage(launch.logFd, logStart)
-    const reportedError =
-      exit.exitCode === 0 ? await reportedFailure(plan, launch.logFd, logStart) : undefined
-    const files = await changedFiles(plan)
+    // Side by side (each runs its own git processes, each with a private index): the checkpoint before the
+    // outcome is recorded, so that whoever waits for the session finds it there.
+    const [, captured, usage, reportedError, files] = await Promise.all([
+      checkpointQuietly(plan, store, 'run-end'),
+      capturedSessionId(plan, launch.logFd, logStart),
+      runUsage(launch.logFd, logStart),
+      exit.exitCode === 0 ? reportedFailure(plan, launch.logFd, logStart) : undefined,
+      changedFiles(plan),
+    ])
     const record = await store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, {
         exitCode: exit.exitCode,

@@ -637,7 +637,11 @@ async function prepareWorkspace(
   const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
   const repoDir = repo.mainRoot ?? repo.topLevel
   const base = options.base ?? 'HEAD'
-  const baseCommit = await resolveCommit(repoDir, base)
+  // The default base is HEAD of the main worktree: already resolved when harness runs there.
+  const baseCommit =
+    options.base === undefined && repo.head && repo.topLevel === repoDir
+      ? repo.head
+      : await resolveCommit(repoDir, base)
   const branch = options.branch ?? `harness/${id}`
   const dir = join(worktreeRoot(config, paths.root), id)
   const { topLevel, branch: repoBranch, relativeCwd } = repo
@@ -651,7 +655,14 @@ async function prepareWorkspace(
     try {
       // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
       mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
-      await createWorktree({ repoDir, path: dir, branch, base: baseCommit, signal: abort.signal })
+      await createWorktree({
+        repoDir,
+        path: dir,
+        branch,
+        base: baseCommit,
+        verifiedBase: true,
+        signal: abort.signal,
+      })
       chmodSync(dir, 0o700)
       const undo = async () => {
         await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
