@@ -24,8 +24,10 @@ export const ARCHIVE_FORMAT = 'harness-archive'
 
 const ID = '[A-Za-z0-9][A-Za-z0-9_-]{0,63}'
 /** The only member names an archive may hold: nothing absolute, no `..`, no other folder. */
-const MEMBER_PATTERN = new RegExp(
-  `^(?:sessions/${ID}\\.json|logs/${ID}\\.log|git/${ID}\\.bundle|agents/${ID}/(?:[^/\\0]+/)*[^/\\0]+)$`,
+/** One path component of an agent file: never `.` or `..`, so nothing lands outside `agents/<id>/`. */
+const PART = '(?!\\.\\.?(?:/|$))[^/\\0]+'
+export const MEMBER_PATTERN = new RegExp(
+  `^(?:sessions/${ID}\\.json|logs/${ID}\\.log|git/${ID}\\.bundle|agents/${ID}/(?:${PART}/)*${PART})$`,
 )
 
 const RefSchema = z.object({ ref: z.string(), commit: z.string().check(z.regex(/^[0-9a-f]{40,64}$/)) })

@@ -6,6 +6,7 @@ import {
   hashFile,
   MANIFEST,
   type Manifest,
+  MEMBER_PATTERN,
   readArchive,
   writeArchive,
 } from '../../src/history/archive-file.js'
@@ -83,4 +84,25 @@ test('a missing member, an unlisted one and a name outside the layout are each r
   await expect(readArchive(await packed([listed], ['logs/ab12.log', 'other/x']))).rejects.toThrow(
     /unexpected member "other\/x"/,
   )
+})
+
+test('member names stay inside their folders: no "." or ".." component, no other top folder', () => {
+  for (const good of [
+    'sessions/ab12.json',
+    'logs/ab12.log',
+    'git/ab12.bundle',
+    'agents/ab12/a/.hidden',
+    'agents/ab12/x..y',
+  ])
+    expect(MEMBER_PATTERN.test(good), good).toBe(true)
+  for (const bad of [
+    'agents/ab12/../../../etc/passwd',
+    'agents/ab12/./x',
+    'agents/ab12/..',
+    'sessions/../x.json',
+    '/etc/passwd',
+    'other/x',
+    'agents/ab12/',
+  ])
+    expect(MEMBER_PATTERN.test(bad), bad).toBe(false)
 })
