@@ -5,7 +5,7 @@ import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
-import { releasePipesAfterExit } from './pipes.js'
+import { type LogWriteFailure, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
@@ -61,6 +61,8 @@ export interface AgentExit {
   /** A stop signal came before the agent was spawned: it never ran. */
   notStarted?: boolean
   spawnError?: string
+  /** Headless: the log could not be written from some point on (a full disk); the output still went to `tee`. */
+  logFailure?: LogWriteFailure
 }
 
 export interface SupervisedAgent {
@@ -138,10 +140,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     release()
     throw error
   }
-  if (launch.mode === 'headless') {
-    pipeOutput(child, launch)
-    releasePipesAfterExit(child)
-  }
+  const pipe = launch.mode === 'headless' ? pipeAgentOutput(child, launch) : undefined
 
   if (child.pid !== undefined) {
     const pid = child.pid
@@ -162,6 +161,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
       stopSignal,
       stopped,
       ...(spawnError ? { spawnError } : {}),
+      ...(pipe?.logFailure() ? { logFailure: pipe.logFailure() } : {}),
     },
     release,
   }
@@ -174,25 +174,6 @@ function stdioFor(launch: AgentLaunch): { stdin: 'inherit' | 'ignore'; stdout: O
   if (launch.mode === 'headless') return { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }
   const log = (launch.logFd ?? 'ignore') as Output
   return { stdin: 'ignore', stdout: log, stderr: log }
-}
-
-/** Headless: every chunk goes to the log first (it must survive us), then to the terminal stream. */
-function pipeOutput(
-  child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null },
-  launch: AgentLaunch,
-) {
-  const onData = (chunk: Buffer) => {
-    if (launch.logFd !== undefined) {
-      try {
-        writeSync(launch.logFd, chunk)
-      } catch {}
-    }
-    try {
-      launch.tee?.write(chunk)
-    } catch {}
-  }
-  child.stdout?.on('data', onData)
-  child.stderr?.on('data', onData)
 }
 
 function spawnFailure(result: { cause?: unknown; shortMessage?: string; message?: string }): string {

@@ -1,14 +1,26 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
-import { ExitRequest, ExternalToolError } from '../errors.js'
+import { StringDecoder } from 'node:string_decoder'
+import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
 import type { Usage } from '../history/events.js'
 import { sumCost } from '../history/usage.js'
 import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
+import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
-import { applyRunExit, signalExitCode } from './outcome.js'
+import { applyRunExit, type RunExit, signalExitCode } from './outcome.js'
 import type { Run, SessionRecord } from './schema.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
 import { SessionStore } from './store.js'
@@ -133,6 +145,7 @@ export async function supervise(
   const interval = intervalCheckpoints(plan, store)
   const stopRequested = new AbortController()
   let stopWatch: StopWatch | undefined
+  let reserve: SpaceReserve | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
     supervised = await superviseAgent(launch, {
@@ -141,6 +154,7 @@ export async function supervise(
         logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
         // From the moment the run is committed: a kill that dies before signalling us is still carried out.
         stopWatch = watchStopRequest(store, plan.id, plan.runN, () => stopRequested.abort())
+        if (launch.logFd !== undefined) reserve = reserveSpace(plan)
       },
       started: async (pid, identity) => {
         await store.update(plan.id, (current) => {
@@ -164,6 +178,9 @@ export async function supervise(
       },
       stopRequested: stopRequested.signal,
     })
+  } catch (error) {
+    reserve?.release()
+    throw error
   } finally {
     stopWatch?.close()
   }
@@ -180,27 +197,94 @@ export async function supervise(
       exit.exitCode === 0 ? reportedFailure(plan, launch.logFd, logStart) : undefined,
       changedFiles(plan),
     ])
-    const record = await store.update(plan.id, (current) => {
-      const ended = applyRunExit(current, plan.runN, {
-        exitCode: exit.exitCode,
-        signal: exit.signal,
-        interrupted: exit.stopSignal !== null,
-        stopped: exit.stopped,
-        spawnError: exit.spawnError,
-        reportedError,
+    const logError = exit.logFailure && describeLogFailure(exit.logFailure)
+    const runExit: RunExit = {
+      exitCode: exit.exitCode,
+      signal: exit.signal,
+      interrupted: exit.stopSignal !== null,
+      stopped: exit.stopped,
+      spawnError: exit.spawnError,
+      reportedError,
+    }
+    // The room kept for this write: a log that filled the disk must not cost the run its outcome.
+    reserve?.release()
+    let record: SessionRecord
+    try {
+      record = await store.update(plan.id, (current) => {
+        const ended = applyRunExit(current, plan.runN, runExit)
+        if (!ended) return ended
+        const withUsage = launch.logFd === undefined ? ended : recordUsage(ended, plan.runN, logStart, usage)
+        return {
+          ...withUsage,
+          ...(captured ? { agent_session_id: captured } : {}),
+          ...(files ? { files_modified: files } : {}),
+          ...(logError ? { log_error: logError } : {}),
+        }
       })
-      if (!ended) return ended
-      const withUsage = launch.logFd === undefined ? ended : recordUsage(ended, plan.runN, logStart, usage)
-      return {
-        ...withUsage,
-        ...(captured ? { agent_session_id: captured } : {}),
-        ...(files ? { files_modified: files } : {}),
-      }
-    })
+    } catch (error) {
+      if (!(error instanceof DiskFaultError)) throw error
+      // Still no room for the whole record: the outcome alone, which is what must not be lost.
+      record = await store.update(plan.id, (current) => {
+        const ended = applyRunExit(current, plan.runN, runExit)
+        return (
+          ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
+        )
+      })
+    }
     return { record, exit }
   } finally {
+    reserve?.release()
     supervised.release()
   }
+}
+
+/** What `log_error` says: from where the log is incomplete, and why. */
+function describeLogFailure(failure: LogWriteFailure): string {
+  const why = failure.code === 'ENOSPC' || failure.code === 'EDQUOT' ? 'the disk is full' : failure.message
+  return `the log is incomplete: it could not be written after ${failure.written} bytes of this run's output (${failure.code}: ${why})`
+}
+
+/** Room on the log's file system, held for the run's last record update (see `reserveSpace`). */
+interface SpaceReserve {
+  release(): void
+}
+
+const RESERVE_BYTES = 64 * 1024
+
+/**
+ * Holds `RESERVE_BYTES` of the log's file system (a file of zeros beside the log) while the agent runs, so that
+ * an agent whose output fills the disk still leaves room to record how it ended. Best effort: a disk already
+ * too full for it runs without.
+ */
+function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
+  const path = join(plan.logsDir, `${plan.id}.reserve`)
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
+  let fd: number | undefined
+  try {
+    fd = openSync(path, flags, 0o600)
+    const zeros = Buffer.alloc(RESERVE_BYTES)
+    for (let offset = 0; offset < zeros.length; ) offset += writeSync(fd, zeros, offset)
+    fsyncSync(fd)
+  } catch {
+    rmQuietly(path)
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+  let held = true
+  return {
+    release() {
+      if (!held) return
+      held = false
+      rmQuietly(path)
+    },
+  }
+}
+
+function rmQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {}
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
@@ -275,23 +359,64 @@ async function runUsage(logFd: number | undefined, from: number): Promise<Usage 
   try {
     const { EventReader } = await import('../history/events.js')
     const reader = new EventReader()
+    const lines = new LineSplitter((line) => reader.push(line))
+    const decoder = new StringDecoder('utf8')
     const buffer = Buffer.allocUnsafe(1024 * 1024)
     let position = from
-    let rest = ''
     for (;;) {
       const n = readSync(logFd, buffer, 0, buffer.length, position)
       if (n <= 0) break
       position += n
-      const lines = (rest + buffer.toString('utf8', 0, n)).split('\n')
-      rest = lines.pop() ?? ''
-      if (rest.length > 16 * 1024 * 1024) rest = '' // one endless line is no event stream
-      for (const line of lines) reader.push(line)
+      lines.write(decoder.write(buffer.subarray(0, n)))
     }
-    if (rest) reader.push(rest)
+    lines.write(decoder.end())
+    lines.end()
     reader.end()
     return reader.usage
   } catch {
     return null
+  }
+}
+
+/** One endless line is no event stream: longer ones are skipped, not held. */
+const MAX_LINE = 16 * 1024 * 1024
+
+/**
+ * Splits text that arrives in pieces into lines, looking at each piece once (a log of hundreds of megabytes
+ * must not be scanned again for every piece).
+ */
+class LineSplitter {
+  private pending: string[] = []
+  private pendingLength = 0
+  private skipping = false
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  write(text: string): void {
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      const piece = text.slice(start, nl)
+      if (!this.skipping) this.onLine(this.pending.length > 0 ? this.pending.join('') + piece : piece)
+      this.pending = []
+      this.pendingLength = 0
+      this.skipping = false
+      start = nl + 1
+    }
+    if (start < text.length) this.hold(text.slice(start))
+  }
+
+  end(): void {
+    if (!this.skipping && this.pending.length > 0) this.onLine(this.pending.join(''))
+    this.pending = []
+  }
+
+  private hold(piece: string): void {
+    if (this.skipping) return
+    this.pendingLength += piece.length
+    if (this.pendingLength > MAX_LINE) {
+      this.pending = []
+      this.skipping = true
+    } else this.pending.push(piece)
   }
 }
 

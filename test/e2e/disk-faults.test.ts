@@ -66,6 +66,28 @@ describe.skipIf(!isRoot)('disk faults on a real small file system (mounts a tmpf
     expect(readdirSync(sessions)).toEqual([`${id}.json`])
   })
 
+  test('a headless run whose log fills the disk still records the agent exit, with log_error saying the log is incomplete', async () => {
+    const { dir, env } = smallDisk()
+    // The agent waits until the record holds its pid (so the fill cannot race that update), then prints
+    // 512 KB, four times what the disk holds, and exits 3.
+    const record = '"$HARNESS_DIR/sessions/$HARNESS_SESSION_ID.json"'
+    const script = `while ! grep -q '"pid": '$$, ${record}; do sleep 0.02; done; head -c 524288 /dev/zero | tr '\\0' x; exit 3`
+    const run = await cli(['--json', 'run', '-a', 'exec', '--', 'sh', '-c', script], { cwd: dir, env })
+    expect(run.exitCode, run.stderr.slice(-2000)).toBe(3)
+    const result = json<{ id: string; status: string; exit_code: number; log_error?: string }>(run)
+    expect(result).toMatchObject({ status: 'FAILED', exit_code: 3 })
+    expect(result.log_error).toMatch(/^the log is incomplete: .*ENOSPC: the disk is full/)
+    // The output still reached harness's own output (stderr under --json), all of it.
+    expect(run.stderr.match(/x+/g)?.join('').length).toBe(524_288)
+    const sessions = join(dir, '.harness', 'sessions')
+    const stored = JSON.parse(readFileSync(join(sessions, `${result.id}.json`), 'utf8'))
+    expect(stored).toMatchObject({ status: 'FAILED', exit_code: 3, log_error: result.log_error })
+    expect(readdirSync(sessions)).toEqual([`${result.id}.json`])
+    expect(readdirSync(join(dir, '.harness', 'logs'))).toEqual([`${result.id}.log`])
+    const show = await cli(['session', 'show', result.id], { cwd: dir, env })
+    expect(show.stdout).toMatch(/Log error: +the log is incomplete/)
+  })
+
   test('a read-only store still lists and shows; a stale session is shown reconciled, not written', async () => {
     const { mnt, dir, env } = smallDisk()
     const run = await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: dir, env })
