@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 
 /**
@@ -77,6 +79,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
 
 /** `git rev-parse --git-common-dir` made absolute, or null outside a repository. */
 export async function gitCommonDir(cwd: string): Promise<string | null> {
+  if (!hasDotGitAbove(cwd)) return null
   try {
     const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
       cwd,
@@ -87,5 +90,16 @@ export async function gitCommonDir(cwd: string): Promise<string | null> {
   } catch (error) {
     if (error instanceof ExternalToolError) return null
     throw error
+  }
+}
+
+/**
+ * Whether `dir` or a folder above it holds a `.git` (a folder, or a file as in linked worktrees). Without one
+ * git finds no repository (the location variables are stripped, see `gitEnv`), so none needs asking.
+ */
+export function hasDotGitAbove(dir: string): boolean {
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    if (existsSync(join(current, '.git'))) return true
+    if (dirname(current) === current) return false
   }
 }

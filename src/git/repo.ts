@@ -9,6 +9,7 @@ import {
   run,
   samePath,
 } from './common.js'
+import { hasDotGitAbove } from './git.js'
 import { listWorktrees } from './worktree-list.js'
 
 export { resolveCommit } from './common.js'
@@ -33,6 +34,9 @@ export type RepoInfo =
 
 /** Where cwd sits in git terms; `{ isRepo: false }` outside a working tree. */
 export async function inspectRepo(cwd: string, options: GitEnvOptions = {}): Promise<RepoInfo> {
+  // git finds a repository only through a `.git` in this folder or above (the location variables are
+  // stripped, see git.ts): without one, no git process needs to say so.
+  if (!hasDotGitAbove(cwd)) return { isRepo: false }
   // HEAD and its branch are asked at the same time as where the repository is (outside one they just fail):
   // every `run` starts here.
   const [located, head, branch] = await Promise.all([
