@@ -43,6 +43,26 @@ export async function commitExists(
   return result.exitCode === 0
 }
 
+/** Which of `commits` are commit objects in the repository: one `git cat-file --batch-check` for all of them. */
+export async function existingCommits(
+  repo: string,
+  commits: string[],
+  options: GitEnvOptions = {},
+): Promise<Set<string>> {
+  const asked = [...new Set(commits)].filter((c) => /^[0-9a-f]{40,64}$/.test(c))
+  if (asked.length === 0) return new Set()
+  const result = await run(['cat-file', '--batch-check=%(objectname) %(objecttype)'], repo, {
+    ...options,
+    input: `${asked.join('\n')}\n`,
+  })
+  const found = new Set<string>()
+  for (const line of result.stdout.split('\n')) {
+    const [name, type] = line.split(' ')
+    if (name && type === 'commit') found.add(name)
+  }
+  return found
+}
+
 /** What `ref` points at, or null when it does not exist. */
 export async function refTarget(
   repo: string,

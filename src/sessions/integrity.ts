@@ -32,8 +32,9 @@ interface RepoFacts {
   refs: Map<string, string>
   /** Registered worktrees by real path: their branch. */
   worktrees: Map<string, string | null>
-  commitExists: (commit: string) => Promise<boolean>
-  branchExists: (branch: string) => Promise<boolean>
+  /** Commits that checkpoints name and the repository holds. */
+  commits: Set<string>
+  branchExists: (branch: string) => boolean
 }
 
 /** The repository a session's checkpoints and worktree belong to, if it has any. */
@@ -56,7 +57,7 @@ export async function checkIntegrity(
   }
   const found = new Map<string, IntegrityProblem[]>()
   for (const [repo, sessions] of byRepo) {
-    const facts = await repoFacts(repo, env)
+    const facts = await repoFacts(repo, sessions, env)
     for (const record of sessions) {
       const problems = facts
         ? await sessionProblems(record, facts)
@@ -73,17 +74,26 @@ export async function checkIntegrity(
   return found
 }
 
-async function repoFacts(repo: string, env: NodeJS.ProcessEnv): Promise<RepoFacts | null> {
+async function repoFacts(
+  repo: string,
+  sessions: SessionRecord[],
+  env: NodeJS.ProcessEnv,
+): Promise<RepoFacts | null> {
   if (!existsSync(repo)) return null
-  const { listRefs, commitExists } = await import('../git/checkpoint.js')
-  const { branchExists } = await import('../git/repo.js')
+  const { listRefs, existingCommits } = await import('../git/checkpoint.js')
   const { listWorktrees } = await import('../git/worktree-list.js')
   try {
+    // Branches and refs are read once per repository, whatever the number of sessions.
+    const branches = await listRefs(repo, 'refs/heads/', { env })
     return {
       refs: await listRefs(repo, 'refs/harness/', { env }),
       worktrees: new Map((await listWorktrees(repo, { env })).map((w) => [realPath(w.path), w.branch])),
-      commitExists: (commit) => commitExists(repo, commit, { env }).catch(() => false),
-      branchExists: (branch) => branchExists(repo, branch, { env }).catch(() => false),
+      commits: await existingCommits(
+        repo,
+        sessions.flatMap((s) => (s.checkpoints ?? []).map((c) => c.commit)),
+        { env },
+      ),
+      branchExists: (branch) => branches.has(`refs/heads/${branch}`),
     }
   } catch {
     return null
@@ -113,8 +123,7 @@ async function sessionProblems(record: SessionRecord, facts: RepoFacts): Promise
     }
     const target = facts.refs.get(ref)
     if (target === checkpoint.commit) continue
-    const commit =
-      /^[0-9a-f]{40,64}$/.test(checkpoint.commit) && (await facts.commitExists(checkpoint.commit))
+    const commit = facts.commits.has(checkpoint.commit)
     if (!commit) {
       problems.push({
         kind: 'checkpoint-commit-missing',
@@ -140,7 +149,7 @@ async function sessionProblems(record: SessionRecord, facts: RepoFacts): Promise
 async function worktreeProblems(record: SessionRecord, facts: RepoFacts): Promise<IntegrityProblem[]> {
   const branch = record.git_branch as string
   if (!existsSync(record.worktree_dir)) {
-    const recreatable = record.status !== 'RUNNING' && (await facts.branchExists(branch))
+    const recreatable = record.status !== 'RUNNING' && facts.branchExists(branch)
     return [
       {
         kind: 'worktree-missing',
