@@ -176,10 +176,14 @@ function stdioFor(launch: AgentLaunch): { stdin: 'inherit' | 'ignore'; stdout: O
   return { stdin: 'ignore', stdout: log, stderr: log }
 }
 
-function spawnFailure(result: { cause?: unknown; shortMessage?: string; message?: string }): string {
+/** Why the agent could not be started, in words a person can act on. */
+export function spawnFailure(result: { cause?: unknown; shortMessage?: string; message?: string }): string {
   const cause = result.cause as NodeJS.ErrnoException | undefined
   if (cause?.code === 'ENOENT') return `command not found: ${cause.path ?? ''}`.trim()
   if (cause?.code === 'EACCES') return `permission denied: ${cause.path ?? ''}`.trim()
+  if (cause?.code === 'E2BIG') {
+    return "argument list too long (E2BIG): the kernel refused the agent's command line (a prompt over 128 KiB, or all arguments together over its limit); put the long text in a file and point the prompt at it"
+  }
   return cause?.message ?? result.shortMessage ?? result.message ?? 'the agent could not be started'
 }
 

@@ -61,6 +61,7 @@ export function renderRemovalReport(report: RemovalReport, now: Date = new Date(
 }
 
 function removedParts(s: RemovedSession): string {
+  if (s.record_only) return 'record file only (foreign: nothing it names was touched)'
   const parts: string[] = []
   if (s.worktree) parts.push('worktree')
   if (s.branch) {

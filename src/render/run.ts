@@ -14,7 +14,12 @@ export function runSummary(record: SessionRecord): string {
   if (record.status === 'RUNNING') {
     return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
   }
-  return `harness: session ${record.id} ${record.status}${code}${record.stop_reason === 'start-failed' ? ' (the agent could not be started)' : ''}`
+  const failure = (record.runs?.at(-1) as { error?: unknown } | undefined)?.error
+  const why =
+    record.stop_reason === 'start-failed'
+      ? ` (the agent could not be started${typeof failure === 'string' ? `: ${failure}` : ''})`
+      : ''
+  return `harness: session ${record.id} ${record.status}${code}${why}`
 }
 
 /** stdout of `run --detach` for people: the id alone, so `id=$(harness run -d …)` works too. */

@@ -237,4 +237,38 @@ describe('stop requests and resumes', () => {
     expect(readFileSync(join(repo.dir, '.harness', 'sessions', `${id}.json`), 'utf8')).toBe(before)
     expect(existsSync(worktree_dir as string)).toBe(false)
   })
+
+  test('a resume racing a delete ends with exit 3 or 4, never 5 ("invalid reference")', async () => {
+    const repo = tmpGitRepo()
+    const first = await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: repo.dir, env: repo.env })
+    expect(first.exitCode, first.stderr).toBe(0)
+    const { id, worktree_dir } = json<Rec>(first)
+    repo.git('worktree', 'remove', '--force', worktree_dir as string)
+    // The resume's `git worktree add` (recreating the worktree from the branch) waits at a gate, and the
+    // delete removes the branch and the record meanwhile: the race played the same way every time.
+    const gate = join(repo.home, 'gate')
+    const reached = join(repo.home, 'reached')
+    const env = wrappedGit(
+      repo,
+      `case "$*" in *"worktree add"*) : > '${reached}'; while [ ! -e '${gate}' ]; do sleep 0.02; done ;; esac`,
+    )
+    const resume = spawn(HARNESS_BIN, ['--json', 'session', 'resume', id], {
+      cwd: repo.dir,
+      env,
+      stdio: 'pipe',
+    })
+    let stderr = ''
+    resume.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    const resumed = exitOf(resume)
+    await waitFor('the resume to reach git worktree add', () => existsSync(reached), 30_000)
+    const del = await cli(['session', 'delete', id, '--force'], { cwd: repo.dir, env: repo.env })
+    expect(del.exitCode, del.stderr).toBe(0)
+    writeFileSync(gate, '')
+    const { code } = await resumed
+    expect([3, 4], stderr).toContain(code)
+    expect(stderr).not.toContain('invalid reference')
+    expect(existsSync(join(repo.dir, '.harness', 'sessions', `${id}.json`))).toBe(false)
+  })
 })

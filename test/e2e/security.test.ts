@@ -141,16 +141,13 @@ describe('a cloned .harness/ is input, not instructions', () => {
     expect(existsSync(join(h.outside, 'evil0001.log'))).toBe(true)
   })
 
-  test('foreign records: cleanup and delete keep them (FOREIGN); adopted, containment still holds', async () => {
+  test('foreign records: cleanup keeps them (FOREIGN); adopted, containment still holds', async () => {
     const h = hostileClone()
     const cleanup = await h.run('session', 'cleanup', '--older-than', '0', '--force', '--json')
     expect(cleanup.exitCode, cleanup.stderr).toBe(0)
     const report = json<{ kept: { id: string; reasons: { code: string }[] }[]; removed: unknown[] }>(cleanup)
     expect(report.removed).toEqual([])
     expect(report.kept.find((k) => k.id === 'evil0001')?.reasons.map((r) => r.code)).toEqual(['FOREIGN'])
-    const del = await h.run('session', 'delete', 'evil0001', '--force', '--json')
-    expect(del.exitCode).toBe(4)
-    expect(del.stderr).toContain('not sealed')
     expect((await h.run('session', 'adopt', 'evil0001')).exitCode).toBe(2) // no terminal: --yes needed
 
     const adopt = await h.run('session', 'adopt', 'evil0001', '--yes', '--json')
@@ -166,6 +163,27 @@ describe('a cloned .harness/ is input, not instructions', () => {
     )
     expect(readFileSync(join(h.userWorktree, '.env'), 'utf8')).toBe('SECRET=1\n')
     expect(h.branchExists('user-branch')).toBe(true)
+  })
+
+  test("delete of a foreign record removes that record's file alone, saying so", async () => {
+    const h = hostileClone()
+    const logs = join(h.clone, '.harness', 'logs')
+    mkdirSync(logs)
+    writeFileSync(join(logs, 'evil0001.log'), 'a log in the place the record names\n')
+    const dry = await h.run('session', 'delete', 'evil0001', '--dry-run')
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain('record file only (foreign: nothing it names was touched)')
+    expect(existsSync(join(h.clone, '.harness', 'sessions', 'evil0001.json'))).toBe(true)
+    const del = await h.run('session', 'delete', 'evil0001', '--force', '--json')
+    expect(del.exitCode, del.stderr).toBe(0)
+    expect(json<{ removed: Rec[] }>(del).removed).toEqual([
+      expect.objectContaining({ id: 'evil0001', record_only: true, worktree: null, branch: null, log: null }),
+    ])
+    expect(existsSync(join(h.clone, '.harness', 'sessions', 'evil0001.json'))).toBe(false)
+    // Nothing it names: the user's worktree, its branch, the log in its place.
+    expect(readFileSync(join(h.userWorktree, '.env'), 'utf8')).toBe('SECRET=1\n')
+    expect(h.branchExists('user-branch')).toBe(true)
+    expect(existsSync(join(logs, 'evil0001.log'))).toBe(true)
   })
 
   test('resume runs nothing a foreign record names; an agent session id is never a flag', async () => {
@@ -224,6 +242,19 @@ describe('a cloned .harness/ is input, not instructions', () => {
     const cleanup = await h.run('session', 'cleanup', '--older-than', '0', '--force')
     expect(cleanup.exitCode).toBe(4)
     expect(readFileSync(join(h.outside, 'evil0001.log'), 'utf8')).toContain('secret')
+  })
+
+  test('a prompt too long for the kernel: exit 5, "argument list too long" in those words, the run recorded', async () => {
+    const { dir, env } = tmpPlainDir()
+    const agents = fakeAgents(join(dir, '..'), env)
+    const run = await cli(['run', '-a', 'claude'], {
+      cwd: dir,
+      env: agents.env,
+      input: 'p'.repeat(200 * 1024),
+    })
+    expect(run.exitCode).toBe(5)
+    expect(run.stderr).toContain('argument list too long (E2BIG)')
+    expect(agents.starts()).toEqual([])
   })
 
   test('.harness being a file is a usage error (exit 2)', async () => {

@@ -15,6 +15,8 @@ export function registerDelete(session: Command, ctx: Context): void {
       'after',
       `${SAFETY_RULES}
 
+A foreign record (not sealed by harness for you) is removed alone: its file, nothing it names.
+
 Exit status: 0 when the session was removed (or, with --dry-run, for any plan);
 4 when it is RUNNING or was kept by these rules (the message says why).
 

@@ -156,10 +156,44 @@ export async function deleteSession(
   const paths = await ctx.project()
   const store = await ctx.store()
   const report: RemovalReport = { dry_run: options.dryRun, removed: [], kept: [], snapshots: [] }
+  if (session.sealed === false) return deleteForeignRecord(store, session, report)
   const failure = await sessionRemover(ctx, store, paths, options)(session, report)
   if (failure) throw failure
   const kept = report.kept[0]
   if (kept && !options.dryRun) throw sessionKeptError(kept)
+  return report
+}
+
+/**
+ * A record harness did not seal names things that may be anyone's: `delete` removes the record's file alone
+ * (under its lock, and only while it is still foreign and not running) and says so (docs/security.md).
+ */
+async function deleteForeignRecord(
+  store: SessionStore,
+  session: SessionRecord,
+  report: RemovalReport,
+): Promise<RemovalReport> {
+  if (!report.dry_run) {
+    await store.delete(session.id, (current) => {
+      if (current.sealed !== false || current.status === 'RUNNING') {
+        throw new IllegalStateError(
+          `session "${session.id}" changed while it was being deleted`,
+          'run the command again',
+          'SESSION_CHANGED',
+        )
+      }
+    })
+  }
+  report.removed.push({
+    id: session.id,
+    status: session.status,
+    last_active_at: lastActiveAt(session),
+    worktree: null,
+    branch: null,
+    log: null,
+    forced: false,
+    record_only: true,
+  })
   return report
 }
 

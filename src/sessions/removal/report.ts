@@ -33,6 +33,11 @@ export interface RemovedSession {
   log: string | null
   /** --force removed work that the safety rules would have kept; its snapshot is in `snapshots`. */
   forced: boolean
+  /**
+   * `delete` of a foreign record (not sealed by harness for this user): its file alone was removed, nothing it
+   * names (docs/security.md).
+   */
+  record_only?: true
 }
 
 export interface KeptSession {
