@@ -1,4 +1,4 @@
-// Generates a project full of realistic session records (SPEC §3), the same ones on every run (seeded).
+// Generates a project full of realistic session records (README.md, "The session record"), the same ones on every run (seeded).
 import { createHash } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,4 +1,4 @@
-/** Exit codes of SPEC §8. The agent's own code and 128+n are passed through as numbers. */
+/** The exit codes of README.md ("Exit codes"). The agent's own code and 128+n are passed through as numbers. */
 export const ExitCode = {
   Ok: 0,
   Failure: 1,
@@ -150,4 +150,9 @@ export class ExitRequest extends Error {
   ) {
     super(`exit ${exitCode}`)
   }
+}
+
+/** The message of anything thrown, for a warning line. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:
 import { basename, dirname, join, resolve } from 'node:path'
 import { IllegalStateError, UsageError } from './errors.js'
 
-/** Where a project's state lives (SPEC §2). */
+/** Where a project's state lives (README.md, "Where things live"). */
 export interface ProjectPaths {
   /** The project root: the top of the main worktree, or the directory harness was pointed at. */
   root: string
@@ -46,7 +46,7 @@ export async function findProject(options: {
   const found = walkUp(options.cwd)
   if (found) return pathsFor(found)
   const { gitCommonDir } = await import('./git/git.js')
-  const common = await gitCommonDir(options.cwd)
+  const common = await gitCommonDir(options.cwd, options.env)
   if (common) {
     // A normal repository's common dir is `<top>/.git`; a bare one has no main worktree, so use cwd.
     if (basename(common) === '.git') return pathsFor(join(dirname(common), HARNESS_DIR_NAME))

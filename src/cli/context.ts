@@ -26,7 +26,11 @@ export class Context implements SessionEnv {
 
   /** --json promises one document on stdout: the agent cannot have the terminal then. */
   get interactive(): boolean {
-    return !this.options.json && process.stdin.isTTY === true
+    return !this.options.json && this.stdinIsTerminal
+  }
+
+  get stdinIsTerminal(): boolean {
+    return process.stdin.isTTY === true
   }
 
   get agentOutput(): NodeJS.WritableStream {
@@ -88,19 +92,23 @@ export class Context implements SessionEnv {
       sealer: RecordSealer.forEnv(this.env),
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
       // Config is read only when a status or state actually changes: reading commands never pay for it.
-      onChange: statusHookObserver(async () => {
-        const { loadConfig, readConfigFile, userConfigFile } = await import('../config.js')
-        try {
-          return loadConfig({ projectConfigFile: paths.configFile, env: this.env }).hooks?.on_status
-        } catch {
-          // An untrusted (or broken) project config defines no hook; the user's own config still may.
+      onChange: statusHookObserver(
+        async () => {
+          const { loadConfig, readConfigFile, userConfigFile } = await import('../config.js')
           try {
-            return readConfigFile(userConfigFile(this.env))?.hooks?.on_status
+            return loadConfig({ projectConfigFile: paths.configFile, env: this.env }).hooks?.on_status
           } catch {
-            return null // a hook is never fatal
+            // An untrusted (or broken) project config defines no hook; the user's own config still may.
+            try {
+              return readConfigFile(userConfigFile(this.env))?.hooks?.on_status
+            } catch {
+              return null // a hook is never fatal
+            }
           }
-        }
-      }, paths.logsDir),
+        },
+        paths.logsDir,
+        this.env,
+      ),
     })
     return this.storeInstance
   }

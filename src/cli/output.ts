@@ -2,7 +2,7 @@ import { ExitRequest, HarnessError } from '../errors.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 import { type ProgressReporter, silentProgress } from '../sessions/progress.js'
 
-/** Global options every command sees (SPEC §7). */
+/** Global options every command sees (README.md, "Commands"). */
 export interface GlobalOptions {
   dir?: string
   json: boolean

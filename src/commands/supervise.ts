@@ -15,7 +15,10 @@ export function registerSupervise(program: Command): void {
       action(z.object({ tmuxPlan: z.optional(z.string()) }), async (options) => {
         if (options.tmuxPlan) {
           const { superviseInTmux } = await import('../sessions/tmux-run.js')
-          await superviseInTmux(options.tmuxPlan)
+          await superviseInTmux(options.tmuxPlan, {
+            TMUX: process.env.TMUX,
+            TMUX_PANE: process.env.TMUX_PANE,
+          })
           return
         }
         const chunks: Buffer[] = []

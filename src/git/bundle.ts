@@ -11,7 +11,7 @@ export async function createBundle(
   file: string,
   refs: string[],
   exclude: string | null,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<boolean> {
   for (const ref of refs) assertRefArg(ref)
   if (exclude) assertRefArg(exclude, 'commit')
@@ -23,7 +23,7 @@ export async function createBundle(
 }
 
 /** Refuses a bundle that is damaged or whose prerequisites (the base commit it builds on) `repo` lacks. */
-export async function verifyBundle(repo: string, file: string, options: GitEnvOptions = {}): Promise<void> {
+export async function verifyBundle(repo: string, file: string, options: GitEnvOptions): Promise<void> {
   const verify = await run(['bundle', 'verify', '-q', file], repo, { ...options, allowFailure: true })
   if (verify.exitCode !== 0) {
     throw new IllegalStateError(
@@ -35,16 +35,12 @@ export async function verifyBundle(repo: string, file: string, options: GitEnvOp
 }
 
 /** Brings a verified bundle's objects into `repo`; no ref is changed. */
-export async function unbundleObjects(
-  repo: string,
-  file: string,
-  options: GitEnvOptions = {},
-): Promise<void> {
+export async function unbundleObjects(repo: string, file: string, options: GitEnvOptions): Promise<void> {
   await run(['bundle', 'unbundle', file], repo, options)
 }
 
 /** Whether `commit` names a commit present in `repo`. */
-export async function hasCommit(repo: string, commit: string, options: GitEnvOptions = {}): Promise<boolean> {
+export async function hasCommit(repo: string, commit: string, options: GitEnvOptions): Promise<boolean> {
   assertRefArg(commit, 'commit')
   const result = await run(['cat-file', '-e', `${commit}^{commit}`], repo, { ...options, allowFailure: true })
   return result.exitCode === 0
@@ -54,7 +50,7 @@ export async function hasCommit(repo: string, commit: string, options: GitEnvOpt
 export async function createRefs(
   repo: string,
   refs: { ref: string; commit: string }[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   if (refs.length === 0) return
   for (const { ref, commit } of refs) {

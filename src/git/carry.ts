@@ -10,7 +10,7 @@ import { type GitEnvOptions, gitDetail, run } from './common.js'
 export async function commitUncommittedWork(
   worktreeDir: string,
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<string | null> {
   const status = await run(['status', '--porcelain=v1', '-z', '--untracked-files=all'], worktreeDir, options)
   if (status.stdout === '') return null

@@ -1,4 +1,12 @@
-import { assertFullRefName, assertRefArg, type GitEnvOptions, resolveCommit, run, splitZ } from './common.js'
+import {
+  assertFullRefName,
+  assertRefArg,
+  type GitEnvOptions,
+  resolveCommit,
+  revParseOrNull,
+  run,
+  splitZ,
+} from './common.js'
 import {
   commitTree,
   type RestoreResult,
@@ -19,13 +27,13 @@ export type CheckpointState = WorktreeState
 /** Reads the worktree's state without changing its branch, index, stash or files. */
 export async function readCheckpointState(
   worktreeDir: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<CheckpointState> {
   return readWorktreeState(worktreeDir, options)
 }
 
 /** The tree a commit points at. */
-export async function treeOf(repo: string, commit: string, options: GitEnvOptions = {}): Promise<string> {
+export async function treeOf(repo: string, commit: string, options: GitEnvOptions): Promise<string> {
   assertRefArg(commit, 'commit')
   return (
     await run(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], repo, options)
@@ -33,11 +41,7 @@ export async function treeOf(repo: string, commit: string, options: GitEnvOption
 }
 
 /** Whether `commit` names a commit object present in the repository. */
-export async function commitExists(
-  repo: string,
-  commit: string,
-  options: GitEnvOptions = {},
-): Promise<boolean> {
+export async function commitExists(repo: string, commit: string, options: GitEnvOptions): Promise<boolean> {
   assertRefArg(commit, 'commit')
   const result = await run(['cat-file', '-e', `${commit}^{commit}`], repo, { ...options, allowFailure: true })
   return result.exitCode === 0
@@ -47,7 +51,7 @@ export async function commitExists(
 export async function existingCommits(
   repo: string,
   commits: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<Set<string>> {
   const asked = [...new Set(commits)].filter((c) => /^[0-9a-f]{40,64}$/.test(c))
   if (asked.length === 0) return new Set()
@@ -64,11 +68,7 @@ export async function existingCommits(
 }
 
 /** What `ref` points at, or null when it does not exist. */
-export async function refTarget(
-  repo: string,
-  ref: string,
-  options: GitEnvOptions = {},
-): Promise<string | null> {
+export async function refTarget(repo: string, ref: string, options: GitEnvOptions): Promise<string | null> {
   assertRefArg(ref)
   const result = await run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repo, {
     ...options,
@@ -142,18 +142,10 @@ async function countChanged(
 export async function treeIfPresent(
   repo: string,
   commit: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<string | null> {
   assertRefArg(commit, 'commit')
-  const result = await run(
-    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${commit}^{tree}`],
-    repo,
-    {
-      ...options,
-      allowFailure: true,
-    },
-  )
-  return result.exitCode === 0 ? result.stdout.trim() : null
+  return revParseOrNull(repo, `${commit}^{tree}`, options)
 }
 
 function firstLine(message: string): string {
@@ -175,7 +167,7 @@ export interface RestoredCheckpoint extends RestoreResult {
 export async function restoreCheckpoint(
   worktreeDir: string,
   commit: string,
-  options: GitEnvOptions & { reflogMessage?: string } = {},
+  options: GitEnvOptions & { reflogMessage?: string },
 ): Promise<RestoredCheckpoint> {
   const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
   const target = await resolveCommit(topLevel, commit, options)
@@ -205,7 +197,7 @@ export async function restoreCheckpoint(
 export async function listRefs(
   repo: string,
   prefix: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<Map<string, string>> {
   assertRefArg(prefix)
   const result = await run(['for-each-ref', '--format=%(refname)%00%(objectname)', prefix], repo, options)
@@ -223,7 +215,7 @@ export async function setRef(
   ref: string,
   commit: string,
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   await assertFullRefName(repo, ref, options)
   await storeRef(repo, ref, commit, message, { ...options, overwrite: true })
@@ -237,7 +229,7 @@ export async function deleteRefs(
   repo: string,
   prefix: string,
   refs: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   const mine = refs.filter((ref) => ref.startsWith(prefix) && !/[\s\0]/.test(ref) && !ref.includes('..'))
   if (mine.length === 0) return

@@ -5,7 +5,7 @@ import { type GitResult, git } from './git.js'
 
 /** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
 export interface GitEnvOptions {
-  env?: NodeJS.ProcessEnv
+  env: NodeJS.ProcessEnv
 }
 
 export interface RunOptions extends GitEnvOptions {
@@ -16,7 +16,7 @@ export interface RunOptions extends GitEnvOptions {
   extraEnv?: NodeJS.ProcessEnv
 }
 
-export function run(args: string[], cwd: string, options: RunOptions = {}): Promise<GitResult> {
+export function run(args: string[], cwd: string, options: RunOptions): Promise<GitResult> {
   return git(args, {
     cwd,
     env: options.env,
@@ -25,6 +25,22 @@ export function run(args: string[], cwd: string, options: RunOptions = {}): Prom
     input: options.input,
     signal: options.signal,
   })
+}
+
+/**
+ * The object `expr` names (`<rev>^{commit}`, `<rev>^{tree}`), or null when it names none. The one lookup of
+ * "does this exist, and what is it"; `resolveCommit` is the one that turns a miss into the user's error.
+ */
+export async function revParseOrNull(
+  repo: string,
+  expr: string,
+  options: GitEnvOptions,
+): Promise<string | null> {
+  const result = await run(['rev-parse', '--verify', '--quiet', '--end-of-options', expr], repo, {
+    ...options,
+    allowFailure: true,
+  })
+  return result.exitCode === 0 ? result.stdout.trim() : null
 }
 
 /** The last meaningful line git printed, for error messages. */
@@ -58,11 +74,7 @@ export function assertRefArg(value: string, what = 'ref'): void {
 }
 
 /** A name that `git branch` would accept. */
-export async function assertBranchName(
-  cwd: string,
-  name: string,
-  options: GitEnvOptions = {},
-): Promise<void> {
+export async function assertBranchName(cwd: string, name: string, options: GitEnvOptions): Promise<void> {
   assertRefArg(name, 'branch name')
   // Components of letters, digits, `_` and `-` (harness/<id>, most names) are always valid: no git asked.
   if (name !== 'HEAD' && /^[A-Za-z0-9_][A-Za-z0-9_-]*(?:\/[A-Za-z0-9_-]+)*$/.test(name)) return
@@ -77,11 +89,7 @@ export async function assertBranchName(
 }
 
 /** A full ref name under refs/, e.g. refs/harness/<id>/checkpoints/1. */
-export async function assertFullRefName(
-  cwd: string,
-  ref: string,
-  options: GitEnvOptions = {},
-): Promise<void> {
+export async function assertFullRefName(cwd: string, ref: string, options: GitEnvOptions): Promise<void> {
   assertRefArg(ref)
   const check = ref.startsWith('refs/')
     ? await run(['check-ref-format', ref], cwd, { ...options, allowFailure: true })
@@ -99,7 +107,7 @@ export async function assertFullRefName(
  * The commit a user-supplied revision names. A revision that does not exist is the user's mistake (exit 2);
  * git failing for another reason (not a repository, corrupt objects) is exit 5.
  */
-export async function resolveCommit(repo: string, ref: string, options: GitEnvOptions = {}): Promise<string> {
+export async function resolveCommit(repo: string, ref: string, options: GitEnvOptions): Promise<string> {
   assertRefArg(ref, 'revision')
   const result = await run(
     ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`],

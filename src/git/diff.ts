@@ -59,7 +59,7 @@ export async function diffReport(options: DiffOptions): Promise<DiffReport> {
 export async function filesModified(
   worktreeDir: string,
   base: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<string[]> {
   const [baseCommit, { tree, topLevel }] = await Promise.all([
     // A full commit id (what a record holds) needs no lookup: `git diff` fails on one that is gone.

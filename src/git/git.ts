@@ -15,7 +15,8 @@ export interface GitResult {
 
 export interface GitOptions {
   cwd: string
-  env?: NodeJS.ProcessEnv
+  /** The environment git runs with: the caller's (never this process's by default). */
+  env: NodeJS.ProcessEnv
   /** Added after the location variables are stripped (e.g. a temporary GIT_INDEX_FILE). */
   extraEnv?: NodeJS.ProcessEnv
   /** Non-zero exit is returned instead of thrown. */
@@ -35,7 +36,7 @@ const LOCATION_VARS = [
 ]
 
 function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env) }
+  const env: NodeJS.ProcessEnv = { ...options.env }
   for (const key of LOCATION_VARS) delete env[key]
   return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...options.extraEnv }
 }
@@ -78,11 +79,12 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
 }
 
 /** `git rev-parse --git-common-dir` made absolute, or null outside a repository. */
-export async function gitCommonDir(cwd: string): Promise<string | null> {
+export async function gitCommonDir(cwd: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   if (!hasDotGitAbove(cwd)) return null
   try {
     const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
       cwd,
+      env,
       allowFailure: true,
     })
     if (result.exitCode !== 0) return null

@@ -19,7 +19,7 @@ export async function copyIncludedFiles(
   fromDir: string,
   toDir: string,
   globs: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<CopyIncludedResult> {
   const patterns = globs.filter((glob) => glob.trim() !== '')
   for (const glob of patterns) assertRelativeGlob(glob)

@@ -16,7 +16,7 @@ export interface MainWorktree {
 }
 
 /** The repository's main worktree (where the base branch is checked out). */
-export async function mainWorktree(repo: string, options: GitEnvOptions = {}): Promise<MainWorktree> {
+export async function mainWorktree(repo: string, options: GitEnvOptions): Promise<MainWorktree> {
   const main = (await listWorktrees(repo, options))[0]
   if (!main?.isMain || main.bare) {
     throw new IllegalStateError(
@@ -32,7 +32,7 @@ export async function mainWorktree(repo: string, options: GitEnvOptions = {}): P
  * Tracked changes (staged or not) in a worktree. Untracked files do not block a merge: the fast-forward
  * refuses, changing nothing, when it would overwrite one.
  */
-export async function trackedChanges(dir: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function trackedChanges(dir: string, options: GitEnvOptions): Promise<string[]> {
   const result = await run(
     ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=no'],
     dir,
@@ -46,20 +46,6 @@ export async function trackedChanges(dir: string, options: GitEnvOptions = {}): 
     if (field[0] === 'R' || field[0] === 'C') i++
   }
   return paths
-}
-
-/** The tip of a local branch, null when there is none. */
-export async function localBranchTip(
-  repo: string,
-  branch: string,
-  options: GitEnvOptions = {},
-): Promise<string | null> {
-  assertRefArg(branch, 'branch name')
-  const result = await run(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], repo, {
-    ...options,
-    allowFailure: true,
-  })
-  return result.exitCode === 0 ? result.stdout.trim() : null
 }
 
 export interface PendingWork {
@@ -77,7 +63,7 @@ export interface PendingWork {
 export async function pendingWork(
   worktreeDir: string,
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<PendingWork | null> {
   const { tree, head, topLevel } = await writeWorktreeTree(worktreeDir, options)
   if (!head) return null
@@ -98,7 +84,7 @@ export async function commitPendingWork(
   worktreeDir: string,
   work: PendingWork,
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   const moved = await run(
     ['update-ref', '-m', firstLine(message), 'HEAD', work.commit, work.head],
@@ -130,7 +116,7 @@ export async function checkMerge(
   repo: string,
   ours: string,
   theirs: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<MergeCheck> {
   assertRefArg(ours, 'commit')
   assertRefArg(theirs, 'commit')
@@ -157,7 +143,7 @@ export async function commitsAhead(
   repo: string,
   tip: string,
   base: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<number> {
   assertRefArg(tip, 'commit')
   assertRefArg(base, 'commit')
@@ -170,7 +156,7 @@ export async function mergeCommit(
   tree: string,
   parents: string[],
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<string> {
   return commitTree(repo, tree, parents, message, options)
 }
@@ -184,7 +170,7 @@ export type RebaseResult = { ok: true; head: string } | { ok: false; conflicts: 
 export async function rebaseOnto(
   worktreeDir: string,
   onto: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<RebaseResult> {
   assertRefArg(onto, 'commit')
   const extraEnv = await identityEnv(worktreeDir, options)
@@ -220,7 +206,7 @@ export async function fastForward(
   dir: string,
   commit: string,
   message: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   assertRefArg(commit, 'commit')
   const result = await run(['merge', '--ff-only', '-q', '--no-stat', commit], dir, {

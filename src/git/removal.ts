@@ -26,7 +26,7 @@ export interface RemovalState {
   mainTargets: string[]
 }
 
-export async function readRemovalState(repo: string, options: GitEnvOptions = {}): Promise<RemovalState> {
+export async function readRemovalState(repo: string, options: GitEnvOptions): Promise<RemovalState> {
   const [worktrees, refs, config] = await Promise.all([
     listWorktrees(repo, options),
     run(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/remotes/'], repo, options),
@@ -71,7 +71,7 @@ export async function readRemovalState(repo: string, options: GitEnvOptions = {}
 export async function branchesMergedInto(
   repo: string,
   target: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<Set<string>> {
   assertRefArg(target, 'revision')
   const result = await run(
@@ -89,7 +89,7 @@ export async function isAncestor(
   repo: string,
   commit: string,
   from: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<boolean> {
   assertRefArg(commit, 'commit')
   assertRefArg(from, 'revision')
@@ -109,7 +109,7 @@ export async function countCommitsNotIn(
   repo: string,
   tip: string,
   excluded: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<number> {
   assertRefArg(tip, 'commit')
   for (const ref of excluded) assertRefArg(ref, 'revision')
@@ -118,11 +118,7 @@ export async function countCommitsNotIn(
 }
 
 /** Whether any local or remote-tracking branch contains `commit` (a detached HEAD that is not lost). */
-export async function onSomeBranch(
-  repo: string,
-  commit: string,
-  options: GitEnvOptions = {},
-): Promise<boolean> {
+export async function onSomeBranch(repo: string, commit: string, options: GitEnvOptions): Promise<boolean> {
   assertRefArg(commit, 'commit')
   const result = await run(
     [
@@ -147,7 +143,7 @@ export async function onSomeBranch(
 export async function removeListedWorktree(
   repo: string,
   entry: WorktreeInfo,
-  options: GitEnvOptions & { force?: boolean } = {},
+  options: GitEnvOptions & { force?: boolean },
 ): Promise<'removed' | 'dirty'> {
   if (entry.isMain)
     throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
@@ -178,7 +174,7 @@ export async function deleteBranchAt(
   repo: string,
   name: string,
   expectedTip: string,
-  options: GitEnvOptions & { dropConfig?: boolean } = {},
+  options: GitEnvOptions & { dropConfig?: boolean },
 ): Promise<boolean> {
   assertRefArg(name, 'branch name')
   assertRefArg(expectedTip, 'commit')
@@ -204,11 +200,7 @@ export async function deleteBranchAt(
 }
 
 /** Full names of the refs under `prefix` (e.g. `refs/harness/3f9a12c8/`). */
-export async function refsUnder(
-  repo: string,
-  prefix: string,
-  options: GitEnvOptions = {},
-): Promise<string[]> {
+export async function refsUnder(repo: string, prefix: string, options: GitEnvOptions): Promise<string[]> {
   assertRefArg(prefix, 'ref prefix')
   const result = await run(['for-each-ref', '--format=%(refname)', prefix], repo, options)
   return result.stdout.split('\n').filter(Boolean)
@@ -218,7 +210,7 @@ export async function refsUnder(
 export async function branchCreatedAt(
   repo: string,
   name: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<Date | null> {
   assertRefArg(name, 'branch name')
   const result = await run(
@@ -233,7 +225,7 @@ export async function branchCreatedAt(
 }
 
 /** What `git worktree prune` would drop (registrations whose folder is gone), without dropping anything. */
-export async function prunableRegistrations(repo: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function prunableRegistrations(repo: string, options: GitEnvOptions): Promise<string[]> {
   const result = await run(['worktree', 'prune', '--dry-run', '--verbose'], repo, options)
   return `${result.stdout}\n${result.stderr}`
     .split('\n')
@@ -297,7 +289,7 @@ function isLinkedCheckout(dotGit: string): boolean {
 export async function dropRegistrations(
   repo: string,
   removed: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<void> {
   if (removed.length === 0) return
   const ours = new Set(removed.map(canonicalPath))
@@ -326,7 +318,7 @@ export interface RefDeletion {
 export async function deleteRefsAtomically(
   repo: string,
   deletions: RefDeletion[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<boolean> {
   if (deletions.length === 0) return true
   let input = ''
@@ -347,11 +339,7 @@ export async function deleteRefsAtomically(
 }
 
 /** Removes a branch's `[branch "<name>"]` config section (upstream, description), as `git branch -D` does. */
-export async function dropBranchConfig(
-  repo: string,
-  name: string,
-  options: GitEnvOptions = {},
-): Promise<void> {
+export async function dropBranchConfig(repo: string, name: string, options: GitEnvOptions): Promise<void> {
   assertRefArg(name, 'branch name')
   await run(['config', '--remove-section', `branch.${name}`], repo, { ...options, allowFailure: true })
 }

@@ -6,6 +6,7 @@ import {
   type GitEnvOptions,
   gitDetail,
   resolveCommit,
+  revParseOrNull,
   run,
   samePath,
 } from './common.js'
@@ -33,7 +34,7 @@ export type RepoInfo =
     }
 
 /** Where cwd sits in git terms; `{ isRepo: false }` outside a working tree. */
-export async function inspectRepo(cwd: string, options: GitEnvOptions = {}): Promise<RepoInfo> {
+export async function inspectRepo(cwd: string, options: GitEnvOptions): Promise<RepoInfo> {
   // git finds a repository only through a `.git` in this folder or above (the location variables are
   // stripped, see git.ts): without one, no git process needs to say so.
   if (!hasDotGitAbove(cwd)) return { isRepo: false }
@@ -93,11 +94,7 @@ async function mainRootOf(
   return worktree ? resolve(commonDir, worktree) : null
 }
 
-export async function branchExists(
-  repo: string,
-  name: string,
-  options: GitEnvOptions = {},
-): Promise<boolean> {
+export async function branchExists(repo: string, name: string, options: GitEnvOptions): Promise<boolean> {
   assertRefArg(name, 'branch name')
   const result = await run(['show-ref', '--verify', '--quiet', `refs/heads/${name}`], repo, {
     ...options,
@@ -109,17 +106,9 @@ export async function branchExists(
 }
 
 /** The commit a branch points at, or null when there is no such branch. */
-export async function branchTip(
-  repo: string,
-  name: string,
-  options: GitEnvOptions = {},
-): Promise<string | null> {
+export async function branchTip(repo: string, name: string, options: GitEnvOptions): Promise<string | null> {
   assertRefArg(name, 'branch name')
-  const result = await run(['rev-parse', '--verify', '--quiet', `refs/heads/${name}^{commit}`], repo, {
-    ...options,
-    allowFailure: true,
-  })
-  return result.exitCode === 0 ? result.stdout.trim() : null
+  return revParseOrNull(repo, `refs/heads/${name}^{commit}`, options)
 }
 
 export interface BranchInfo {
@@ -135,7 +124,7 @@ export interface BranchInfo {
 export async function listBranches(
   repo: string,
   pattern = 'harness/*',
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<BranchInfo[]> {
   const result = await run(
     ['for-each-ref', '--format=%(objectname) %(refname:strip=2)', `refs/heads/${pattern}`],
@@ -166,7 +155,7 @@ export interface DeleteBranchOptions extends GitEnvOptions {
 export async function deleteBranch(
   repo: string,
   name: string,
-  options: DeleteBranchOptions = {},
+  options: DeleteBranchOptions,
 ): Promise<boolean> {
   await assertBranchName(repo, name, options)
   const tip = await branchTip(repo, name, options)
@@ -221,7 +210,7 @@ export async function unmergedCommits(
   repo: string,
   branch: string,
   base: string,
-  options: GitEnvOptions & { limit?: number } = {},
+  options: GitEnvOptions & { limit?: number },
 ): Promise<UnmergedCommits> {
   const [tip, baseCommit] = await Promise.all([
     resolveCommit(repo, branch, options),
@@ -263,21 +252,14 @@ export async function mergedInto(
   repo: string,
   branch: string,
   targets: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<string | null> {
   const tip = await resolveCommit(repo, branch, options)
   for (const target of targets) {
     assertRefArg(target, 'revision')
-    const resolved = await run(
-      ['rev-parse', '--verify', '--quiet', '--end-of-options', `${target}^{commit}`],
-      repo,
-      {
-        ...options,
-        allowFailure: true,
-      },
-    )
-    if (resolved.exitCode !== 0) continue
-    const ancestor = await run(['merge-base', '--is-ancestor', tip, resolved.stdout.trim()], repo, {
+    const resolved = await revParseOrNull(repo, `${target}^{commit}`, options)
+    if (resolved === null) continue
+    const ancestor = await run(['merge-base', '--is-ancestor', tip, resolved], repo, {
       ...options,
       allowFailure: true,
     })
@@ -293,7 +275,7 @@ export async function isMergedInto(
   repo: string,
   branch: string,
   targets: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<boolean> {
   return (await mergedInto(repo, branch, targets, options)) !== null
 }

@@ -60,10 +60,7 @@ async function locate(worktreeDir: string, options: GitEnvOptions): Promise<Loca
  * temporary index: the worktree's own index, HEAD and branch are not touched. Blobs of untracked files become
  * loose objects in the repository; unreferenced ones are pruned by git's gc as usual.
  */
-export async function writeWorktreeTree(
-  worktreeDir: string,
-  options: GitEnvOptions = {},
-): Promise<WorktreeTree> {
+export async function writeWorktreeTree(worktreeDir: string, options: GitEnvOptions): Promise<WorktreeTree> {
   const { tree, head, topLevel } = await readWorktreeState(worktreeDir, options, false)
   return { tree, head, topLevel }
 }
@@ -75,7 +72,7 @@ export async function writeWorktreeTree(
  */
 export async function readWorktreeState(
   worktreeDir: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
   withIndexTree = true,
 ): Promise<WorktreeState> {
   const { topLevel, indexPath, head, headTree } = await locate(worktreeDir, options)
@@ -181,7 +178,7 @@ export async function snapshotRef(
   repo: string,
   ref: string,
   target: string,
-  options: GitEnvOptions & { overwrite?: boolean; message?: string } = {},
+  options: GitEnvOptions & { overwrite?: boolean; message?: string },
 ): Promise<Snapshot> {
   await assertFullRefName(repo, ref, options)
   const commit = await resolveCommit(repo, target, options)
@@ -281,7 +278,7 @@ export interface RestoreResult {
 export async function restoreSnapshot(
   worktreeDir: string,
   commit: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<RestoreResult> {
   assertRefArg(commit, 'snapshot')
   const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()

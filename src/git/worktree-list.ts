@@ -17,7 +17,7 @@ export interface WorktreeInfo {
 }
 
 /** `git worktree list --porcelain -z`, main worktree first. */
-export async function listWorktrees(repo: string, options: GitEnvOptions = {}): Promise<WorktreeInfo[]> {
+export async function listWorktrees(repo: string, options: GitEnvOptions): Promise<WorktreeInfo[]> {
   const result = await run(['worktree', 'list', '--porcelain', '-z'], repo, {
     ...options,
     allowFailure: true,
@@ -74,7 +74,7 @@ export function parseWorktreeList(stdout: string, separator = '\0'): WorktreeInf
 export async function findWorktree(
   repo: string,
   path: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<WorktreeInfo | undefined> {
   return (await listWorktrees(repo, options)).find((worktree) => samePath(worktree.path, path))
 }

@@ -266,7 +266,7 @@ export interface RemoveWorktreeOptions extends GitEnvOptions {
 export async function removeWorktree(
   repo: string,
   path: string,
-  options: RemoveWorktreeOptions = {},
+  options: RemoveWorktreeOptions,
 ): Promise<boolean> {
   const target = resolve(path)
   const entry = await findWorktree(repo, target, options)
@@ -307,7 +307,7 @@ export async function removeWorktree(
 }
 
 /** `git worktree prune`: drops registrations whose directory is gone; returns git's report lines. */
-export async function pruneWorktrees(repo: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function pruneWorktrees(repo: string, options: GitEnvOptions): Promise<string[]> {
   const result = await run(['worktree', 'prune', '--verbose'], repo, options)
   return `${result.stdout}\n${result.stderr}`
     .split('\n')
@@ -319,12 +319,12 @@ export async function pruneWorktrees(repo: string, options: GitEnvOptions = {}):
  * Dirty means work that would be lost by deleting the directory: a tracked change (staged or not) or an
  * untracked file that is not ignored. Takes no optional locks, so it never rewrites the worktree's index.
  */
-export async function isWorktreeDirty(path: string, options: GitEnvOptions = {}): Promise<boolean> {
+export async function isWorktreeDirty(path: string, options: GitEnvOptions): Promise<boolean> {
   return (await worktreeChanges(path, options)).length > 0
 }
 
 /** The raw porcelain v1 entries (`XY path`) behind `isWorktreeDirty`. */
-export async function worktreeChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function worktreeChanges(path: string, options: GitEnvOptions): Promise<string[]> {
   return (await inspectWorktree(path, options)).changes
 }
 
@@ -335,7 +335,7 @@ export async function worktreeChanges(path: string, options: GitEnvOptions = {})
  */
 export async function inspectWorktree(
   path: string,
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<{ changes: string[]; submodules: string[] }> {
   const [status, index] = await Promise.all([
     run(
@@ -392,7 +392,7 @@ async function indexEntries(path: string, options: GitEnvOptions): Promise<Index
  * Edits `git status` cannot see: files marked assume-unchanged or skip-worktree that exist in the worktree
  * and differ from the index. (A skip-worktree file that is absent is a sparse checkout, not a change.)
  */
-export async function hiddenChanges(path: string, options: GitEnvOptions = {}): Promise<string[]> {
+export async function hiddenChanges(path: string, options: GitEnvOptions): Promise<string[]> {
   return hiddenIn(path, await indexEntries(path, options), options)
 }
 
@@ -427,7 +427,7 @@ const CLEAN_CHUNK = 50
 export async function cleanWorktrees(
   repo: string,
   paths: string[],
-  options: GitEnvOptions = {},
+  options: GitEnvOptions,
 ): Promise<Set<string>> {
   const clean = new Set<string>()
   const usable = paths.filter((path) => !/[\0\n\r]/.test(path))

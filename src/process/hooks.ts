@@ -14,7 +14,7 @@ export function runHook(
   argv: readonly string[],
   env: Record<string, string>,
   logPath: string,
-  baseEnv: NodeJS.ProcessEnv = process.env,
+  baseEnv: NodeJS.ProcessEnv,
 ): Promise<void> {
   const [command, ...args] = argv
   if (!command) return Promise.resolve()

@@ -68,7 +68,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
       const identity = identify(pid)
       const abandon = () => {
         rmSync(folder, { recursive: true, force: true })
-        void killTmuxSession(place.socket, place.session)
+        void killTmuxSession(place.socket, place.session, env)
       }
       if (!identity) {
         abandon()

@@ -19,7 +19,7 @@ export type { RootIdentity, RootState } from './tree.js'
 export { listProcesses, snapshotTree } from './tree.js'
 
 /*
- * Stopping a process tree (SPEC §5). A pid is signalled only right after its start time was read again and
+ * Stopping a process tree (docs/design.md, "Stopping"). A pid is signalled only right after its start time was read again and
  * matched; a process group only while its leader is our verified root (alive or an unreaped zombie: either way
  * it holds the pid, so no other group can carry that id). Limits, inherent to a scan of the process table:
  * - children that escape with setsid AND are reparented (their parent exited) before a scan sees them cannot be

@@ -9,7 +9,7 @@ import { type LogWriteFailure, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
- * The only module that spawns agents (SPEC §5). It knows processes, not records: what to record is the
+ * The only module that spawns agents (docs/design.md, "Runs and the supervisor"). It knows processes, not records: what to record is the
  * caller's business, told through hooks.
  */
 export interface AgentLaunch {

@@ -33,7 +33,7 @@ function tmuxEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 function run(
   socket: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
@@ -53,7 +53,7 @@ function run(
 }
 
 /** tmux's version line ("tmux 3.3a"), or null when tmux cannot be run. For `doctor` and the --tmux check. */
-export function tmuxVersion(env: NodeJS.ProcessEnv = process.env): string | null {
+export function tmuxVersion(env: NodeJS.ProcessEnv): string | null {
   const result = spawnSync('tmux', ['-V'], { env: tmuxEnv(env), encoding: 'utf8' })
   if (result.error || result.status !== 0) return null
   return result.stdout.trim() || null
@@ -111,18 +111,22 @@ function exact(name: string): string {
   return `=${name}`
 }
 
-export async function hasTmuxSession(socket: string, name: string): Promise<boolean> {
-  return (await run(socket, ['has-session', '-t', exact(name)])).code === 0
+export async function hasTmuxSession(socket: string, name: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return (await run(socket, ['has-session', '-t', exact(name)], env)).code === 0
 }
 
 /** Ends a tmux session (its processes get SIGHUP); a session that is already gone is fine. */
-export async function killTmuxSession(socket: string, name: string): Promise<void> {
-  await run(socket, ['kill-session', '-t', exact(name)])
+export async function killTmuxSession(socket: string, name: string, env: NodeJS.ProcessEnv): Promise<void> {
+  await run(socket, ['kill-session', '-t', exact(name)], env)
 }
 
 /** The visible screen of a pane, as text (no escapes). */
-export async function capturePane(socket: string, target: string): Promise<string | null> {
-  const result = await run(socket, ['capture-pane', '-p', '-J', '-t', target])
+export async function capturePane(
+  socket: string,
+  target: string,
+  env: NodeJS.ProcessEnv,
+): Promise<string | null> {
+  const result = await run(socket, ['capture-pane', '-p', '-J', '-t', target], env)
   return result.code === 0 ? result.stdout : null
 }
 
@@ -130,9 +134,14 @@ export async function capturePane(socket: string, target: string): Promise<strin
  * Copies everything the pane shows to `logPath`. tmux runs the pipe command through the shell, so the one
  * value in it, harness's own log path, is single-quoted.
  */
-export async function pipePaneToLog(socket: string, target: string, logPath: string): Promise<void> {
+export async function pipePaneToLog(
+  socket: string,
+  target: string,
+  logPath: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const quoted = `'${logPath.replace(/'/g, `'\\''`)}'`
-  const result = await run(socket, ['pipe-pane', '-t', target, `exec cat >> ${quoted}`])
+  const result = await run(socket, ['pipe-pane', '-t', target, `exec cat >> ${quoted}`], env)
   if (result.code !== 0) {
     throw new ExternalToolError(`tmux pipe-pane failed: ${result.stderr.trim()}`, undefined, 'TMUX_FAILED')
   }

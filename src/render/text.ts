@@ -1,4 +1,4 @@
-import tableUtils from 'cli-table3/src/utils.js'
+import stringWidth from 'string-width'
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point
 const ANSI = /\u001b\[[0-9;]*m/g
@@ -9,14 +9,24 @@ export function stripAnsi(text: string): string {
 
 /** Terminal columns `text` takes: colour codes none, wide characters (CJK, most emoji) two. */
 export function displayWidth(text: string): number {
-  return tableUtils.strlen(text)
+  return stringWidth(text)
 }
 
 /** Cuts `text` to `width` terminal columns, marking the cut with "…". Newlines become spaces. */
 export function truncate(text: string, width: number): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   if (width <= 0) return ''
-  return tableUtils.truncate(flat, width, '…')
+  if (stringWidth(flat) <= width) return flat
+  // Whole characters (code points) while they fit beside the marker; a wide one that would not fit is left out.
+  let out = ''
+  let used = 0
+  for (const char of flat) {
+    const w = stringWidth(char)
+    if (used + w > width - 1) break
+    out += char
+    used += w
+  }
+  return `${out}…`
 }
 
 const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90, bold: 1 } as const

@@ -25,10 +25,10 @@ export async function attachSession(ctx: SessionEnv, input: string): Promise<Ses
       'SESSION_NOT_RUNNING',
     )
   }
-  if (!process.stdin.isTTY) throw new UsageError('session attach needs a terminal on stdin')
+  if (!ctx.stdinIsTerminal) throw new UsageError('session attach needs a terminal on stdin')
   const { attachTmuxSession, hasTmuxSession, tmuxSocket } = await import('../process/tmux.js')
   const socket = session.tmux_socket ?? tmuxSocket(ctx.env)
-  if (!(await hasTmuxSession(socket, name))) {
+  if (!(await hasTmuxSession(socket, name, ctx.env))) {
     throw new IllegalStateError(
       `the tmux session "${name}" of session "${id}" is gone`,
       `see "harness session show ${id}"`,

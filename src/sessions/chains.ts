@@ -376,6 +376,7 @@ function headless(ctx: SessionEnv): SessionEnv {
     cwd: ctx.cwd,
     env: ctx.env,
     interactive: false,
+    stdinIsTerminal: false,
     agentOutput: ctx.agentOutput,
     project: () => ctx.project(),
     store: () => ctx.store(),

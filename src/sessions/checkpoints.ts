@@ -22,7 +22,8 @@ export interface TakeCheckpointOptions {
   message?: string
   /** Interval and run-end checkpoints: nothing is taken when the worktree is as the last checkpoint left it. */
   onlyIfChanged?: boolean
-  env?: NodeJS.ProcessEnv
+  /** The environment git runs with (the session's, never this process's). */
+  env: NodeJS.ProcessEnv
 }
 
 export interface TakenCheckpoint {
@@ -184,7 +185,7 @@ export async function restoreSessionCheckpoint(
   store: SessionStore,
   session: SessionRecord,
   nText: string | number,
-  options: { env?: NodeJS.ProcessEnv } = {},
+  options: { env: NodeJS.ProcessEnv },
 ): Promise<RestoreOutcome> {
   const id = session.id
   assertNotRunning(session, 'restore')

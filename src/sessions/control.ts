@@ -26,7 +26,7 @@ export interface StopResult {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * `session kill` / `session pause` (SPEC §5): commit a stop_request under the lock, ask the identity-checked
+ * `session kill` / `session pause` (docs/design.md, "Stopping"): commit a stop_request under the lock, ask the identity-checked
  * supervisor (SIGTERM), and wait for the final status; if the supervisor is gone, stop the identity-checked
  * agent tree directly and record the outcome.
  */
@@ -37,7 +37,7 @@ export async function stopSession(
   graceMs: number,
 ): Promise<StopResult> {
   const result = await stopRun(ctx, input, action, graceMs)
-  await releaseTmuxSession(result.record)
+  await releaseTmuxSession(result.record, ctx.env)
   return result
 }
 
@@ -45,10 +45,10 @@ export async function stopSession(
  * A run hosted in tmux ends its tmux session when its supervisor exits; one whose supervisor was gone or hung
  * may leave the session behind, which a finished run has no use for.
  */
-async function releaseTmuxSession(record: SessionRecord): Promise<void> {
+async function releaseTmuxSession(record: SessionRecord, env: NodeJS.ProcessEnv): Promise<void> {
   if (record.status === 'RUNNING' || typeof record.tmux_session !== 'string') return
   const { killTmuxSession, tmuxSocket } = await import('../process/tmux.js')
-  await killTmuxSession(record.tmux_socket ?? tmuxSocket(process.env), record.tmux_session)
+  await killTmuxSession(record.tmux_socket ?? tmuxSocket(env), record.tmux_session, env)
 }
 
 async function stopRun(
@@ -187,7 +187,7 @@ export function stopNotProduced(result: StopResult): HarnessError {
   )
 }
 
-/** The exit code `session wait` reports for a finished session (SPEC §5). */
+/** The exit code `session wait` reports for a finished session (README.md, "Exit codes"). */
 export function waitExitCode(record: SessionRecord): number {
   if (typeof record.exit_code === 'number') return record.exit_code
   if (record.status === 'PAUSED') return ExitCode.IllegalState

@@ -47,7 +47,9 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
       : undefined
   const { branchExists } = await import('../git/repo.js')
   const branch =
-    session.git_branch && existsSync(repoDir) && (await branchExists(repoDir, session.git_branch))
+    session.git_branch &&
+    existsSync(repoDir) &&
+    (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
       ? session.git_branch
       : undefined
   if (!worktree && !branch) {
@@ -58,7 +60,14 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
     )
   }
   const { diffReport } = await import('../git/diff.js')
-  const report = await diffReport({ repoDir: worktree ?? repoDir, worktreeDir: worktree, branch, base, mode })
+  const report = await diffReport({
+    repoDir: worktree ?? repoDir,
+    worktreeDir: worktree,
+    branch,
+    base,
+    mode,
+    env: ctx.env,
+  })
   return {
     id,
     base_commit: report.base,

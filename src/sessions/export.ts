@@ -139,13 +139,21 @@ async function changesOf(
       : undefined
   const { branchExists } = await import('../git/repo.js')
   const branch =
-    session.git_branch && existsSync(repoDir) && (await branchExists(repoDir, session.git_branch))
+    session.git_branch &&
+    existsSync(repoDir) &&
+    (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
       ? session.git_branch
       : undefined
   if (!worktree && !branch) return null
   const { diffSummary } = await import('../git/diff.js')
   try {
-    const summary = await diffSummary({ repoDir: worktree ?? repoDir, worktreeDir: worktree, branch, base })
+    const summary = await diffSummary({
+      repoDir: worktree ?? repoDir,
+      worktreeDir: worktree,
+      branch,
+      base,
+      env: ctx.env,
+    })
     return { source: summary.source, files: summary.files, stat: summary.stat }
   } catch {
     // A report is still worth having when git cannot compare (a base commit gone after a history rewrite).

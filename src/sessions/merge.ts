@@ -85,13 +85,14 @@ export async function mergeSession(
     )
   }
   const git = await import('../git/merge.js')
+  const { branchTip: tipOf } = await import('../git/repo.js')
   const gitOptions = { env: ctx.env }
   const repo = session.base_dir ?? (await ctx.project()).root
   const base = baseBranchOf(session)
   const [main, baseTip, branchTip] = await Promise.all([
     git.mainWorktree(repo, gitOptions),
-    git.localBranchTip(repo, base, gitOptions),
-    git.localBranchTip(repo, branch, gitOptions),
+    tipOf(repo, base, gitOptions),
+    tipOf(repo, branch, gitOptions),
   ])
   if (!branchTip) {
     throw new IllegalStateError(

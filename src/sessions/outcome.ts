@@ -28,7 +28,7 @@ export function signalExitCode(signal: string | null | undefined): number | null
 }
 
 /**
- * The final status of a run (SPEC §4), decided under the record's lock: a committed stop_request wins
+ * The final status of a run (docs/design.md, "Runs and the supervisor"), decided under the record's lock: a committed stop_request wins
  * (kill → KILLED, pause → PAUSED) even if the agent happened to exit by itself at the same moment; that is
  * what makes "KILLED exactly when the kill's request was committed first" hold.
  * Returns undefined when the record is no longer this run's to finish (someone else already did).

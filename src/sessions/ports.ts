@@ -14,6 +14,8 @@ export interface SessionEnv {
   readonly env: NodeJS.ProcessEnv
   /** A foreground agent may have the terminal: stdin is one, and stdout is not reserved for JSON. */
   readonly interactive: boolean
+  /** stdin is a terminal (`session attach` hands it to tmux, whatever --json says). */
+  readonly stdinIsTerminal: boolean
   /** Where a headless foreground run copies the agent's output (stdout, or stderr under --json). */
   readonly agentOutput: NodeJS.WritableStream
   project(): Promise<ProjectPaths>

@@ -22,6 +22,7 @@ import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, type RunExit, signalExitCode } from './outcome.js'
 import type { Run, SessionRecord } from './schema.js'
+import { RecordSealer } from './seal.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
 import { SessionStore } from './store.js'
 
@@ -52,7 +53,7 @@ export interface RunPlan {
   onStatus?: string[] | null
   /** A run hosted in tmux: its server and session (docs/tmux.md). */
   tmux?: { socket: string; session: string } | null
-  /** The launcher's environment, which a supervisor started by tmux adopts (tmux gives it the server's). */
+  /** The launcher's environment: the supervisor's git, hooks and record seals use it (tmux gives its own). */
   supervisorEnv?: NodeJS.ProcessEnv
   /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
   checkpoints?: { intervalMs: number } | null
@@ -60,9 +61,14 @@ export interface RunPlan {
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
-  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir)
+  const env = plan.supervisorEnv ?? plan.env
+  const sealer = RecordSealer.forEnv(env)
+  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir, { sealer })
   const { statusHookObserver } = await import('./status-hooks.js')
-  return new SessionStore(plan.sessionsDir, { onChange: statusHookObserver(plan.onStatus, plan.logsDir) })
+  return new SessionStore(plan.sessionsDir, {
+    sealer,
+    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
+  })
 }
 
 /** What a supervisor may add around the agent's life (the tmux one watches the screen). */
@@ -455,7 +461,7 @@ async function changedFiles(plan: RunPlan): Promise<string[] | undefined> {
   if (!plan.changesAgainst) return undefined
   try {
     const { filesModified } = await import('../git/diff.js')
-    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base)
+    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env })
   } catch {
     return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
   }
@@ -506,7 +512,11 @@ export async function runInBackground(
   } finally {
     if (!committed) supervisor.abandon()
   }
-  return waitForAgentStart(new SessionStore(plan.sessionsDir), plan, supervisor.identity)
+  return waitForAgentStart(
+    new SessionStore(plan.sessionsDir, { sealer: RecordSealer.forEnv(plan.supervisorEnv ?? plan.env) }),
+    plan,
+    supervisor.identity,
+  )
 }
 
 async function waitForAgentStart(

@@ -9,7 +9,14 @@ import {
   worktreeRoot,
   worktreeSetupCommand,
 } from '../config.js'
-import { ExitRequest, HarnessError, IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
+import {
+  ExitRequest,
+  errorMessage,
+  HarnessError,
+  IllegalStateError,
+  SessionNotFoundError,
+  UsageError,
+} from '../errors.js'
 import { hostFacts } from '../process/identity.js'
 import { ensureProjectDirs, type ProjectPaths } from '../project.js'
 import {
@@ -611,7 +618,8 @@ async function prepareWorkspace(
   abort: SignalGuard,
 ): Promise<Workspace> {
   const { inspectRepo } = await import('../git/repo.js')
-  const repo = await inspectRepo(ctx.cwd)
+  const gitEnv = { env: ctx.env }
+  const repo = await inspectRepo(ctx.cwd, gitEnv)
   const plain = (dir: string): Workspace => ({
     dir,
     isWorktree: false,
@@ -641,7 +649,7 @@ async function prepareWorkspace(
   const baseCommit =
     options.base === undefined && repo.head && repo.topLevel === repoDir
       ? repo.head
-      : await resolveCommit(repoDir, base)
+      : await resolveCommit(repoDir, base, gitEnv)
   const branch = options.branch ?? `harness/${id}`
   const dir = join(worktreeRoot(config, paths.root), id)
   const { topLevel, branch: repoBranch, relativeCwd } = repo
@@ -662,12 +670,20 @@ async function prepareWorkspace(
         base: baseCommit,
         verifiedBase: true,
         signal: abort.signal,
+        ...gitEnv,
       })
       chmodSync(dir, 0o700)
       const undo = async () => {
-        await removeWorktree(repoDir, dir, { force: true }).catch(() => {})
+        // A failed undo leaves something behind: say what, and go on undoing (docs/design.md, "Runs").
+        const leftBehind = (what: string) => (error: unknown) =>
+          ctx.warn(`harness: could not remove ${what}: ${errorMessage(error)}`)
+        await removeWorktree(repoDir, dir, { force: true, ...gitEnv }).catch(
+          leftBehind(`the worktree ${dir}`),
+        )
         // Only while it still points where it was made: never delete work.
-        await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit }).catch(() => {})
+        await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit, ...gitEnv }).catch(
+          leftBehind(`the branch ${branch}`),
+        )
       }
       try {
         throwIfSignalled(abort)
@@ -727,7 +743,7 @@ async function setUpWorktree(
   const include = config.worktree?.include ?? []
   if (include.length) {
     const { copyIncludedFiles } = await import('../git/worktree.js')
-    await copyIncludedFiles(from, dir, include)
+    await copyIncludedFiles(from, dir, include, { env: ctx.env })
   }
   const setup = worktreeSetupCommand(config)
   if (!setup) return
@@ -870,14 +886,14 @@ async function ensureWorktree(ctx: SessionEnv, session: SessionRecord, sessionsD
     const { recreateWorktree } = await import('../git/worktree.js')
     const repoDir = session.base_dir ?? (await ctx.project()).root
     try {
-      await recreateWorktree({ repoDir, path: session.worktree_dir, branch })
+      await recreateWorktree({ repoDir, path: session.worktree_dir, branch, env: ctx.env })
       chmodSync(session.worktree_dir, 0o700)
     } catch (error) {
       // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.
       const store = await ctx.store()
       if (!store.exists(session.id)) throw new SessionNotFoundError(session.id)
       const { branchTip } = await import('../git/repo.js')
-      const gone = await branchTip(repoDir, branch).then(
+      const gone = await branchTip(repoDir, branch, { env: ctx.env }).then(
         (tip) => tip === null,
         () => false,
       )

@@ -45,6 +45,8 @@ export type RecordObserver = (before: SessionRecord | null, after: SessionRecord
 export function statusHookObserver(
   argv: readonly string[] | null | undefined | (() => Promise<readonly string[] | null | undefined>),
   logsDir: string,
+  /** Harness's environment, which the hook gets with the change's variables added. */
+  env: NodeJS.ProcessEnv,
 ): RecordObserver {
   // One at a time, in the order of the changes: a hook that appends to a file sees them in order.
   let queue: Promise<void> = Promise.resolve()
@@ -60,7 +62,7 @@ export function statusHookObserver(
       const hook = await command()
       if (!hook?.length) return
       const { runHook } = await import('../process/hooks.js')
-      await runHook(hook, hookEnv(change), join(logsDir, `${change.id}.log`))
+      await runHook(hook, hookEnv(change), join(logsDir, `${change.id}.log`), env)
     })
   }
 }

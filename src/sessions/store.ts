@@ -26,7 +26,7 @@ import {
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
-import { RecordSealer } from './seal.js'
+import type { RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -37,8 +37,8 @@ export interface StoreOptions {
   /** Receives corrupt files and repairs; the CLI prints them on stderr. */
   warn?: (problem: StoreProblem) => void
   lock?: LockOptions
-  /** Seals written records and verifies read ones (default: the key of the user in process.env). */
-  sealer?: RecordSealer
+  /** Seals written records and verifies read ones: the key of the user harness runs for. */
+  sealer: RecordSealer
   /** The file calls of record writes; tests inject short writes and faults. */
   fs?: WriteFs
   /** Told of every committed create and update (after the write), e.g. to run `hooks.on_status`. */
@@ -61,7 +61,7 @@ const UPDATE_TEMP_SUFFIX = '.tmp'
 export class SessionStore {
   constructor(
     readonly dir: string,
-    private readonly options: StoreOptions = {},
+    private readonly options: StoreOptions,
   ) {}
 
   recordPath(id: string): string {
@@ -371,7 +371,6 @@ export class SessionStore {
   }
 
   private get sealer(): RecordSealer {
-    this.options.sealer ??= RecordSealer.forEnv(process.env)
     return this.options.sealer
   }
 

@@ -14,16 +14,17 @@ const STATE_POLL_MS = 400
  * interactive run; the pane's output is copied to the session's log (`pipe-pane`); and the supervisor reads
  * the screen every few hundred milliseconds to record the agent's state.
  */
-export async function superviseInTmux(planFile: string): Promise<void> {
+export async function superviseInTmux(
+  planFile: string,
+  /** Where tmux put this process: its TMUX and TMUX_PANE (the rest of tmux's environment is not used). */
+  pane: { TMUX?: string; TMUX_PANE?: string },
+): Promise<void> {
   const { receivePlan } = await import('../process/host.js')
   const plan = (await receivePlan(planFile)) as RunPlan | null
   if (!plan?.tmux) return // the launcher gave up before committing the run
-  const pane = process.env.TMUX_PANE
-  const paneTmux = process.env.TMUX
-  // tmux gave this process its server's environment; the run belongs to the launcher's (config, state dirs).
-  for (const [key, value] of Object.entries(plan.supervisorEnv ?? {})) {
-    if (value !== undefined && key !== 'TMUX' && key !== 'TMUX_PANE') process.env[key] = value
-  }
+  // tmux gave this process its server's environment; the run uses the launcher's (config, state dirs), which
+  // every call below is given explicitly.
+  const hostEnv = plan.supervisorEnv ?? plan.env
   const store = await supervisorStore(plan)
   const record = store.get(plan.id)
   const run = record ? lastRun(record) : undefined
@@ -32,9 +33,13 @@ export async function superviseInTmux(planFile: string): Promise<void> {
   const self = identify(process.pid)
   if (!self) return
   const { socket } = plan.tmux
-  const target = pane ?? plan.tmux.session
-  const env = { ...plan.env, ...(paneTmux ? { TMUX: paneTmux } : {}), ...(pane ? { TMUX_PANE: pane } : {}) }
-  const watcher = stateWatcher(plan, store, socket, target)
+  const target = pane.TMUX_PANE ?? plan.tmux.session
+  const env = {
+    ...plan.env,
+    ...(pane.TMUX ? { TMUX: pane.TMUX } : {}),
+    ...(pane.TMUX_PANE ? { TMUX_PANE: pane.TMUX_PANE } : {}),
+  }
+  const watcher = stateWatcher(plan, store, socket, target, hostEnv)
   let logFd: number | undefined
   try {
     await supervise(
@@ -44,7 +49,7 @@ export async function superviseInTmux(planFile: string): Promise<void> {
         logFd = openLog(plan)
         try {
           const { pipePaneToLog } = await import('../process/tmux.js')
-          await pipePaneToLog(socket, target, logPathFor(plan.logsDir, plan.id))
+          await pipePaneToLog(socket, target, logPathFor(plan.logsDir, plan.id), hostEnv)
         } catch {
           // Without a log the agent still runs; `logs` then shows only harness's own notes.
         }
@@ -61,7 +66,13 @@ export async function superviseInTmux(planFile: string): Promise<void> {
  * Reads the pane every STATE_POLL_MS and records the state it shows. A new state is recorded once two reads
  * in a row agree, so that a screen caught halfway through a redraw does not flicker into the record.
  */
-function stateWatcher(plan: RunPlan, store: SessionStore, socket: string, target: string) {
+function stateWatcher(
+  plan: RunPlan,
+  store: SessionStore,
+  socket: string,
+  target: string,
+  hostEnv: NodeJS.ProcessEnv,
+) {
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   let recorded: AgentState | null = null
@@ -73,7 +84,7 @@ function stateWatcher(plan: RunPlan, store: SessionStore, socket: string, target
       import('../process/tmux.js'),
       import('../providers/states.js'),
     ])
-    const screen = await capturePane(socket, target)
+    const screen = await capturePane(socket, target, hostEnv)
     // A blank pane: the agent has drawn nothing yet, which says nothing about its state.
     if (screen === null || stopped || screen.trim() === '') return
     const state = detectAgentState(screen, statePatternsFor(plan.provider ?? ''))

@@ -26,7 +26,7 @@ function record(id: string, overrides: Rec = {}): Rec {
 }
 
 describe('session list / show / path on hand-written records', () => {
-  test('the SPEC §3 example loads and shows correctly', async () => {
+  test("the README's example record loads and shows correctly", async () => {
     const { dir, env } = tmpPlainDir()
     writeRecord(dir, SPEC_RECORD)
     const list = await cli(['session', 'list'], { cwd: dir, env })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { parseSessionRecord } from '../../src/sessions/schema.js'
 import { SessionStore } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { bundleStoreWorker, Worker } from '../fixtures/workers.js'
 import { tmpDir } from '../helpers/tmp.js'
 
@@ -31,7 +31,7 @@ interface Round {
 
 async function setUp(): Promise<{ dir: string; store: SessionStore }> {
   const dir = join(tmpDir(), 'sessions')
-  const store = new SessionStore(dir)
+  const store = new SessionStore(dir, { sealer: testSealer() })
   for (const id of IDS) await store.create(sessionRecord(id, { payload: '', payload_len: 0 }))
   return { dir, store }
 }

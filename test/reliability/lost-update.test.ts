@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { LockTimeoutError } from '../../src/errors.js'
 import { SessionStore } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { bundleStoreWorker, raceWorkers, Worker } from '../fixtures/workers.js'
 import { tmpDir } from '../helpers/tmp.js'
 
@@ -16,7 +16,7 @@ beforeAll(async () => {
 describe('concurrent read-modify-write', () => {
   it('8 processes × 100 increments through update lose nothing', async () => {
     const dir = join(tmpDir(), 'sessions')
-    const store = new SessionStore(dir)
+    const store = new SessionStore(dir, { sealer: testSealer() })
     await store.create(sessionRecord('count001', { counter: 0 }))
     const workers = await raceWorkers(bundle, 8, () => ['increment', dir, 'count001', '100'])
     await Promise.all(workers.map((w) => w.succeeded()))
@@ -29,13 +29,13 @@ describe('concurrent read-modify-write', () => {
 
   it('a lock holder SIGKILLed mid-update does not block the next update', async () => {
     const dir = join(tmpDir(), 'sessions')
-    const store = new SessionStore(dir)
+    const store = new SessionStore(dir, { sealer: testSealer() })
     await store.create(sessionRecord('held0001', { counter: 0 }))
     const holder = new Worker(bundle, ['hold-update', dir, 'held0001'])
     await holder.waitForLine('locked')
 
     // While it lives, its lock holds: a short wait ends in a clear error, and the record is untouched.
-    const busy = new SessionStore(dir, { lock: { timeoutMs: 200 } })
+    const busy = new SessionStore(dir, { sealer: testSealer(), lock: { timeoutMs: 200 } })
     await expect(busy.update('held0001', (r) => ({ ...r, counter: 1 }))).rejects.toBeInstanceOf(
       LockTimeoutError,
     )
@@ -50,7 +50,7 @@ describe('concurrent read-modify-write', () => {
 
   it('another process gets the lock promptly after the holder is SIGKILLed', async () => {
     const dir = join(tmpDir(), 'sessions')
-    const store = new SessionStore(dir)
+    const store = new SessionStore(dir, { sealer: testSealer() })
     await store.create(sessionRecord('held0002', { counter: 0 }))
     const holder = new Worker(bundle, ['hold-update', dir, 'held0002'])
     await holder.waitForLine('locked')

@@ -6,7 +6,7 @@ import { HarnessError } from '../../src/errors.js'
 import { restoreSessionCheckpoint, takeCheckpoint } from '../../src/sessions/checkpoints.js'
 import type { SessionRecord } from '../../src/sessions/schema.js'
 import { SessionStore } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 interface Fixture {
@@ -32,7 +32,7 @@ async function sessionFixture(extra: Partial<SessionRecord> = {}): Promise<Fixtu
   const wt = join(repo.dir, '.harness', 'worktrees', id)
   repo.git('worktree', 'add', '-q', '-b', `harness/${id}`, wt)
   const base = repo.git('rev-parse', 'HEAD')
-  const store = new SessionStore(join(repo.dir, '.harness', 'sessions'))
+  const store = new SessionStore(join(repo.dir, '.harness', 'sessions'), { sealer: testSealer() })
   store.ensureDir()
   await store.create(
     sessionRecord(id, {
@@ -106,7 +106,11 @@ describe('checkpoints', () => {
     f.write('debug.log', 'ignored\n')
     rmSync(join(f.wt, 'gone-later.txt'))
     const before = userState(f)
-    const { checkpoint } = await takeCheckpoint(f.store, f.id, { trigger: 'manual', message: 'half way' })
+    const { checkpoint } = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'manual',
+      message: 'half way',
+    })
     expect(userState(f)).toBe(before)
     expect(checkpoint).toMatchObject({
       n: 0,
@@ -130,23 +134,43 @@ describe('checkpoints', () => {
 
   test('consecutive numbers, files_changed against the previous one, nothing when nothing changed', async () => {
     const f = await sessionFixture()
-    const none = await takeCheckpoint(f.store, f.id, { trigger: 'interval', onlyIfChanged: true })
+    const none = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'interval',
+      onlyIfChanged: true,
+    })
     expect(none.checkpoint).toBeNull()
     f.write('one.txt', '1\n')
-    const first = await takeCheckpoint(f.store, f.id, { trigger: 'interval', onlyIfChanged: true })
+    const first = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'interval',
+      onlyIfChanged: true,
+    })
     expect(first.checkpoint).toMatchObject({ n: 0, files_changed: 1, trigger: 'interval' })
-    const again = await takeCheckpoint(f.store, f.id, { trigger: 'interval', onlyIfChanged: true })
+    const again = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'interval',
+      onlyIfChanged: true,
+    })
     expect(again.checkpoint).toBeNull()
     f.write('two.txt', '2\n')
     f.write('src/a.txt', 'changed\n')
-    const second = await takeCheckpoint(f.store, f.id, { trigger: 'run-end', onlyIfChanged: true })
+    const second = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'run-end',
+      onlyIfChanged: true,
+    })
     expect(second.checkpoint).toMatchObject({ n: 1, files_changed: 2, trigger: 'run-end' })
     // A commit by the agent moves HEAD: that is a change even though the files are the same.
     f.git('add', '-A')
     f.git('commit', '-q', '-m', 'agent commit')
-    const third = await takeCheckpoint(f.store, f.id, { trigger: 'interval', onlyIfChanged: true })
+    const third = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'interval',
+      onlyIfChanged: true,
+    })
     expect(third.checkpoint).toMatchObject({ n: 2, files_changed: 0, head: f.git('rev-parse', 'HEAD') })
-    const manual = await takeCheckpoint(f.store, f.id, { trigger: 'manual' })
+    const manual = await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
     expect(manual.checkpoint?.n).toBe(3)
     expect(f.store.get(f.id)?.checkpoints?.map((c) => c.n)).toEqual([0, 1, 2, 3])
   })
@@ -155,7 +179,7 @@ describe('checkpoints', () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
     const taken = await Promise.all(
-      [0, 1, 2, 3].map(() => takeCheckpoint(f.store, f.id, { trigger: 'manual' })),
+      [0, 1, 2, 3].map(() => takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })),
     )
     expect(taken.map((t) => t.checkpoint?.n).sort()).toEqual([0, 1, 2, 3])
     const refs = f.git('for-each-ref', '--format=%(refname)', `refs/harness/${f.id}/checkpoints/`)
@@ -177,7 +201,7 @@ describe('checkpoints', () => {
     const head = f.git('rev-parse', 'HEAD')
     const index = f.git('rev-parse', '--path-format=absolute', '--git-path', 'index')
     const indexHash = createHash('sha256').update(readFileSync(index)).digest('hex')
-    for (let i = 0; i < 3; i++) await takeCheckpoint(f.store, f.id, { trigger: 'manual' })
+    for (let i = 0; i < 3; i++) await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
     await done
     expect(f.git('rev-parse', 'HEAD')).toBe(head)
     expect(createHash('sha256').update(readFileSync(index)).digest('hex')).toBe(indexHash)
@@ -201,7 +225,11 @@ describe('restore', () => {
     const headA = f.git('rev-parse', 'HEAD')
     const statusA = f.git('status', '--porcelain')
     const filesA = filesOf(f.wt, (rel) => rel.startsWith('ignored'))
-    const { checkpoint } = await takeCheckpoint(f.store, f.id, { trigger: 'manual', message: 'A' })
+    const { checkpoint } = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      trigger: 'manual',
+      message: 'A',
+    })
     // Then: a commit, more edits, new files (tracked and untracked), deletions, the ignored file changes.
     f.write('committed-later.txt', 'c\n')
     f.git('add', '-A')
@@ -217,7 +245,9 @@ describe('restore', () => {
     const statusB = f.git('status', '--porcelain')
 
     const session = f.store.get(f.id) as SessionRecord
-    const outcome = await restoreSessionCheckpoint(f.store, session, String(checkpoint?.n))
+    const outcome = await restoreSessionCheckpoint(f.store, session, String(checkpoint?.n), {
+      env: f.repo.env,
+    })
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesA)
     expect(readFileSync(join(f.wt, 'ignored/cache.bin'), 'utf8')).toBe('ignored v2\n')
     expect(f.git('rev-parse', 'HEAD')).toBe(headA)
@@ -227,7 +257,7 @@ describe('restore', () => {
 
     // The before-restore checkpoint makes the restore undoable.
     const again = f.store.get(f.id) as SessionRecord
-    await restoreSessionCheckpoint(f.store, again, 1)
+    await restoreSessionCheckpoint(f.store, again, 1, { env: f.repo.env })
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesB)
     expect(f.git('rev-parse', 'HEAD')).toBe(headB)
     expect(f.git('status', '--porcelain')).toBe(statusB)
@@ -241,11 +271,13 @@ describe('restore', () => {
   test('a RUNNING session is refused with exit 4 and nothing changes', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
     await f.store.update(f.id, (r) => ({ ...r, status: 'RUNNING' }))
     f.write('y.txt', 'y\n')
     const before = userState(f)
-    const error = await rejection(restoreSessionCheckpoint(f.store, f.store.get(f.id) as SessionRecord, 0))
+    const error = await rejection(
+      restoreSessionCheckpoint(f.store, f.store.get(f.id) as SessionRecord, 0, { env: f.repo.env }),
+    )
     expect(error.exitCode).toBe(4)
     expect(error.code).toBe('SESSION_RUNNING')
     expect(userState(f)).toBe(before)
@@ -255,8 +287,12 @@ describe('restore', () => {
   test('an unknown checkpoint number is a usage error', async () => {
     const f = await sessionFixture()
     const session = f.store.get(f.id) as SessionRecord
-    expect((await rejection(restoreSessionCheckpoint(f.store, session, '3'))).exitCode).toBe(2)
-    expect((await rejection(restoreSessionCheckpoint(f.store, session, '-1'))).exitCode).toBe(2)
+    expect(
+      (await rejection(restoreSessionCheckpoint(f.store, session, '3', { env: f.repo.env }))).exitCode,
+    ).toBe(2)
+    expect(
+      (await rejection(restoreSessionCheckpoint(f.store, session, '-1', { env: f.repo.env }))).exitCode,
+    ).toBe(2)
   })
 })
 
@@ -264,16 +300,20 @@ describe('foreign records', () => {
   test('a record harness did not seal is never checkpointed or restored (exit 4, FOREIGN)', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
     const path = f.store.recordPath(f.id)
     const record = JSON.parse(readFileSync(path, 'utf8'))
     record.seal = 'forged'
     writeFileSync(path, JSON.stringify(record))
     const refs = f.git('for-each-ref')
     const before = userState(f)
-    expect((await rejection(takeCheckpoint(f.store, f.id, { trigger: 'manual' }))).code).toBe('FOREIGN')
+    expect(
+      (await rejection(takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' }))).code,
+    ).toBe('FOREIGN')
     const foreign = f.store.get(f.id) as SessionRecord
-    expect((await rejection(restoreSessionCheckpoint(f.store, foreign, 0))).code).toBe('FOREIGN')
+    expect((await rejection(restoreSessionCheckpoint(f.store, foreign, 0, { env: f.repo.env }))).code).toBe(
+      'FOREIGN',
+    )
     expect(f.git('for-each-ref')).toBe(refs)
     expect(userState(f)).toBe(before)
   })

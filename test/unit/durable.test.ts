@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { DiskFaultError } from '../../src/errors.js'
 import { replaceFileDurably, type WriteFs } from '../../src/sessions/durable.js'
 import { SessionStore } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 /** The real file calls, except that each write takes at most `chunk` bytes, and fails once `budget` runs out. */
@@ -62,16 +62,16 @@ describe('durable writes', () => {
 
   it('a store update on a short-writing disk writes the whole record; a full one keeps the old record', async () => {
     const dir = join(tmpDir(), 'sessions')
-    const plain = new SessionStore(dir)
+    const plain = new SessionStore(dir, { sealer: testSealer() })
     await plain.create(sessionRecord('shrt0001'))
     const { io, calls } = shortWritingFs(512)
-    const store = new SessionStore(dir, { fs: io })
+    const store = new SessionStore(dir, { sealer: testSealer(), fs: io })
     const updated = await store.update('shrt0001', (r) => ({ ...r, prompt: 'p'.repeat(3000) }))
     expect(calls.length).toBeGreaterThan(3)
     expect(plain.get('shrt0001')).toEqual(updated)
 
     const before = fs.readFileSync(join(dir, 'shrt0001.json'))
-    const full = new SessionStore(dir, { fs: shortWritingFs(512, 1024).io })
+    const full = new SessionStore(dir, { sealer: testSealer(), fs: shortWritingFs(512, 1024).io })
     await expect(full.update('shrt0001', (r) => ({ ...r, prompt: 'q'.repeat(3000) }))).rejects.toMatchObject({
       code: 'DISK_FULL',
       exitCode: 1,

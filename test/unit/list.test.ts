@@ -7,7 +7,7 @@ import { hostFacts } from '../../src/process/identity.js'
 import { type ListFilters, listStore } from '../../src/sessions/query.js'
 import type { SessionView } from '../../src/sessions/reconcile.js'
 import { SessionStore, type StoreProblem } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 async function collect(items: AsyncIterable<SessionView>): Promise<SessionView[]> {
@@ -20,7 +20,7 @@ async function collect(items: AsyncIterable<SessionView>): Promise<SessionView[]
 async function store(): Promise<{ store: SessionStore; problems: StoreProblem[] }> {
   const dir = join(tmpDir(), 'sessions')
   const problems: StoreProblem[] = []
-  const store = new SessionStore(dir, { warn: (p) => problems.push(p) })
+  const store = new SessionStore(dir, { sealer: testSealer(), warn: (p) => problems.push(p) })
   const statuses = ['COMPLETED', 'FAILED', 'KILLED', 'PAUSED'] as const
   for (let i = 0; i < 24; i++) {
     const day = String(1 + (i % 9)).padStart(2, '0')

@@ -6,7 +6,7 @@ import { executeRemovals } from '../../src/sessions/removal/executor.js'
 import { RepoCache } from '../../src/sessions/removal/repo-view.js'
 import { planSession, sessionCandidate } from '../../src/sessions/removal/session-plan.js'
 import { SessionStore } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 /** A repository with finished sessions, each a real worktree on harness/<id> at main's tip (merged). */
@@ -16,7 +16,7 @@ async function sessionsFixture(ids: string[]) {
   const root = join(harness, 'worktrees')
   const logsDir = join(harness, 'logs')
   mkdirSync(logsDir, { recursive: true })
-  const store = new SessionStore(join(harness, 'sessions'))
+  const store = new SessionStore(join(harness, 'sessions'), { sealer: testSealer() })
   store.ensureDir()
   const base = repo.git('rev-parse', 'HEAD')
   for (const id of ids) {
@@ -34,7 +34,7 @@ async function sessionsFixture(ids: string[]) {
     )
   }
   const where = {
-    repos: new RepoCache(repo.dir),
+    repos: new RepoCache(repo.dir, repo.env),
     projectRoot: repo.dir,
     logsDir,
     roots: [root],
@@ -73,7 +73,7 @@ describe('batched removal (cleanup)', () => {
     const moved = repo.git('commit-tree', '-p', 'HEAD', '-m', 'moved', 'HEAD^{tree}')
     repo.git('update-ref', 'refs/heads/harness/bbbb0002', moved)
 
-    const results = await executeRemovals(items, { dryRun: false, store })
+    const results = await executeRemovals(items, { dryRun: false, store, env: repo.env })
     const byId = new Map(items.map((item, i) => [item.candidate.record?.id, results[i]]))
     expect(byId.get('aaaa0001')?.status).toBe('removed')
     expect(byId.get('cccc0003')?.status).toBe('removed')
@@ -108,7 +108,7 @@ describe('batched removal (cleanup)', () => {
     rmSync(theirs, { recursive: true, force: true })
 
     const items = await plan()
-    const results = await executeRemovals(items, { dryRun: false, store })
+    const results = await executeRemovals(items, { dryRun: false, store, env: repo.env })
     expect(results.map((r) => r.status)).toEqual(['removed'])
     expect(existsSync(join(root, 'dddd0004'))).toBe(false)
     const listed = repo.git('worktree', 'list', '--porcelain')

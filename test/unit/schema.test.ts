@@ -3,7 +3,7 @@ import { parseSessionRecord } from '../../src/sessions/schema.js'
 import { SPEC_EXAMPLE } from '../fixtures/records.js'
 
 describe('SessionRecordSchema', () => {
-  test('the SPEC §3 example validates unchanged', () => {
+  test("the README's example record validates unchanged", () => {
     const parsed = parseSessionRecord(SPEC_EXAMPLE)
     expect(parsed.ok).toBe(true)
     if (parsed.ok) expect(parsed.record).toEqual(SPEC_EXAMPLE)

@@ -17,7 +17,7 @@ import {
   SessionNotFoundError,
 } from '../../src/errors.js'
 import { SessionStore, type StoreProblem } from '../../src/sessions/store.js'
-import { sessionRecord } from '../fixtures/records.js'
+import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { bundleStoreWorker, raceWorkers, Worker } from '../fixtures/workers.js'
 import { tmpDir } from '../helpers/tmp.js'
 
@@ -30,7 +30,11 @@ beforeAll(async () => {
 function newStore(): { store: SessionStore; dir: string; problems: StoreProblem[] } {
   const dir = join(tmpDir(), 'sessions')
   const problems: StoreProblem[] = []
-  return { store: new SessionStore(dir, { warn: (p) => problems.push(p) }), dir, problems }
+  return {
+    store: new SessionStore(dir, { sealer: testSealer(), warn: (p) => problems.push(p) }),
+    dir,
+    problems,
+  }
 }
 
 function onDisk(dir: string, id: string): Record<string, unknown> {

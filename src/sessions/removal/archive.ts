@@ -105,7 +105,7 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   // The same batched removal as cleanup's (docs/design.md, "Removal").
   const results = await executeRemovals(
     chosen.map(({ candidate, verdict }) => ({ candidate, verdict })),
-    { dryRun: options.dryRun, store },
+    { dryRun: options.dryRun, store, env: ctx.env },
   )
   for (const [index, { plan }] of chosen.entries()) {
     const result = results[index]

@@ -70,7 +70,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
       candidate: sessionCandidate(plan),
       verdict: decideRemoval(plan.reasons, options.force),
     })),
-    { dryRun: options.dryRun, store },
+    { dryRun: options.dryRun, store, env: ctx.env },
   )
   for (const [index, { record, plan }] of items.entries()) {
     const result = results[index]
@@ -230,7 +230,7 @@ function removalScope(
   options: { force: boolean },
 ) {
   return {
-    repos: new RepoCache(ctx.cwd),
+    repos: new RepoCache(ctx.cwd, ctx.env),
     projectRoot: paths.root,
     logsDir: paths.logsDir,
     roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
@@ -257,6 +257,7 @@ function sessionRemover(
     const result = await executeRemoval(sessionCandidate(plan), decideRemoval(plan.reasons, options.force), {
       dryRun: options.dryRun,
       store,
+      env: ctx.env,
     })
     return reportResult(report, record, plan, result)
   }

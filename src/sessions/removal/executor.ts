@@ -1,5 +1,6 @@
 import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
 import { SessionNotFoundError } from '../../errors.js'
+import type { GitEnvOptions } from '../../git/common.js'
 import {
   deleteBranchAt,
   deleteRefsAtomically,
@@ -72,6 +73,8 @@ export interface ExecutorOptions {
   dryRun: boolean
   /** Needed for candidates that are sessions. */
   store?: SessionStore
+  /** The environment git runs with (the caller's, never this process's). */
+  env: NodeJS.ProcessEnv
 }
 
 /** Carries out a verdict of `decideRemoval` for one candidate. Under dryRun nothing at all is written. */
@@ -85,12 +88,13 @@ export async function executeRemoval(
   const progress: Progress = { snapshot: null, done: [], dirty: false }
   try {
     if (options.dryRun) {
-      if (forced && candidate.snapshot) progress.snapshot = await storeSnapshots(candidate.snapshot, true)
+      if (forced && candidate.snapshot)
+        progress.snapshot = await storeSnapshots(candidate.snapshot, true, options)
       progress.done = candidate.steps.filter(wouldRemove)
       return { status: 'removed', forced, snapshot: progress.snapshot, done: progress.done }
     }
     if (candidate.record) await removeSession(candidate, candidate.record, forced, progress, options)
-    else await removeSteps(candidate, forced, progress)
+    else await removeSteps(candidate, forced, progress, options)
   } catch (error) {
     if (error instanceof SessionNotFoundError) return { status: 'gone' }
     const snapshot = progress.snapshot
@@ -128,22 +132,32 @@ async function removeSession(
     ) {
       throw new VetoError(changedReason(current))
     }
-    await removeSteps(candidate, forced, progress)
+    await removeSteps(candidate, forced, progress, options)
   })
 }
 
-async function removeSteps(candidate: RemovalCandidate, forced: boolean, progress: Progress): Promise<void> {
-  if (forced && candidate.snapshot) progress.snapshot = await storeSnapshots(candidate.snapshot, false)
+async function removeSteps(
+  candidate: RemovalCandidate,
+  forced: boolean,
+  progress: Progress,
+  git: GitEnvOptions,
+): Promise<void> {
+  if (forced && candidate.snapshot) progress.snapshot = await storeSnapshots(candidate.snapshot, false, git)
   for (const step of candidate.steps) {
-    if (await runStep(step, forced, candidate.describe)) progress.done.push(step)
+    if (await runStep(step, forced, candidate.describe, git)) progress.done.push(step)
   }
 }
 
 /** Deletes one step's artefact; false when there was nothing to delete. */
-async function runStep(step: RemovalStep, forced: boolean, describe: string): Promise<boolean> {
+async function runStep(
+  step: RemovalStep,
+  forced: boolean,
+  describe: string,
+  git: GitEnvOptions,
+): Promise<boolean> {
   switch (step.kind) {
     case 'worktree': {
-      const outcome = await removeListedWorktree(step.repo, step.entry, { force: forced })
+      const outcome = await removeListedWorktree(step.repo, step.entry, { force: forced, ...git })
       if (outcome === 'dirty') {
         throw new VetoError({
           code: 'DIRTY',
@@ -156,12 +170,12 @@ async function runStep(step: RemovalStep, forced: boolean, describe: string): Pr
     case 'empty-folder':
       return removeMissingOk(() => rmdirSync(step.path))
     case 'branch':
-      return deleteBranchAt(step.repo, step.name, step.tip, { dropConfig: step.dropConfig })
+      return deleteBranchAt(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
     case 'file':
       return removeMissingOk(() => unlinkSync(step.path))
     case 'refs': {
       const { deleteRefs } = await import('../../git/checkpoint.js')
-      await deleteRefs(step.repo, step.prefix, checkpointRefs(step))
+      await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
       return true
     }
     case 'folder':
@@ -220,7 +234,7 @@ export async function executeRemovals(
           }
           const plan = member.candidate.snapshot
           if (member.forced && plan) {
-            member.progress.snapshot = await snapshots.run(() => storeSnapshots(plan, false))
+            member.progress.snapshot = await snapshots.run(() => storeSnapshots(plan, false, options))
           }
           member.ready(true)
           const failure = await member.outcome
@@ -235,7 +249,10 @@ export async function executeRemovals(
         ),
     )
     const ready = await Promise.all(members.map((member) => member.isReady))
-    await removeTogether(members.filter((_, i) => ready[i]))
+    await removeTogether(
+      members.filter((_, i) => ready[i]),
+      options,
+    )
     for (const [i, result] of (await Promise.all(settled)).entries()) {
       const member = members[i]
       if (member) results[member.index] = result
@@ -245,7 +262,7 @@ export async function executeRemovals(
 }
 
 /** The shared part of the batched removal; settles every member's `outcome`, whatever happens. */
-async function removeTogether(members: BatchMember[]): Promise<void> {
+async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promise<void> {
   try {
     // 1. Worktree folders (and empty folders left where a worktree was), one member at a time.
     const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
@@ -268,7 +285,7 @@ async function removeTogether(members: BatchMember[]): Promise<void> {
     // 2. One prune per repository for their registrations.
     for (const [repo, removed] of removedByRepo) {
       try {
-        await dropRegistrations(repo, removed.paths)
+        await dropRegistrations(repo, removed.paths, git)
       } catch (error) {
         for (const member of removed.members) member.fail(error)
       }
@@ -284,14 +301,15 @@ async function removeTogether(members: BatchMember[]): Promise<void> {
         refsByRepo.set(step.repo, list)
       }
     }
-    for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners)
+    for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners, git)
     // 4. Logs and the agents' own folders; the records go when each member's `outcome` settles.
     for (const member of members) {
       if (member.failure) continue
       await member.attemptAsync(async () => {
         for (const step of member.candidate.steps) {
           if (step.kind === 'file' || step.kind === 'folder') {
-            if (await runStep(step, member.forced, member.candidate.describe)) member.progress.done.push(step)
+            if (await runStep(step, member.forced, member.candidate.describe, git))
+              member.progress.done.push(step)
           }
         }
       })
@@ -304,7 +322,7 @@ async function removeTogether(members: BatchMember[]): Promise<void> {
 }
 
 /** Branches and checkpoint refs of `owners` in `repo`: one transaction, else one session at a time. */
-async function deleteRefsOf(repo: string, owners: BatchMember[]): Promise<void> {
+async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOptions): Promise<void> {
   const deletions: RefDeletion[] = []
   for (const member of owners) {
     for (const step of member.candidate.steps) {
@@ -317,7 +335,7 @@ async function deleteRefsOf(repo: string, owners: BatchMember[]): Promise<void> 
   }
   let together = false
   try {
-    together = await deleteRefsAtomically(repo, deletions)
+    together = await deleteRefsAtomically(repo, deletions, git)
   } catch {
     // A ref git cannot take on stdin: one at a time says whose it is.
   }
@@ -326,9 +344,9 @@ async function deleteRefsOf(repo: string, owners: BatchMember[]): Promise<void> 
       for (const step of member.candidate.steps) {
         if ((step.kind !== 'branch' && step.kind !== 'refs') || step.repo !== repo) continue
         if (together) {
-          if (step.kind === 'branch' && step.dropConfig) await dropBranchConfig(step.repo, step.name)
+          if (step.kind === 'branch' && step.dropConfig) await dropBranchConfig(step.repo, step.name, git)
           member.progress.done.push(step)
-        } else if (await runStep(step, member.forced, member.candidate.describe)) {
+        } else if (await runStep(step, member.forced, member.candidate.describe, git)) {
           member.progress.done.push(step)
         }
       }

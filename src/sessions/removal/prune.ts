@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { worktreeRoot } from '../../config.js'
-import { canonicalPath } from '../../git/common.js'
+import { canonicalPath, type GitEnvOptions } from '../../git/common.js'
 import { branchCreatedAt, prunableRegistrations } from '../../git/removal.js'
 import { pruneWorktrees } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
@@ -70,7 +70,7 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
     snapshots: [],
     registrations: [],
   }
-  const repo = await new RepoCache(ctx.cwd).get(paths.root)
+  const repo = await new RepoCache(ctx.cwd, ctx.env).get(paths.root)
   if (!repo) return report
   const now = (options.now ?? new Date()).getTime()
   const store = await ctx.store()
@@ -93,16 +93,17 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
   const progress = options.progress ?? silentProgress
   for (const [index, orphan] of orphans.entries()) {
     progress.step(index, orphans.length, orphan.item.path ?? '')
-    if ((await prune(orphan, report, options)) && orphan.entry) goingWorktrees.add(orphan.entry)
+    if ((await prune(orphan, report, options, repo.git)) && orphan.entry) goingWorktrees.add(orphan.entry)
   }
   progress.end()
-  for (const orphan of await orphanBranches(scope, goingWorktrees)) await prune(orphan, report, options)
-  for (const orphan of orphanFolders(scope)) await prune(orphan, report, options)
+  for (const orphan of await orphanBranches(scope, goingWorktrees))
+    await prune(orphan, report, options, repo.git)
+  for (const orphan of orphanFolders(scope)) await prune(orphan, report, options, repo.git)
 
   if (!keepRegistrations) {
     report.registrations = options.dryRun
-      ? await prunableRegistrations(repo.dir)
-      : await pruneWorktrees(repo.dir)
+      ? await prunableRegistrations(repo.dir, repo.git)
+      : await pruneWorktrees(repo.dir, repo.git)
   }
   return report
 }
@@ -185,7 +186,7 @@ async function orphanBranches(scope: PruneScope, goingWorktrees: Set<WorktreeInf
     const holder = repo.state.worktrees.find(
       (w) => w.branch === name && !goingWorktrees.has(w) && (w.locked || existsSync(w.path)),
     )
-    const created = (await branchCreatedAt(repo.dir, name))?.getTime() ?? null
+    const created = (await branchCreatedAt(repo.dir, name, repo.git))?.getTime() ?? null
     let mergedInto: string | null = null
     if (holder) {
       reasons.push({
@@ -246,10 +247,16 @@ function orphanSnapshot(
 }
 
 /** The one rule and the one executor, for an orphan; true when it was (or would be) removed. */
-async function prune(orphan: Orphan, report: PruneReport, options: PruneOptions): Promise<boolean> {
+async function prune(
+  orphan: Orphan,
+  report: PruneReport,
+  options: PruneOptions,
+  git: GitEnvOptions,
+): Promise<boolean> {
   const { item, candidate } = orphan
   const result = await executeRemoval(candidate, decideRemoval(candidate.reasons, options.force), {
     dryRun: options.dryRun,
+    env: git.env,
   })
   if (result.status === 'gone') return false
   if (result.snapshot) report.snapshots.push({ name: candidate.snapshot?.name ?? '', ...result.snapshot })

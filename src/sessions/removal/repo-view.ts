@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { isAbsolute, join, relative } from 'node:path'
 import { HarnessError } from '../../errors.js'
-import { canonicalPath } from '../../git/common.js'
+import { canonicalPath, type GitEnvOptions } from '../../git/common.js'
 import {
   branchesMergedInto,
   countCommitsNotIn,
@@ -27,6 +27,8 @@ export class RepoView {
     readonly state: RemovalState,
     /** The directory harness runs in: a worktree that holds it is not pulled from under the user's shell. */
     private readonly cwd: string,
+    /** The environment git runs with (the session's, never this process's). */
+    readonly git: GitEnvOptions,
   ) {}
 
   get dir(): string {
@@ -46,7 +48,7 @@ export class RepoView {
   private mergedInto(target: string): Promise<Set<string>> {
     let set = this.merged.get(target)
     if (!set) {
-      set = branchesMergedInto(this.dir, target)
+      set = branchesMergedInto(this.dir, target, this.git)
       this.merged.set(target, set)
     }
     return set
@@ -63,7 +65,7 @@ export class RepoView {
     const into = targets.map(shortRef)
     let count: number | null = null
     try {
-      count = await countCommitsNotIn(this.dir, tip, [...targets, ...(base ? [base] : [])])
+      count = await countCommitsNotIn(this.dir, tip, [...targets, ...(base ? [base] : [])], this.git)
     } catch {
       // A base commit that is gone: the count is unknown, the branch is unmerged all the same.
     }
@@ -83,7 +85,7 @@ export class RepoView {
     const paths = entries
       .filter((e) => !e.isMain && !e.locked && !this.holdsCwd(e) && existsSync(join(e.path, '.git')))
       .map((e) => e.path)
-    for (const path of await cleanWorktrees(this.dir, paths)) this.clean.add(path)
+    for (const path of await cleanWorktrees(this.dir, paths, this.git)) this.clean.add(path)
   }
 
   private holdsCwd(entry: WorktreeInfo): boolean {
@@ -130,7 +132,7 @@ export class RepoView {
     const reasons: KeepReason[] = []
     const { changes: entries, submodules } = this.clean.has(entry.path)
       ? { changes: [], submodules: [] }
-      : await inspectWorktree(entry.path)
+      : await inspectWorktree(entry.path, this.git)
     const changes = entries.length
     // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
     // git dir, which no snapshot of this worktree can hold: never removed, even with --force. (Without
@@ -160,7 +162,7 @@ export class RepoView {
 
   private async detachedReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
     if (!entry.detached || !entry.head || entry.head === branchTip) return []
-    if (await onSomeBranch(this.dir, entry.head)) return []
+    if (await onSomeBranch(this.dir, entry.head, this.git)) return []
     return [
       {
         code: 'DETACHED_HEAD',
@@ -179,23 +181,26 @@ export function shortRef(ref: string): string {
 export class RepoCache {
   private readonly repos = new Map<string, Promise<RepoView | null>>()
 
-  constructor(private readonly cwd: string) {}
+  constructor(
+    private readonly cwd: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
 
   get(dir: string): Promise<RepoView | null> {
     const key = canonicalPath(dir)
     let repo = this.repos.get(key)
     if (!repo) {
-      repo = openRepo(dir, this.cwd)
+      repo = openRepo(dir, this.cwd, { env: this.env })
       this.repos.set(key, repo)
     }
     return repo
   }
 }
 
-async function openRepo(dir: string, cwd: string): Promise<RepoView | null> {
+async function openRepo(dir: string, cwd: string, git: GitEnvOptions): Promise<RepoView | null> {
   if (!existsSync(dir)) return null
   try {
-    return new RepoView(await readRemovalState(dir), cwd)
+    return new RepoView(await readRemovalState(dir, git), cwd, git)
   } catch (error) {
     if (error instanceof HarnessError && error.code === 'GIT_FAILED') return null
     throw error

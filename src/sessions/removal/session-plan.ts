@@ -122,10 +122,10 @@ export async function planSession(
     const targets = mergeTargets(record, repo)
     let mergedInto = await repo.mergedTarget(name, targets)
     const base = record.base_commit ?? undefined
-    if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base)))) {
+    if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base, repo.git)))) {
       mergedInto = 'base_commit'
     }
-    if (!mergedInto) mergedInto = await recordedMerge(record, tip, targets, repo.dir)
+    if (!mergedInto) mergedInto = await recordedMerge(record, tip, targets, repo)
     if (!mergedInto) plan.reasons.push(await repo.unmergedReason(name, tip, targets, base))
     plan.branch = { name, tip, mergedInto, configured: repo.state.configured.has(name) }
   }
@@ -140,11 +140,12 @@ async function recordedMerge(
   record: SessionRecord,
   tip: string,
   targets: string[],
-  repo: string,
+  repo: RepoView,
 ): Promise<string | null> {
   const landed = record.merge_commit
   if (!landed || record.merged_head !== tip) return null
-  for (const target of targets) if (await isAncestor(repo, landed, target)) return shortRef(target)
+  for (const target of targets)
+    if (await isAncestor(repo.dir, landed, target, repo.git)) return shortRef(target)
   return null
 }
 

@@ -1,3 +1,4 @@
+import type { GitEnvOptions } from '../../git/common.js'
 import { refsUnder } from '../../git/removal.js'
 import { snapshotRef, snapshotWorktree } from '../../git/snapshot.js'
 
@@ -31,10 +32,15 @@ export function shellWord(text: string): string {
  * untracked ones included, on top of the worktree's HEAD) and `branch` (the tip). Existing refs are never
  * overwritten: a taken name gets a suffix (`worktree-2`). Under dryRun only the names are worked out.
  */
-export async function storeSnapshots(plan: SnapshotPlan, dryRun: boolean): Promise<SnapshotRefs> {
+export async function storeSnapshots(
+  plan: SnapshotPlan,
+  dryRun: boolean,
+  options: GitEnvOptions,
+): Promise<SnapshotRefs> {
+  const git = { env: options.env }
   const { repo, name } = plan
   const prefix = `refs/harness/${name}`
-  const taken = await refsUnder(repo, `${prefix}/`)
+  const taken = await refsUnder(repo, `${prefix}/`, git)
   const free = (base: string) => {
     const used = (ref: string) => taken.some((t) => t === ref || t.startsWith(`${ref}/`))
     let ref = `${prefix}/${base}`
@@ -42,15 +48,15 @@ export async function storeSnapshots(plan: SnapshotPlan, dryRun: boolean): Promi
     return ref
   }
   const result: SnapshotRefs = { refs: {}, commits: {}, restore: [] }
-  const git = `git -C ${shellWord(repo)}`
+  const gitC = `git -C ${shellWord(repo)}`
   if (plan.branchTip) {
     const ref = free('branch')
     result.refs.branch = ref
     result.commits.branch = plan.branchTip
     if (!dryRun) {
-      await snapshotRef(repo, ref, plan.branchTip, { message: `harness: ${plan.label}: branch tip` })
+      await snapshotRef(repo, ref, plan.branchTip, { message: `harness: ${plan.label}: branch tip`, ...git })
     }
-    result.restore.push(`${git} branch ${shellWord(`restore-${name}`)} ${ref}`)
+    result.restore.push(`${gitC} branch ${shellWord(`restore-${name}`)} ${ref}`)
   }
   if (plan.worktreeDir) {
     const ref = free('worktree')
@@ -61,18 +67,22 @@ export async function storeSnapshots(plan: SnapshotPlan, dryRun: boolean): Promi
         worktreeDir: plan.worktreeDir,
         ref,
         message: `harness: ${plan.label}: every file of ${plan.worktreeDir}`,
+        ...git,
       })
       result.commits.worktree = snapshot.commit
     }
-    result.restore.push(`${git} worktree add ${shellWord(plan.worktreeDir)} ${ref}`)
+    result.restore.push(`${gitC} worktree add ${shellWord(plan.worktreeDir)} ${ref}`)
   } else if (plan.worktreeHead) {
     const ref = free('worktree')
     result.refs.worktree = ref
     result.commits.worktree = plan.worktreeHead
     if (!dryRun) {
-      await snapshotRef(repo, ref, plan.worktreeHead, { message: `harness: ${plan.label}: worktree HEAD` })
+      await snapshotRef(repo, ref, plan.worktreeHead, {
+        message: `harness: ${plan.label}: worktree HEAD`,
+        ...git,
+      })
     }
-    result.restore.push(`${git} branch ${shellWord(`restore-${name}-head`)} ${ref}`)
+    result.restore.push(`${gitC} branch ${shellWord(`restore-${name}-head`)} ${ref}`)
   }
   return result
 }
