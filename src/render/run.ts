@@ -14,7 +14,7 @@ export function runSummary(record: SessionRecord): string {
   if (record.status === 'RUNNING') {
     return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
   }
-  const failure = (record.runs?.at(-1) as { error?: unknown } | undefined)?.error
+  const failure = record.runs?.at(-1)?.error
   const why =
     record.stop_reason === 'start-failed'
       ? ` (the agent could not be started${typeof failure === 'string' ? `: ${failure}` : ''})`

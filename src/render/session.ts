@@ -34,11 +34,11 @@ export function statusLabel(session: SessionView): string {
 export function taskLabel(session: {
   provider: string
   prompt?: string | null
-  extra_args?: unknown
+  extra_args?: readonly string[] | null
 }): string {
   const prompt = (session.prompt ?? '').replace(/\s+/g, ' ').trim()
   if (prompt) return prompt
-  const command = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
+  const command = session.extra_args ?? []
   if (session.provider === 'exec' && command.length) return command.map(quoteArg).join(' ')
   return '-'
 }
@@ -159,7 +159,7 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     [
       'Extra args',
       Array.isArray(session.extra_args) && session.extra_args.length
-        ? (session.extra_args as string[]).map(quoteArg).join(' ')
+        ? session.extra_args.map(quoteArg).join(' ')
         : undefined,
     ],
     ['Tmux session', typeof session.tmux_session === 'string' ? session.tmux_session : undefined],

@@ -179,7 +179,7 @@ export async function supervise(
       },
       stopping: async () => {
         const current = store.get(plan.id)
-        const grace = (current?.stop_request as { grace_ms?: unknown } | null | undefined)?.grace_ms
+        const grace = current?.stop_request?.grace_ms
         return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
       },
       stopRequested: stopRequested.signal,

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
+import type { Permission } from '../providers/schema.js'
 
 // zod/mini ships without messages; English ones make corrupt-record reports readable.
 z.config(en())
@@ -23,10 +24,15 @@ export type SessionStatus = (typeof SESSION_STATUSES)[number]
 const TimeSchema = z.iso.datetime({ offset: true })
 const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
 
+/** The permission levels of docs/providers.md (a type-only tie keeps the providers' module unloaded here). */
+const RECORD_PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const satisfies readonly Permission[]
+
 export const StopRequestSchema = z.looseObject({
   action: z.enum(['kill', 'pause']),
   at: TimeSchema,
   by_pid: opt(z.number()),
+  /** Time between SIGTERM and SIGKILL that the requester asked for. */
+  grace_ms: opt(z.number()),
 })
 export type StopRequest = z.infer<typeof StopRequestSchema>
 
@@ -63,6 +69,8 @@ export const RunSchema = z.looseObject({
   /** Where this run's output begins in the session's log, so that `logs` can mark each run. */
   log_offset: opt(z.number()),
   usage: opt(UsageSchema),
+  /** A failure the agent's exit code hides (an error event in its headless output). */
+  error: opt(z.string()),
 })
 export type Run = z.infer<typeof RunSchema>
 
@@ -97,7 +105,7 @@ export const MetadataSchema = z.looseObject({
 export const SessionRecordSchema = z.looseObject({
   id: z.string(),
   provider: z.string(),
-  permission: opt(z.string()),
+  permission: opt(z.enum(RECORD_PERMISSIONS)),
   status: SessionStatusSchema,
   worktree_dir: z.string(),
   is_worktree: opt(z.boolean()),
@@ -126,6 +134,12 @@ export const SessionRecordSchema = z.looseObject({
   branch_created: opt(z.boolean()),
   /** Why the log could not be written (the run's outcome was recorded anyway). */
   log_error: opt(z.string()),
+  /** The ref the user gave as the base (or the branch harness ran on), for `merge` and `show`. */
+  base_ref: opt(z.string()),
+  /** The user's directory relative to the repository's top: the agent starts at its counterpart. */
+  start_subdir: opt(z.string()),
+  /** Arguments given after `--`, passed again on resume. */
+  extra_args: opt(z.array(z.string())),
   /** HMAC-SHA256 of the rest of the record under the user's key (docs/security.md). */
   seal: opt(z.string()),
   /** Computed on every read, never stored: whether `seal` is the user's. */

@@ -790,8 +790,8 @@ export async function resumeSession(
   const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
   const place = tmux ? await tmuxPlace(ctx, session.id) : null
   const prompt = promptWords.join(' ').trim() || undefined
-  const extraArgs = Array.isArray(session.extra_args) ? (session.extra_args as string[]) : []
-  const permission = (session.permission as Permission | null | undefined) ?? undefined
+  const extraArgs = session.extra_args ?? []
+  const permission = session.permission ?? undefined
   if (permission) assertAllowedAsUser(provider, permission, ctx.env)
   const invocation = buildAgentInvocation({
     provider,
