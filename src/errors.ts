@@ -16,8 +16,10 @@ export class HarnessError extends Error {
     message: string,
     readonly exitCode: number = ExitCode.Failure,
     readonly hint?: string,
+    /** What went wrong underneath (a spawn error, a file call): kept for debugging, never shown as such. */
+    cause?: unknown,
   ) {
-    super(message)
+    super(message, cause === undefined ? undefined : { cause })
     this.name = new.target.name
   }
 
@@ -113,8 +115,8 @@ export class CorruptRecordError extends HarnessError {
 }
 
 export class ExternalToolError extends HarnessError {
-  constructor(message: string, hint?: string, code = 'EXTERNAL_TOOL_FAILED') {
-    super(code, message, ExitCode.ExternalTool, hint)
+  constructor(message: string, hint?: string, code = 'EXTERNAL_TOOL_FAILED', cause?: unknown) {
+    super(code, message, ExitCode.ExternalTool, hint, cause)
   }
 }
 

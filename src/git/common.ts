@@ -1,7 +1,9 @@
 import { realpathSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { ExternalToolError, UsageError } from '../errors.js'
-import { type GitResult, git } from './git.js'
+import { type GitResult, git, gitDetail } from './git.js'
+
+export { gitDetail }
 
 /** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
 export interface GitEnvOptions {
@@ -41,13 +43,6 @@ export async function revParseOrNull(
     allowFailure: true,
   })
   return result.exitCode === 0 ? result.stdout.trim() : null
-}
-
-/** The last meaningful line git printed, for error messages. */
-export function gitDetail(result: GitResult): string {
-  const lines = result.stderr.trim().split('\n').filter(Boolean)
-  const fatal = lines.find((line) => line.startsWith('fatal: ') || line.startsWith('error: '))
-  return (fatal ?? lines.pop() ?? `exit code ${result.exitCode}`).replace(/^(fatal|error): /, '')
 }
 
 /** NUL-separated output without the empty tail. */

@@ -41,6 +41,13 @@ function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
   return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...options.extraEnv }
 }
 
+/** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
+export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
+  const lines = result.stderr.trim().split('\n').filter(Boolean)
+  const fatal = lines.find((line) => line.startsWith('fatal: ') || line.startsWith('error: '))
+  return (fatal ?? lines.pop() ?? `exit code ${result.exitCode}`).replace(/^(fatal|error): /, '')
+}
+
 export async function git(args: string[], options: GitOptions): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -57,7 +64,14 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
           const code = (error as NodeJS.ErrnoException).code
           if (code === 'ENOENT') {
-            reject(new ExternalToolError('git is not installed or not on PATH', 'install git', 'GIT_MISSING'))
+            reject(
+              new ExternalToolError(
+                'git is not installed or not on PATH',
+                'install git',
+                'GIT_MISSING',
+                error,
+              ),
+            )
             return
           }
           if (code === 'ABORT_ERR') {
@@ -67,8 +81,10 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
         }
         const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
         if (exitCode !== 0 && !options.allowFailure) {
-          const detail = stderr.trim().split('\n').filter(Boolean).pop() ?? `exit code ${exitCode}`
-          reject(new ExternalToolError(`git ${args[0] ?? ''} failed: ${detail}`, undefined, 'GIT_FAILED'))
+          const detail = gitDetail({ stderr, exitCode })
+          reject(
+            new ExternalToolError(`git ${args[0] ?? ''} failed: ${detail}`, undefined, 'GIT_FAILED', error),
+          )
           return
         }
         resolve({ stdout, stderr, exitCode })
