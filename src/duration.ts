@@ -36,3 +36,9 @@ function toMs(value: number, unit: Unit, fail: () => Error): number {
   if (!Number.isFinite(ms) || !Number.isSafeInteger(ms)) throw fail()
   return ms
 }
+
+/** `--older-than` of cleanup, archive and prune: its text as given (for reports) and its length; bare numbers are days. */
+export function olderThanFlag(text: string | undefined): { text: string; ms: number } | undefined {
+  if (text === undefined) return undefined
+  return { text, ms: parseDuration(text, { bareUnit: 'd', flag: '--older-than' }) }
+}

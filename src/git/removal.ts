@@ -145,16 +145,7 @@ export async function removeListedWorktree(
   entry: WorktreeInfo,
   options: GitEnvOptions & { force?: boolean },
 ): Promise<'removed' | 'dirty'> {
-  if (entry.isMain)
-    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
-  // Locked: its folder may be on a device that is not mounted; a missing folder does not mean it is gone.
-  if (entry.locked) {
-    throw new IllegalStateError(
-      `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
-      'unlock it with "git worktree unlock" first',
-      'WORKTREE_LOCKED',
-    )
-  }
+  refuseUnremovable(entry)
   const force = options.force ? ['--force'] : []
   const result = await run(['worktree', 'remove', ...force, '--', entry.path], repo, {
     ...options,
@@ -241,15 +232,7 @@ export async function prunableRegistrations(repo: string, options: GitEnvOptions
  * folder was already gone.
  */
 export function removeWorktreeFolder(entry: WorktreeInfo): boolean {
-  if (entry.isMain)
-    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
-  if (entry.locked) {
-    throw new IllegalStateError(
-      `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
-      'unlock it with "git worktree unlock" first',
-      'WORKTREE_LOCKED',
-    )
-  }
+  refuseUnremovable(entry)
   if (!existsSync(entry.path)) return false
   const dotGit = join(entry.path, '.git')
   if (!isLinkedCheckout(dotGit)) {
@@ -342,4 +325,17 @@ export async function deleteRefsAtomically(
 export async function dropBranchConfig(repo: string, name: string, options: GitEnvOptions): Promise<void> {
   assertRefArg(name, 'branch name')
   await run(['config', '--remove-section', `branch.${name}`], repo, { ...options, allowFailure: true })
+}
+
+/** Neither removal touches the main worktree, nor a locked one: its folder may be on a device that is not mounted. */
+function refuseUnremovable(entry: WorktreeInfo): void {
+  if (entry.isMain)
+    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
+  if (entry.locked) {
+    throw new IllegalStateError(
+      `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
+      'unlock it with "git worktree unlock" first',
+      'WORKTREE_LOCKED',
+    )
+  }
 }

@@ -328,6 +328,16 @@ export async function worktreeChanges(path: string, options: GitEnvOptions): Pro
   return (await inspectWorktree(path, options)).changes
 }
 
+/** Everything a folder's removal would lose, as one status: untracked files included, submodules not hidden. */
+const WORKTREE_STATUS_ARGS = [
+  '--no-optional-locks',
+  'status',
+  '--porcelain=v1',
+  '-z',
+  '--untracked-files=all',
+  '--ignore-submodules=none',
+]
+
 /**
  * What removing a worktree's folder would lose, from two git processes run side by side: `changes` (porcelain
  * v1 `XY path` entries, hidden edits as `H  path`) and `submodules`, the tracked submodules that are checked
@@ -338,18 +348,7 @@ export async function inspectWorktree(
   options: GitEnvOptions,
 ): Promise<{ changes: string[]; submodules: string[] }> {
   const [status, index] = await Promise.all([
-    run(
-      [
-        '--no-optional-locks',
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--untracked-files=all',
-        '--ignore-submodules=none',
-      ],
-      path,
-      options,
-    ),
+    run(WORKTREE_STATUS_ARGS, path, options),
     indexEntries(path, options),
   ])
   // Renames add their source path as an extra field, which has no status prefix; only count entries.
@@ -443,14 +442,7 @@ export async function cleanWorktrees(
         allowFailure: true,
       })
     const [status, index] = await Promise.all([
-      each([
-        '--no-optional-locks',
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--untracked-files=all',
-        '--ignore-submodules=none',
-      ]),
+      each(WORKTREE_STATUS_ARGS),
       each(['ls-files', '-v', '-s', '-z']),
     ])
     if (status.exitCode !== 0 || index.exitCode !== 0 || status.stdout !== '') return

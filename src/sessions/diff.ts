@@ -40,18 +40,7 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
   }
   const paths = await ctx.project()
   const repoDir = session.base_dir ?? paths.root
-  // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
-  const worktree =
-    existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
-      ? session.worktree_dir
-      : undefined
-  const { branchExists } = await import('../git/repo.js')
-  const branch =
-    session.git_branch &&
-    existsSync(repoDir) &&
-    (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
-      ? session.git_branch
-      : undefined
+  const { worktree, branch } = await diffSources(ctx, session, repoDir)
   if (!worktree && !branch) {
     throw new IllegalStateError(
       `session "${id}" has nothing to diff: its worktree ${session.worktree_dir} and its branch ${session.git_branch ?? '(none)'} are both gone`,
@@ -78,4 +67,28 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
     branch: session.git_branch ?? null,
     is_worktree: session.is_worktree !== false,
   }
+}
+
+/**
+ * What a session's changes can be read from, for diff and export: its worktree while it is one, else its
+ * branch while that exists (either may be undefined).
+ */
+export async function diffSources(
+  ctx: SessionEnv,
+  session: { worktree_dir: string; git_branch?: string | null },
+  repoDir: string,
+): Promise<{ worktree: string | undefined; branch: string | undefined }> {
+  // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
+  const worktree =
+    existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
+      ? session.worktree_dir
+      : undefined
+  const { branchExists } = await import('../git/repo.js')
+  const branch =
+    session.git_branch &&
+    existsSync(repoDir) &&
+    (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
+      ? session.git_branch
+      : undefined
+  return { worktree, branch }
 }

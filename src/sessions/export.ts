@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FileChange } from '../git/diff.js'
 import { type Cost, runTimeMs, sumCost } from '../history/usage.js'
@@ -132,18 +132,8 @@ async function changesOf(
   const base = session.base_commit
   if (!base || session.sealed === false) return null
   const repoDir = session.base_dir ?? (await ctx.project()).root
-  // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
-  const worktree =
-    existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
-      ? session.worktree_dir
-      : undefined
-  const { branchExists } = await import('../git/repo.js')
-  const branch =
-    session.git_branch &&
-    existsSync(repoDir) &&
-    (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
-      ? session.git_branch
-      : undefined
+  const { diffSources } = await import('./diff.js')
+  const { worktree, branch } = await diffSources(ctx, session, repoDir)
   if (!worktree && !branch) return null
   const { diffSummary } = await import('../git/diff.js')
   try {

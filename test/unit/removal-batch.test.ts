@@ -66,6 +66,8 @@ describe('batched removal (cleanup)', () => {
         },
       ],
     }))
+    // A SIGKILLed supervisor's disk-space reserve beside the log goes with its session.
+    writeFileSync(join(logsDir, 'aaaa0001.reserve'), Buffer.alloc(64))
     const items = await plan()
     expect(items.map((item) => item.verdict)).toEqual(Array(3).fill({ action: 'remove', forced: false }))
 
@@ -95,6 +97,7 @@ describe('batched removal (cleanup)', () => {
       expect(existsSync(join(root, id))).toBe(false)
       expect(existsSync(join(logsDir, `${id}.log`))).toBe(false)
     }
+    expect(existsSync(join(logsDir, 'aaaa0001.reserve'))).toBe(false)
     const listed = repo.git('worktree', 'list', '--porcelain').match(/^worktree /gm)?.length
     expect(listed).toBe(1)
   })

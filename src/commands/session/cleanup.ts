@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { parseDuration } from '../../duration.js'
+import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SessionStatusSchema } from '../../sessions/schema.js'
 
@@ -72,13 +72,7 @@ Examples:
     )
     .action(
       action(CleanupOptionsSchema, async (options) => {
-        const olderThan =
-          options.olderThan === undefined
-            ? undefined
-            : {
-                text: options.olderThan,
-                ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
-              }
+        const olderThan = olderThanFlag(options.olderThan)
         const { cleanupSessions } = await import('../../sessions/removal/cleanup.js')
         const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderRemovalReport } = await import('../../render/cleanup.js')

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { parseDuration } from '../../duration.js'
+import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SAFETY_RULES } from './cleanup.js'
 
@@ -43,13 +43,7 @@ Examples:
           dryRun: z.optional(z.boolean()),
         }),
         async (options) => {
-          const olderThan =
-            options.olderThan === undefined
-              ? undefined
-              : {
-                  text: options.olderThan,
-                  ms: parseDuration(options.olderThan, { bareUnit: 'd', flag: '--older-than' }),
-                }
+          const olderThan = olderThanFlag(options.olderThan)
           const { pruneOrphans } = await import('../../sessions/removal/prune.js')
           const { anyFailed } = await import('../../sessions/removal/decision.js')
           const { renderPruneReport } = await import('../../render/cleanup.js')

@@ -18,7 +18,14 @@ import type { SessionEnv } from '../ports.js'
 import type { ProgressReporter } from '../progress.js'
 import type { SessionRecord, SessionStatus } from '../schema.js'
 import type { SessionStore } from '../store.js'
-import { configuredOlderThan, keptSession, planSessions, reportResult, selectOldSessions } from './cleanup.js'
+import {
+  configuredOlderThan,
+  emptyRemovalReport,
+  keptSession,
+  planSessions,
+  reportResult,
+  selectOldSessions,
+} from './cleanup.js'
 import { classifyError, decideRemoval, type Verdict } from './decision.js'
 import { executeRemovals, type RemovalCandidate } from './executor.js'
 import type { RemovalReport } from './report.js'
@@ -65,16 +72,7 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   }
   const paths = await ctx.project()
   const olderThan = options.olderThan ?? (await configuredOlderThan(ctx))
-  const report: ArchiveReport = {
-    dry_run: options.dryRun,
-    older_than: olderThan.text,
-    older_than_ms: olderThan.ms,
-    removed: [],
-    kept: [],
-    snapshots: [],
-    skipped: { running: 0, younger: 0, filtered: 0 },
-    archive: null,
-  }
+  const report: ArchiveReport = { ...emptyRemovalReport(options.dryRun, olderThan), archive: null }
   if (!paths.exists) return report
   const store = await ctx.store()
   const selected = await selectOldSessions(store, options, olderThan.ms)

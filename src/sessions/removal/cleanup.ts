@@ -43,15 +43,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   }
   const paths = await ctx.project()
   const olderThan = options.olderThan ?? (await configuredOlderThan(ctx))
-  const report: RemovalReport = {
-    dry_run: options.dryRun,
-    older_than: olderThan.text,
-    older_than_ms: olderThan.ms,
-    removed: [],
-    kept: [],
-    snapshots: [],
-    skipped: { running: 0, younger: 0, filtered: 0 },
-  }
+  const report = emptyRemovalReport(options.dryRun, olderThan)
   if (!paths.exists) return report
   const store = await ctx.store()
   const selected = await selectOldSessions(store, options, olderThan.ms)
@@ -326,4 +318,17 @@ function sessionKeptError(kept: KeptSession): HarnessError {
 export async function configuredOlderThan(ctx: SessionEnv): Promise<{ text: string; ms: number }> {
   const config = await ctx.config()
   return { text: config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, ms: cleanupOlderThanMs(config) }
+}
+
+/** A cleanup-shaped report with nothing in it yet (cleanup's, and archive's before its archive is written). */
+export function emptyRemovalReport(dryRun: boolean, olderThan: { text: string; ms: number }): RemovalReport {
+  return {
+    dry_run: dryRun,
+    older_than: olderThan.text,
+    older_than_ms: olderThan.ms,
+    removed: [],
+    kept: [],
+    snapshots: [],
+    skipped: { running: 0, younger: 0, filtered: 0 },
+  }
 }

@@ -96,15 +96,7 @@ export async function executeRemoval(
     if (candidate.record) await removeSession(candidate, candidate.record, forced, progress, options)
     else await removeSteps(candidate, forced, progress, options)
   } catch (error) {
-    if (error instanceof SessionNotFoundError) return { status: 'gone' }
-    const snapshot = progress.snapshot
-    if (error instanceof VetoError) return { status: 'kept', reasons: [error.reason], snapshot }
-    return {
-      status: 'kept',
-      reasons: [classifyError(error)],
-      snapshot,
-      error: error instanceof Error ? error : new Error(String(error)),
-    }
+    return failedRemoval(error, progress.snapshot)
   }
   return { status: 'removed', forced, snapshot: progress.snapshot, done: progress.done }
 }
@@ -413,15 +405,19 @@ class BatchMember {
   }
 
   failed(error: unknown): RemovalResult {
-    if (error instanceof SessionNotFoundError) return { status: 'gone' }
-    const snapshot = this.progress.snapshot
-    if (error instanceof VetoError) return { status: 'kept', reasons: [error.reason], snapshot }
-    return {
-      status: 'kept',
-      reasons: [classifyError(error)],
-      snapshot,
-      error: error instanceof Error ? error : new Error(String(error)),
-    }
+    return failedRemoval(error, this.progress.snapshot)
+  }
+}
+
+/** What a removal that threw comes to, one-by-one or batched: gone, vetoed, or kept for a classified error. */
+function failedRemoval(error: unknown, snapshot: Progress['snapshot']): RemovalResult {
+  if (error instanceof SessionNotFoundError) return { status: 'gone' }
+  if (error instanceof VetoError) return { status: 'kept', reasons: [error.reason], snapshot }
+  return {
+    status: 'kept',
+    reasons: [classifyError(error)],
+    snapshot,
+    error: error instanceof Error ? error : new Error(String(error)),
   }
 }
 

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { isInsideRoots } from '../../config.js'
 import { isAncestor } from '../../git/removal.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
@@ -180,6 +180,8 @@ export function sessionArtefacts(plan: SessionPlan): RemovalStep[] {
     steps.push({ kind: 'branch', repo: repo.dir, name, tip, dropConfig: configured })
   }
   steps.push({ kind: 'file', path: plan.log })
+  // The disk-space reserve a SIGKILLed supervisor leaves beside the log (docs/security.md) goes too.
+  steps.push({ kind: 'file', path: join(dirname(plan.log), `${plan.record.id}.reserve`) })
   // The agent's own files (pi's session file, aider's history) go with the session (docs/providers.md).
   steps.push({ kind: 'folder', path: agentDirFor(dirname(dirname(plan.log)), plan.record.id) })
   // So do its checkpoints (docs/continuity.md); the --force snapshots stay.
