@@ -80,16 +80,18 @@ describe.skipIf(!ENABLED)(
   () => {
     let bin: string | undefined
     const outcomes: Outcome[] = []
-    const tmux = new TmuxServer(tmpDir())
+    // Made in beforeAll: a describe body runs even when the block is skipped, and its afterAll then does not.
+    let tmux: TmuxServer
 
     beforeAll(async () => {
+      tmux = new TmuxServer(tmpDir())
       const installed = await installClis()
       if (installed.reason) console.warn(`skipping the real CLIs: ${installed.reason}`)
       bin = installed.bin
     }, 600_000)
 
     afterAll(() => {
-      tmux.stop()
+      tmux?.stop()
       const lines = outcomes.map(
         (o) =>
           `${o.provider.padEnd(9)} ${o.level.padEnd(10)} ${o.mode.padEnd(11)} ${o.kind.padEnd(6)} ${o.result}`,
