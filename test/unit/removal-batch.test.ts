@@ -119,4 +119,25 @@ describe('batched removal (cleanup)', () => {
     expect(listed).not.toContain('dddd0004')
     expect(repo.git('for-each-ref', 'refs/heads/harness/')).toBe('')
   })
+
+  test('a worktree that gains a file after planning is kept, its file intact; the others go', async () => {
+    const { repo, store, root, plan } = await sessionsFixture(['eeee0005', 'ffff0006'])
+    const items = await plan()
+    expect(items.map((item) => item.verdict)).toEqual(Array(2).fill({ action: 'remove', forced: false }))
+
+    // Between planning and removal, someone writes into one finished session's worktree.
+    const late = join(root, 'ffff0006', 'late-notes.md')
+    writeFileSync(late, 'work written during the cleanup\n')
+
+    const results = await executeRemovals(items, { dryRun: false, store, env: repo.env })
+    const byId = new Map(items.map((item, i) => [item.candidate.record?.id, results[i]]))
+    expect(byId.get('eeee0005')?.status).toBe('removed')
+    const kept = byId.get('ffff0006')
+    expect(kept?.status === 'kept' && kept.reasons.map((r) => r.code)).toEqual(['DIRTY'])
+    expect(existsSync(late)).toBe(true)
+    expect(store.ids()).toEqual(['ffff0006'])
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/harness/')).toBe(
+      'refs/heads/harness/ffff0006',
+    )
+  })
 })

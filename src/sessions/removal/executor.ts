@@ -1,4 +1,5 @@
 import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+import { join } from 'node:path'
 import { SessionNotFoundError } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/common.js'
 import {
@@ -10,6 +11,7 @@ import {
   removeListedWorktree,
   removeWorktreeFolder,
 } from '../../git/removal.js'
+import { cleanWorktrees, inspectWorktree } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { SessionRecord } from '../schema.js'
 import type { SessionStore } from '../store.js'
@@ -256,6 +258,9 @@ export async function executeRemovals(
 /** The shared part of the batched removal; settles every member's `outcome`, whatever happens. */
 async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promise<void> {
   try {
+    // 0. Planning may be seconds old for a large batch: what was clean then is checked again now that every
+    //    record is locked, as `git worktree remove` did for each one before the batched mode.
+    await vetoChangedWorktrees(members, git)
     // 1. Worktree folders (and empty folders left where a worktree was), one member at a time.
     const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
     for (const member of members) {
@@ -310,6 +315,47 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
     for (const member of members) if (!member.failure) member.fail(error)
   } finally {
     for (const member of members) member.settle()
+  }
+}
+
+/**
+ * Keeps (DIRTY) every unforced member whose worktree gained uncommitted or untracked files since it was
+ * planned. One batched check per repository; a worktree that needs a closer look (hidden edits, submodules)
+ * is inspected on its own. Forced members are covered by the snapshot taken under their lock.
+ */
+async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions): Promise<void> {
+  const byRepo = new Map<string, { path: string; member: BatchMember }[]>()
+  for (const member of members) {
+    if (member.forced || member.failure) continue
+    for (const step of member.candidate.steps) {
+      if (step.kind !== 'worktree' || !existsSync(join(step.entry.path, '.git'))) continue
+      const list = byRepo.get(step.repo) ?? []
+      list.push({ path: step.entry.path, member })
+      byRepo.set(step.repo, list)
+    }
+  }
+  for (const [repo, list] of byRepo) {
+    const clean = await cleanWorktrees(
+      repo,
+      list.map((item) => item.path),
+      git,
+    )
+    for (const { path, member } of list) {
+      if (clean.has(path)) continue
+      try {
+        const { changes, submodules } = await inspectWorktree(path, git)
+        if (changes.length === 0 && submodules.length === 0) continue
+        member.fail(
+          new VetoError({
+            code: 'DIRTY',
+            kind: 'unsafe',
+            message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
+          }),
+        )
+      } catch (error) {
+        member.fail(error)
+      }
+    }
   }
 }
 
