@@ -204,15 +204,20 @@ export interface RunDryRun {
   }
 }
 
+/** Flags that are wrong on their own, before anything is read (a run and its dry run alike). */
+function checkStartOptions(options: StartOptions): void {
+  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
+  if (!options.worktree && (options.base || options.branch)) {
+    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
+  }
+}
+
 /**
  * `harness run --dry-run`: decides everything a run would (agent, argv, prompt with its context block,
  * worktree, branch, base) and makes nothing: no record, no worktree, no branch, no .harness folder.
  */
 export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Promise<RunDryRun> {
-  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
-  if (!options.worktree && (options.base || options.branch)) {
-    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
-  }
+  checkStartOptions(options)
   const paths = await ctx.project()
   const store = await ctx.store()
   if (options.sessionId && store.exists(options.sessionId)) {
@@ -272,10 +277,7 @@ function setupArgv(setup: { command: string; args: string[] } | null): string[] 
 
 /** `harness run`: a new session (or, with --session-id of an existing one, its resume). */
 export async function startSession(ctx: SessionEnv, options: StartOptions): Promise<RunOutcome> {
-  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
-  if (!options.worktree && (options.base || options.branch)) {
-    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
-  }
+  checkStartOptions(options)
   const paths = await ctx.project()
   const store = await ctx.store()
   if (options.sessionId && store.exists(options.sessionId)) {

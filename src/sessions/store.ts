@@ -174,22 +174,30 @@ export class SessionStore {
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
         const next = this.sealed(stamp(record, 1), true)
-        const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
-        writeNewFileDurably(temp, serialize(next), this.io)
-        try {
-          this.io.linkSync(temp, this.recordPath(id))
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
-          throw error
-        } finally {
-          safeUnlink(temp)
-        }
-        fsyncDir(this.dir)
+        this.linkNewLocked(id, serialize(next))
         return next
       })
     })
     this.options.onChange?.(null, created)
     return created
+  }
+
+  /**
+   * Writes a record that must not exist yet (lock held): complete and fsynced under a temp name, then linked
+   * into place, which fails rather than replace a record another writer made meanwhile.
+   */
+  private linkNewLocked(id: string, bytes: string | Buffer): void {
+    const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
+    writeNewFileDurably(temp, bytes, this.io)
+    try {
+      this.io.linkSync(temp, this.recordPath(id))
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
+      throw error
+    } finally {
+      safeUnlink(temp)
+    }
+    fsyncDir(this.dir)
   }
 
   /**
@@ -204,17 +212,7 @@ export class SessionStore {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const temp = join(this.dir, `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}.create`)
-        writeNewFileDurably(temp, text, this.io)
-        try {
-          this.io.linkSync(temp, this.recordPath(id))
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id)
-          throw error
-        } finally {
-          safeUnlink(temp)
-        }
-        fsyncDir(this.dir)
+        this.linkNewLocked(id, text)
         return this.verified(parsed).record
       })
     })
