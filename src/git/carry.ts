@@ -1,5 +1,4 @@
-import { ExternalToolError } from '../errors.js'
-import { type GitEnvOptions, gitDetail, run } from './common.js'
+import { type GitEnvOptions, gitAt, gitFailed } from './git.js'
 
 /**
  * Commits everything uncommitted in a worktree (tracked changes and untracked files that are not ignored) on
@@ -12,20 +11,23 @@ export async function commitUncommittedWork(
   message: string,
   options: GitEnvOptions,
 ): Promise<string | null> {
-  const status = await run(['status', '--porcelain=v1', '-z', '--untracked-files=all'], worktreeDir, options)
+  const git = gitAt(worktreeDir, options)
+  const status = await git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all'])
   if (status.stdout === '') return null
-  await run(['add', '-A'], worktreeDir, options)
-  const commit = await run(
-    ['-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '--allow-empty-message', '-F', '-'],
-    worktreeDir,
-    { ...options, input: message, allowFailure: true },
-  )
+  await git.run(['add', '-A'])
+  const args = [
+    '-c',
+    'commit.gpgsign=false',
+    'commit',
+    '-q',
+    '--no-verify',
+    '--allow-empty-message',
+    '-F',
+    '-',
+  ]
+  const commit = await git.try(args, { input: message })
   if (commit.exitCode !== 0) {
-    throw new ExternalToolError(
-      `could not commit the work left in ${worktreeDir}: ${gitDetail(commit)}`,
-      'commit it yourself in that worktree, then run the chain again',
-      'GIT_FAILED',
-    )
+    throw gitFailed(args, commit, `commit the work left in ${worktreeDir} yourself, then run the chain again`)
   }
-  return (await run(['rev-parse', 'HEAD'], worktreeDir, options)).stdout.trim()
+  return git.text(['rev-parse', 'HEAD'])
 }

@@ -1,18 +1,11 @@
-import {
-  assertFullRefName,
-  assertRefArg,
-  type GitEnvOptions,
-  resolveCommit,
-  revParseOrNull,
-  run,
-  splitZ,
-} from './common.js'
+import { assertRefArg, resolveCommit, revParseOrNull } from './common.js'
+import { type GitEnvOptions, gitAt, splitZ } from './git.js'
+import { storeRef } from './refs.js'
 import {
   commitTree,
   type RestoreResult,
   readWorktreeState,
   restoreSnapshot,
-  storeRef,
   type WorktreeState,
 } from './snapshot.js'
 
@@ -24,29 +17,6 @@ import {
  */
 export type CheckpointState = WorktreeState
 
-/** Reads the worktree's state without changing its branch, index, stash or files. */
-export async function readCheckpointState(
-  worktreeDir: string,
-  options: GitEnvOptions,
-): Promise<CheckpointState> {
-  return readWorktreeState(worktreeDir, options)
-}
-
-/** The tree a commit points at. */
-export async function treeOf(repo: string, commit: string, options: GitEnvOptions): Promise<string> {
-  assertRefArg(commit, 'commit')
-  return (
-    await run(['rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`], repo, options)
-  ).stdout.trim()
-}
-
-/** Whether `commit` names a commit object present in the repository. */
-export async function commitExists(repo: string, commit: string, options: GitEnvOptions): Promise<boolean> {
-  assertRefArg(commit, 'commit')
-  const result = await run(['cat-file', '-e', `${commit}^{commit}`], repo, { ...options, allowFailure: true })
-  return result.exitCode === 0
-}
-
 /** Which of `commits` are commit objects in the repository: one `git cat-file --batch-check` for all of them. */
 export async function existingCommits(
   repo: string,
@@ -55,26 +25,15 @@ export async function existingCommits(
 ): Promise<Set<string>> {
   const asked = [...new Set(commits)].filter((c) => /^[0-9a-f]{40,64}$/.test(c))
   if (asked.length === 0) return new Set()
-  const result = await run(['cat-file', '--batch-check=%(objectname) %(objecttype)'], repo, {
-    ...options,
+  const lines = await gitAt(repo, options).lines(['cat-file', '--batch-check=%(objectname) %(objecttype)'], {
     input: `${asked.join('\n')}\n`,
   })
   const found = new Set<string>()
-  for (const line of result.stdout.split('\n')) {
+  for (const line of lines) {
     const [name, type] = line.split(' ')
     if (name && type === 'commit') found.add(name)
   }
   return found
-}
-
-/** What `ref` points at, or null when it does not exist. */
-export async function refTarget(repo: string, ref: string, options: GitEnvOptions): Promise<string | null> {
-  assertRefArg(ref)
-  const result = await run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repo, {
-    ...options,
-    allowFailure: true,
-  })
-  return result.exitCode === 0 ? result.stdout.trim() : null
 }
 
 export interface CommitCheckpointOptions extends GitEnvOptions {
@@ -82,7 +41,7 @@ export interface CommitCheckpointOptions extends GitEnvOptions {
   /** Full ref, e.g. refs/harness/<id>/checkpoints/3. */
   ref: string
   message: string
-  /** State read by readCheckpointState (to decide whether anything changed); read here when absent. */
+  /** State read by readWorktreeState (to decide whether anything changed); read here when absent. */
   state?: CheckpointState
   /** The previous checkpoint's commit: `files_changed` counts against it (else against HEAD). */
   previous?: string | null
@@ -101,7 +60,7 @@ export interface CheckpointCommit {
 
 export async function commitCheckpoint(options: CommitCheckpointOptions): Promise<CheckpointCommit> {
   // The ref is made by the caller from a validated session id: no check-ref-format round trip here.
-  const state = options.state ?? (await readCheckpointState(options.worktreeDir, options))
+  const state = options.state ?? (await readWorktreeState(options.worktreeDir, options))
   const { topLevel, head, tree } = state
   const parents = head ? [head] : []
   if (head && state.indexTree && state.indexTree !== state.headTree) {
@@ -109,7 +68,7 @@ export async function commitCheckpoint(options: CommitCheckpointOptions): Promis
       topLevel,
       state.indexTree,
       [head],
-      `index of ${firstLine(options.message)}`,
+      `index of ${options.message.split('\n')[0]?.trim() ?? ''}`,
       options,
     )
     parents.push(indexCommit)
@@ -134,7 +93,7 @@ async function countChanged(
   const args = from
     ? ['diff-tree', '-r', '--no-renames', '--name-only', '-z', from, to]
     : ['ls-tree', '-r', '-z', '--name-only', to]
-  const result = await run(args, repo, { ...options, allowFailure: true })
+  const result = await gitAt(repo, options).try(args)
   return result.exitCode === 0 ? splitZ(result.stdout).length : null
 }
 
@@ -146,10 +105,6 @@ export async function treeIfPresent(
 ): Promise<string | null> {
   assertRefArg(commit, 'commit')
   return revParseOrNull(repo, `${commit}^{tree}`, options)
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0]?.trim() ?? ''
 }
 
 export interface RestoredCheckpoint extends RestoreResult {
@@ -169,72 +124,19 @@ export async function restoreCheckpoint(
   commit: string,
   options: GitEnvOptions & { reflogMessage?: string },
 ): Promise<RestoredCheckpoint> {
-  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
+  const topLevel = await gitAt(worktreeDir, options).text(['rev-parse', '--show-toplevel'])
+  const git = gitAt(topLevel, options)
   const target = await resolveCommit(topLevel, commit, options)
-  const parents = (await run(['rev-list', '--parents', '-n', '1', target], topLevel, options)).stdout
-    .trim()
-    .split(' ')
-    .slice(1)
+  const parents = (await git.text(['rev-list', '--parents', '-n', '1', target])).split(' ').slice(1)
   const [head, indexCommit] = parents
   // Files first, while the current index still says which paths are tracked (those not in the checkpoint go).
   const files = await restoreSnapshot(topLevel, target, options)
   if (head) {
-    await run(
-      ['update-ref', '-m', options.reflogMessage ?? `harness: restore ${target}`, 'HEAD', head],
-      topLevel,
-      options,
-    )
+    await git.run(['update-ref', '-m', options.reflogMessage ?? `harness: restore ${target}`, 'HEAD', head])
   }
   const indexSource = indexCommit ?? head
-  if (indexSource) await run(['read-tree', indexSource], topLevel, options)
-  else await run(['read-tree', '--empty'], topLevel, options)
+  await git.run(['read-tree', indexSource ?? '--empty'])
   // read-tree drops stat data: refresh it so that `git status` does not re-hash every file (exit 1 = changes).
-  await run(['update-index', '-q', '--refresh'], topLevel, { ...options, allowFailure: true })
+  await git.try(['update-index', '-q', '--refresh'])
   return { ...files, head: head ?? null, indexFromCheckpoint: indexCommit !== undefined }
-}
-
-/** Refs under `prefix` (e.g. refs/harness/<id>/checkpoints/) and the commits they point at. */
-export async function listRefs(
-  repo: string,
-  prefix: string,
-  options: GitEnvOptions,
-): Promise<Map<string, string>> {
-  assertRefArg(prefix)
-  const result = await run(['for-each-ref', '--format=%(refname)%00%(objectname)', prefix], repo, options)
-  const refs = new Map<string, string>()
-  for (const line of result.stdout.split('\n')) {
-    const [name, target] = line.split('\0')
-    if (name && target) refs.set(name, target)
-  }
-  return refs
-}
-
-/** Points `ref` at `commit` (a repair): the commit must exist. */
-export async function setRef(
-  repo: string,
-  ref: string,
-  commit: string,
-  message: string,
-  options: GitEnvOptions,
-): Promise<void> {
-  await assertFullRefName(repo, ref, options)
-  await storeRef(repo, ref, commit, message, { ...options, overwrite: true })
-}
-
-/**
- * Deletes the given refs in one transaction (`git update-ref --stdin`); refs already gone are fine. Each must
- * lie under `prefix`, so a record can never make harness delete anything else.
- */
-export async function deleteRefs(
-  repo: string,
-  prefix: string,
-  refs: string[],
-  options: GitEnvOptions,
-): Promise<void> {
-  const mine = refs.filter((ref) => ref.startsWith(prefix) && !/[\s\0]/.test(ref) && !ref.includes('..'))
-  if (mine.length === 0) return
-  await run(['update-ref', '--stdin'], repo, {
-    ...options,
-    input: mine.map((ref) => `delete ${ref}\n`).join(''),
-  })
 }

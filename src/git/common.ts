@@ -1,33 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { ExternalToolError, UsageError } from '../errors.js'
-import { type GitResult, git, gitDetail } from './git.js'
-
-export { gitDetail }
-
-/** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
-export interface GitEnvOptions {
-  env: NodeJS.ProcessEnv
-}
-
-export interface RunOptions extends GitEnvOptions {
-  allowFailure?: boolean
-  input?: string
-  signal?: AbortSignal
-  /** Added after the location variables are stripped (e.g. a temporary GIT_INDEX_FILE). */
-  extraEnv?: NodeJS.ProcessEnv
-}
-
-export function run(args: string[], cwd: string, options: RunOptions): Promise<GitResult> {
-  return git(args, {
-    cwd,
-    env: options.env,
-    extraEnv: options.extraEnv,
-    allowFailure: options.allowFailure,
-    input: options.input,
-    signal: options.signal,
-  })
-}
+import { UsageError } from '../errors.js'
+import { type GitEnvOptions, gitAt, gitFailed } from './git.js'
 
 /**
  * The object `expr` names (`<rev>^{commit}`, `<rev>^{tree}`), or null when it names none. The one lookup of
@@ -38,16 +12,20 @@ export async function revParseOrNull(
   expr: string,
   options: GitEnvOptions,
 ): Promise<string | null> {
-  const result = await run(['rev-parse', '--verify', '--quiet', '--end-of-options', expr], repo, {
-    ...options,
-    allowFailure: true,
-  })
+  const result = await gitAt(repo, options).try([
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    expr,
+  ])
   return result.exitCode === 0 ? result.stdout.trim() : null
 }
 
-/** NUL-separated output without the empty tail. */
-export function splitZ(stdout: string): string[] {
-  return stdout.split('\0').filter((part) => part !== '')
+/** Whether `commit` names a commit present in the repository. */
+export async function hasCommit(repo: string, commit: string, options: GitEnvOptions): Promise<boolean> {
+  assertRefArg(commit, 'commit')
+  return (await revParseOrNull(repo, `${commit}^{commit}`, options)) !== null
 }
 
 /**
@@ -73,7 +51,7 @@ export async function assertBranchName(cwd: string, name: string, options: GitEn
   assertRefArg(name, 'branch name')
   // Components of letters, digits, `_` and `-` (harness/<id>, most names) are always valid: no git asked.
   if (name !== 'HEAD' && /^[A-Za-z0-9_][A-Za-z0-9_-]*(?:\/[A-Za-z0-9_-]+)*$/.test(name)) return
-  const check = await run(['check-ref-format', `refs/heads/${name}`], cwd, { ...options, allowFailure: true })
+  const check = await gitAt(cwd, options).try(['check-ref-format', `refs/heads/${name}`])
   if (check.exitCode !== 0 || name === 'HEAD') {
     throw new UsageError(
       `invalid branch name "${name}"`,
@@ -86,9 +64,7 @@ export async function assertBranchName(cwd: string, name: string, options: GitEn
 /** A full ref name under refs/, e.g. refs/harness/<id>/checkpoints/1. */
 export async function assertFullRefName(cwd: string, ref: string, options: GitEnvOptions): Promise<void> {
   assertRefArg(ref)
-  const check = ref.startsWith('refs/')
-    ? await run(['check-ref-format', ref], cwd, { ...options, allowFailure: true })
-    : undefined
+  const check = ref.startsWith('refs/') ? await gitAt(cwd, options).try(['check-ref-format', ref]) : undefined
   if (check?.exitCode !== 0) {
     throw new UsageError(
       `invalid ref name "${ref}": expected a full name under refs/`,
@@ -104,29 +80,19 @@ export async function assertFullRefName(cwd: string, ref: string, options: GitEn
  */
 export async function resolveCommit(repo: string, ref: string, options: GitEnvOptions): Promise<string> {
   assertRefArg(ref, 'revision')
-  const result = await run(
-    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`],
-    repo,
-    {
-      ...options,
-      allowFailure: true,
-    },
-  )
+  const git = gitAt(repo, options)
+  const args = ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]
+  const result = await git.try(args)
   if (result.exitCode === 0) return result.stdout.trim()
-  if (result.exitCode === 1) {
-    const hasHead = await run(['rev-parse', '--verify', '--quiet', 'HEAD'], repo, {
-      ...options,
-      allowFailure: true,
-    })
-    throw new UsageError(
-      `unknown revision "${ref}": not a commit in this repository`,
-      hasHead.exitCode === 0
-        ? 'name a branch, tag or commit that exists (see "git branch -a" and "git log")'
-        : 'the repository has no commits yet: make a first commit',
-      'UNKNOWN_REF',
-    )
-  }
-  throw new ExternalToolError(`git rev-parse failed: ${gitDetail(result)}`, undefined, 'GIT_FAILED')
+  if (result.exitCode !== 1) throw gitFailed(args, result)
+  const hasHead = await git.try(['rev-parse', '--verify', '--quiet', 'HEAD'])
+  throw new UsageError(
+    `unknown revision "${ref}": not a commit in this repository`,
+    hasHead.exitCode === 0
+      ? 'name a branch, tag or commit that exists (see "git branch -a" and "git log")'
+      : 'the repository has no commits yet: make a first commit',
+    'UNKNOWN_REF',
+  )
 }
 
 /** Compares paths the way the filesystem sees them (symlinked temp dirs, trailing slashes). */

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { IllegalStateError } from '../errors.js'
-import { type GitEnvOptions, resolveCommit, run, splitZ } from './common.js'
+import { resolveCommit } from './common.js'
+import { type GitEnvOptions, gitAt } from './git.js'
 import { writeWorktreeTree } from './snapshot.js'
 
 export type DiffMode = 'patch' | 'stat' | 'name-only'
@@ -23,18 +24,6 @@ const MODE_ARGS: Record<DiffMode, string[]> = {
   'name-only': ['--name-only'],
 }
 
-/**
- * Everything the session changed against `base`: with a worktree, its committed work plus uncommitted and
- * untracked (not ignored) files, through a temporary-index tree; without one, `base..branch`. Returns git's
- * text (name-only: one path per line, unquoted).
- */
-export async function diffAgainst(options: DiffOptions): Promise<string> {
-  const { base, target, cwd } = await diffEnds(options)
-  if (options.mode === 'name-only') return (await changedPaths(cwd, base, target, options)).join('\n')
-  const args = ['diff', '--no-color', '--no-ext-diff', ...MODE_ARGS[options.mode], base, target, '--']
-  return (await run(args, cwd, options)).stdout
-}
-
 export interface DiffReport {
   /** What was compared against the base: the worktree's files, or (its worktree gone) the branch's commits. */
   source: 'worktree' | 'branch'
@@ -46,13 +35,17 @@ export interface DiffReport {
   text: string
 }
 
-/** `diffAgainst` plus where the changes came from and the changed paths, with one snapshot of the worktree. */
+/**
+ * Everything the session changed against `base`: with a worktree, its committed work plus uncommitted and
+ * untracked (not ignored) files, through a temporary-index tree; without one, `base..branch`. With git's text
+ * in the requested mode, where the changes came from and the changed paths, from one snapshot of the worktree.
+ */
 export async function diffReport(options: DiffOptions): Promise<DiffReport> {
   const { base, target, cwd, source } = await diffEnds(options)
   const files = await changedPaths(cwd, base, target, options)
   if (options.mode === 'name-only') return { source, base, files, text: '' }
   const args = ['diff', '--no-color', '--no-ext-diff', ...MODE_ARGS[options.mode], base, target, '--']
-  return { source, base, files, text: (await run(args, cwd, options)).stdout }
+  return { source, base, files, text: (await gitAt(cwd, options).run(args)).stdout }
 }
 
 /** Sorted paths changed against `base` by commits, uncommitted edits and untracked files of the worktree. */
@@ -99,8 +92,8 @@ async function changedPaths(
   options: GitEnvOptions,
 ): Promise<string[]> {
   // No rename pairing: a renamed file changed both its old and its new path.
-  const result = await run(['diff', '--name-only', '-z', '--no-renames', base, target, '--'], cwd, options)
-  return [...new Set(splitZ(result.stdout))].sort()
+  const args = ['diff', '--name-only', '-z', '--no-renames', base, target, '--']
+  return [...new Set(await gitAt(cwd, options).fields(args))].sort()
 }
 
 export interface FileChange {
@@ -123,11 +116,12 @@ export interface DiffSummary {
 export async function diffSummary(options: Omit<DiffOptions, 'mode'>): Promise<DiffSummary> {
   const { base, target, cwd, source } = await diffEnds({ ...options, mode: 'stat' })
   const common = ['diff', '--no-color', '--no-ext-diff', '--no-renames']
-  const numstat = await run([...common, '--numstat', '-z', base, target, '--'], cwd, options)
-  const stat = await run([...common, '--stat', base, target, '--'], cwd, options)
+  const git = gitAt(cwd, options)
+  const numstat = await git.fields([...common, '--numstat', '-z', base, target, '--'])
+  const stat = await git.run([...common, '--stat', base, target, '--'])
   const files: FileChange[] = []
   // Without renames each entry is "<added>\t<deleted>\t<path>" ending in NUL ("-" counts: binary).
-  for (const entry of splitZ(numstat.stdout)) {
+  for (const entry of numstat) {
     const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(entry)
     if (!match) continue
     const count = (text: string | undefined) => (text === undefined || text === '-' ? null : Number(text))

@@ -4,8 +4,9 @@ import { dirname, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 
 /**
- * The only place that runs git. Arguments are always an array; callers put user-supplied values after `--`
- * or in `--opt=value` form so they never start a flag position.
+ * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
+ * and an environment, and every operation in src/git/ runs through one. Arguments are always an array; callers
+ * put user-supplied values after `--` or in `--opt=value` form so they never start a flag position.
  */
 export interface GitResult {
   stdout: string
@@ -13,14 +14,13 @@ export interface GitResult {
   exitCode: number
 }
 
-export interface GitOptions {
-  cwd: string
-  /** The environment git runs with: the caller's (never this process's by default). */
+/** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
+export interface GitEnvOptions {
   env: NodeJS.ProcessEnv
-  /** Added after the location variables are stripped (e.g. a temporary GIT_INDEX_FILE). */
-  extraEnv?: NodeJS.ProcessEnv
-  /** Non-zero exit is returned instead of thrown. */
-  allowFailure?: boolean
+}
+
+export interface GitCallOptions {
+  /** Written to git's stdin. */
   input?: string
   signal?: AbortSignal
 }
@@ -35,12 +35,6 @@ const LOCATION_VARS = [
   'GIT_OBJECT_DIRECTORY',
 ]
 
-function gitEnv(options: GitOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...options.env }
-  for (const key of LOCATION_VARS) delete env[key]
-  return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...options.extraEnv }
-}
-
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
   const lines = result.stderr.trim().split('\n').filter(Boolean)
@@ -48,18 +42,115 @@ export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): strin
   return (fatal ?? lines.pop() ?? `exit code ${result.exitCode}`).replace(/^(fatal|error): /, '')
 }
 
-export async function git(args: string[], options: GitOptions): Promise<GitResult> {
+/** The subcommand of an argument list (after `-c key=value` and global flags), for error messages. */
+function subcommand(args: string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? ''
+    if (arg === '-c' || arg === '-C') i++
+    else if (!arg.startsWith('-')) return arg
+  }
+  return ''
+}
+
+/** The one error of a git command that failed: `git <subcommand> failed: <summary>` (exit 5, GIT_FAILED). */
+export function gitFailed(
+  args: string[],
+  result: GitResult,
+  hint?: string,
+  cause?: unknown,
+): ExternalToolError {
+  return new ExternalToolError(
+    `git ${subcommand(args)} failed: ${gitDetail(result)}`,
+    hint,
+    'GIT_FAILED',
+    cause,
+  )
+}
+
+/**
+ * git bound to a directory and an environment. The environment is the caller's (never this process's), with
+ * git's location variables stripped (`extraEnv`, such as a temporary GIT_INDEX_FILE, is added after that).
+ */
+export class Git {
+  constructor(
+    readonly cwd: string,
+    readonly env: NodeJS.ProcessEnv,
+    private readonly extraEnv: NodeJS.ProcessEnv = {},
+  ) {}
+
+  /** The same environment in another directory (a worktree, the repository's top). */
+  at(cwd: string): Git {
+    return new Git(cwd, this.env, this.extraEnv)
+  }
+
+  /** With variables added after the location variables are stripped (a temporary index, an identity). */
+  with(extraEnv: NodeJS.ProcessEnv): Git {
+    return new Git(this.cwd, this.env, { ...this.extraEnv, ...extraEnv })
+  }
+
+  /** Runs git; a non-zero exit is a `gitFailed` error. */
+  async run(args: string[], options: GitCallOptions = {}): Promise<GitResult> {
+    const result = await this.try(args, options)
+    if (result.exitCode !== 0) throw gitFailed(args, result, undefined, result.error)
+    return result
+  }
+
+  /** Runs git and returns whatever it exits with (git missing or an abort still throw). */
+  try(args: string[], options: GitCallOptions = {}): Promise<GitResult & { error?: Error }> {
+    return spawnGit(args, this.cwd, this.gitEnv(), options)
+  }
+
+  /** stdout of a command that must succeed, trimmed. */
+  async text(args: string[], options: GitCallOptions = {}): Promise<string> {
+    return (await this.run(args, options)).stdout.trim()
+  }
+
+  /** The non-empty lines of a command that must succeed. */
+  async lines(args: string[], options: GitCallOptions = {}): Promise<string[]> {
+    return (await this.run(args, options)).stdout.split('\n').filter(Boolean)
+  }
+
+  /** The NUL-separated fields of a command that must succeed (`-z` output). */
+  async fields(args: string[], options: GitCallOptions = {}): Promise<string[]> {
+    return splitZ((await this.run(args, options)).stdout)
+  }
+
+  /** A yes/no question: exit 0 is yes, 1 is no, anything else a `gitFailed` error. */
+  async check(args: string[], options: GitCallOptions = {}): Promise<boolean> {
+    const result = await this.try(args, options)
+    if (result.exitCode === 0) return true
+    if (result.exitCode === 1) return false
+    throw gitFailed(args, result, undefined, result.error)
+  }
+
+  private gitEnv(): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = { ...this.env }
+    for (const key of LOCATION_VARS) delete env[key]
+    return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', ...this.extraEnv }
+  }
+}
+
+/** git in `cwd` with the caller's environment. */
+export function gitAt(cwd: string, options: GitEnvOptions): Git {
+  return new Git(cwd, options.env)
+}
+
+/** NUL-separated output without the empty tail. */
+export function splitZ(stdout: string): string[] {
+  return stdout.split('\0').filter((part) => part !== '')
+}
+
+function spawnGit(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  options: GitCallOptions,
+): Promise<GitResult & { error?: Error }> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
       args,
-      {
-        cwd: options.cwd,
-        env: gitEnv(options),
-        maxBuffer: 256 * 1024 * 1024,
-        encoding: 'utf8',
-        signal: options.signal,
-      },
+      { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8', signal: options.signal },
       (error, stdout, stderr) => {
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
           const code = (error as NodeJS.ErrnoException).code
@@ -80,14 +171,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
           }
         }
         const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        if (exitCode !== 0 && !options.allowFailure) {
-          const detail = gitDetail({ stderr, exitCode })
-          reject(
-            new ExternalToolError(`git ${args[0] ?? ''} failed: ${detail}`, undefined, 'GIT_FAILED', error),
-          )
-          return
-        }
-        resolve({ stdout, stderr, exitCode })
+        resolve(error ? { stdout, stderr, exitCode, error } : { stdout, stderr, exitCode })
       },
     )
     if (options.input !== undefined) child.stdin?.end(options.input)
@@ -98,11 +182,7 @@ export async function git(args: string[], options: GitOptions): Promise<GitResul
 export async function gitCommonDir(cwd: string, env: NodeJS.ProcessEnv): Promise<string | null> {
   if (!hasDotGitAbove(cwd)) return null
   try {
-    const result = await git(['rev-parse', '--path-format=absolute', '--git-common-dir'], {
-      cwd,
-      env,
-      allowFailure: true,
-    })
+    const result = await new Git(cwd, env).try(['rev-parse', '--path-format=absolute', '--git-common-dir'])
     if (result.exitCode !== 0) return null
     return result.stdout.trim() || null
   } catch (error) {
@@ -113,7 +193,7 @@ export async function gitCommonDir(cwd: string, env: NodeJS.ProcessEnv): Promise
 
 /**
  * Whether `dir` or a folder above it holds a `.git` (a folder, or a file as in linked worktrees). Without one
- * git finds no repository (the location variables are stripped, see `gitEnv`), so none needs asking.
+ * git finds no repository (the location variables are stripped), so none needs asking.
  */
 export function hasDotGitAbove(dir: string): boolean {
   for (let current = resolve(dir); ; current = dirname(current)) {

@@ -1,7 +1,7 @@
 import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { UsageError } from '../errors.js'
-import { type GitEnvOptions, run, splitZ } from './common.js'
+import { type GitEnvOptions, gitAt } from './git.js'
 
 export interface CopyIncludedResult {
   /** Paths (relative, '/'-separated) copied into the new worktree. */
@@ -24,15 +24,17 @@ export async function copyIncludedFiles(
   const patterns = globs.filter((glob) => glob.trim() !== '')
   for (const glob of patterns) assertRelativeGlob(glob)
   if (patterns.length === 0) return { copied: [], skipped: [] }
-  const top = (await run(['rev-parse', '--show-toplevel'], fromDir, options)).stdout.trim()
+  const top = await gitAt(fromDir, options).text(['rev-parse', '--show-toplevel'])
   // `--others` without exclude rules lists untracked files whether ignored or not, in one walk.
-  const listed = await run(
-    ['ls-files', '-z', '--others', '--', ...patterns.map((glob) => `:(top,glob)${glob}`)],
-    top,
-    options,
-  )
+  const listed = await gitAt(top, options).fields([
+    'ls-files',
+    '-z',
+    '--others',
+    '--',
+    ...patterns.map((glob) => `:(top,glob)${glob}`),
+  ])
   const result: CopyIncludedResult = { copied: [], skipped: [] }
-  for (const path of [...new Set(splitZ(listed.stdout))].sort()) {
+  for (const path of [...new Set(listed)].sort()) {
     // Nested repositories are listed as `dir/`; they are not files to copy.
     if (path.endsWith('/')) continue
     const source = join(top, path)

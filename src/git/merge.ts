@@ -1,6 +1,9 @@
-import { ExternalToolError, IllegalStateError } from '../errors.js'
-import { assertRefArg, type GitEnvOptions, gitDetail, run, splitZ } from './common.js'
+import { IllegalStateError } from '../errors.js'
+import { assertRefArg } from './common.js'
+import { type GitEnvOptions, gitAt, gitDetail, gitFailed, splitZ } from './git.js'
+import { reflogLine } from './refs.js'
 import { commitTree, identityEnv, writeWorktreeTree } from './snapshot.js'
+import { statusEntries } from './worktree.js'
 import { listWorktrees } from './worktree-list.js'
 
 /**
@@ -33,19 +36,8 @@ export async function mainWorktree(repo: string, options: GitEnvOptions): Promis
  * refuses, changing nothing, when it would overwrite one.
  */
 export async function trackedChanges(dir: string, options: GitEnvOptions): Promise<string[]> {
-  const result = await run(
-    ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=no'],
-    dir,
-    options,
-  )
-  const paths: string[] = []
-  const fields = splitZ(result.stdout)
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i] ?? ''
-    paths.push(field.slice(3))
-    if (field[0] === 'R' || field[0] === 'C') i++
-  }
-  return paths
+  const args = ['--no-optional-locks', 'status', '--porcelain=v1', '-z', '--untracked-files=no']
+  return statusEntries((await gitAt(dir, options).run(args)).stdout).map((entry) => entry.slice(3))
 }
 
 export interface PendingWork {
@@ -67,10 +59,15 @@ export async function pendingWork(
 ): Promise<PendingWork | null> {
   const { tree, head, topLevel } = await writeWorktreeTree(worktreeDir, options)
   if (!head) return null
-  const files = splitZ(
-    (await run(['diff-tree', '-r', '--no-renames', '--name-only', '-z', head, tree], topLevel, options))
-      .stdout,
-  )
+  const files = await gitAt(topLevel, options).fields([
+    'diff-tree',
+    '-r',
+    '--no-renames',
+    '--name-only',
+    '-z',
+    head,
+    tree,
+  ])
   if (files.length === 0) return null
   const commit = await commitTree(topLevel, tree, [head], message, options)
   return { commit, head, files }
@@ -86,14 +83,15 @@ export async function commitPendingWork(
   message: string,
   options: GitEnvOptions,
 ): Promise<void> {
-  const moved = await run(
-    ['update-ref', '-m', firstLine(message), 'HEAD', work.commit, work.head],
-    worktreeDir,
-    {
-      ...options,
-      allowFailure: true,
-    },
-  )
+  const git = gitAt(worktreeDir, options)
+  const moved = await git.try([
+    'update-ref',
+    '-m',
+    reflogLine(message, 'harness merge'),
+    'HEAD',
+    work.commit,
+    work.head,
+  ])
   if (moved.exitCode !== 0) {
     throw new IllegalStateError(
       `could not commit the work in ${worktreeDir}: ${gitDetail(moved)}`,
@@ -101,7 +99,7 @@ export async function commitPendingWork(
       'BRANCH_MOVED',
     )
   }
-  await run(['reset', '-q'], worktreeDir, options)
+  await git.run(['reset', '-q'])
 }
 
 export interface MergeCheck {
@@ -120,45 +118,15 @@ export async function checkMerge(
 ): Promise<MergeCheck> {
   assertRefArg(ours, 'commit')
   assertRefArg(theirs, 'commit')
-  const result = await run(
-    ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs],
-    repo,
-    { ...options, allowFailure: true },
-  )
+  const args = ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', ours, theirs]
+  const result = await gitAt(repo, options).try(args)
   // Exit 1 means conflicts; anything else is git failing (or too old for --write-tree: git 2.38).
   if (result.exitCode !== 0 && result.exitCode !== 1) {
-    throw new ExternalToolError(
-      `git merge-tree failed: ${gitDetail(result)}`,
-      'merging needs git 2.38 or newer',
-      'GIT_FAILED',
-    )
+    throw gitFailed(args, result, 'merging needs git 2.38 or newer')
   }
   const [tree = '', ...rest] = splitZ(result.stdout)
   const conflicts = result.exitCode === 1 ? [...new Set(rest.filter((path) => path !== ''))] : []
   return { tree, conflicts }
-}
-
-/** How many commits reachable from `tip` that `base` does not contain. */
-export async function commitsAhead(
-  repo: string,
-  tip: string,
-  base: string,
-  options: GitEnvOptions,
-): Promise<number> {
-  assertRefArg(tip, 'commit')
-  assertRefArg(base, 'commit')
-  return Number((await run(['rev-list', '--count', tip, '--not', base, '--'], repo, options)).stdout.trim())
-}
-
-/** A commit of `tree` on `parents` (the merge or squash commit), with harness's identity if git has none. */
-export async function mergeCommit(
-  repo: string,
-  tree: string,
-  parents: string[],
-  message: string,
-  options: GitEnvOptions,
-): Promise<string> {
-  return commitTree(repo, tree, parents, message, options)
 }
 
 export type RebaseResult = { ok: true; head: string } | { ok: false; conflicts: string[] }
@@ -173,28 +141,16 @@ export async function rebaseOnto(
   options: GitEnvOptions,
 ): Promise<RebaseResult> {
   assertRefArg(onto, 'commit')
-  const extraEnv = await identityEnv(worktreeDir, options)
-  const rebased = await run(['rebase', '-q', '--no-autostash', onto], worktreeDir, {
-    ...options,
-    extraEnv,
-    allowFailure: true,
-  })
-  if (rebased.exitCode === 0) {
-    return { ok: true, head: (await run(['rev-parse', 'HEAD'], worktreeDir, options)).stdout.trim() }
-  }
-  const unmerged = await run(['diff', '--name-only', '-z', '--diff-filter=U'], worktreeDir, {
-    ...options,
-    allowFailure: true,
-  })
-  const aborted = await run(['rebase', '--abort'], worktreeDir, { ...options, allowFailure: true })
+  const git = gitAt(worktreeDir, options)
+  const rebase = ['rebase', '-q', '--no-autostash', onto]
+  const rebased = await git.with(await identityEnv(worktreeDir, options)).try(rebase)
+  if (rebased.exitCode === 0) return { ok: true, head: await git.text(['rev-parse', 'HEAD']) }
+  const unmerged = await git.try(['diff', '--name-only', '-z', '--diff-filter=U'])
+  const abort = ['rebase', '--abort']
+  const aborted = await git.try(abort)
   const conflicts = unmerged.exitCode === 0 ? splitZ(unmerged.stdout) : []
-  if (conflicts.length === 0 || aborted.exitCode !== 0) {
-    throw new ExternalToolError(
-      `git rebase failed in ${worktreeDir}: ${gitDetail(aborted.exitCode !== 0 ? aborted : rebased)}`,
-      undefined,
-      'GIT_FAILED',
-    )
-  }
+  if (aborted.exitCode !== 0) throw gitFailed(abort, aborted)
+  if (conflicts.length === 0) throw gitFailed(rebase, rebased)
   return { ok: false, conflicts }
 }
 
@@ -209,19 +165,13 @@ export async function fastForward(
   options: GitEnvOptions,
 ): Promise<void> {
   assertRefArg(commit, 'commit')
-  const result = await run(['merge', '--ff-only', '-q', '--no-stat', commit], dir, {
-    ...options,
-    extraEnv: { GIT_REFLOG_ACTION: firstLine(message) },
-    allowFailure: true,
-  })
+  const result = await gitAt(dir, options)
+    .with({ GIT_REFLOG_ACTION: reflogLine(message, 'harness merge') })
+    .try(['merge', '--ff-only', '-q', '--no-stat', commit])
   if (result.exitCode === 0) return
   throw new IllegalStateError(
     `could not update ${dir}: ${gitDetail(result)}`,
     'nothing was changed there; fix what git names and run the merge again',
     'MERGE_FAILED',
   )
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0]?.trim() || 'harness merge'
 }

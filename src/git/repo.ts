@@ -1,19 +1,7 @@
 import { basename, dirname, join, resolve } from 'node:path'
-import { ExternalToolError, IllegalStateError } from '../errors.js'
-import {
-  assertBranchName,
-  assertRefArg,
-  type GitEnvOptions,
-  gitDetail,
-  resolveCommit,
-  revParseOrNull,
-  run,
-  samePath,
-} from './common.js'
-import { hasDotGitAbove } from './git.js'
-import { listWorktrees } from './worktree-list.js'
-
-export { resolveCommit } from './common.js'
+import { IllegalStateError } from '../errors.js'
+import { assertRefArg, revParseOrNull, samePath } from './common.js'
+import { type Git, type GitEnvOptions, gitAt, gitFailed, hasDotGitAbove } from './git.js'
 
 export type RepoInfo =
   | { isRepo: false }
@@ -40,28 +28,25 @@ export async function inspectRepo(cwd: string, options: GitEnvOptions): Promise<
   if (!hasDotGitAbove(cwd)) return { isRepo: false }
   // HEAD and its branch are asked at the same time as where the repository is (outside one they just fail):
   // every `run` starts here.
+  const git = gitAt(cwd, options)
   const [located, head, branch] = await Promise.all([
-    run(
-      [
-        'rev-parse',
-        '--path-format=absolute',
-        '--show-toplevel',
-        '--git-common-dir',
-        '--absolute-git-dir',
-        '--show-prefix',
-      ],
-      cwd,
-      { ...options, allowFailure: true },
-    ),
-    run(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], cwd, { ...options, allowFailure: true }),
-    run(['symbolic-ref', '--quiet', '--short', 'HEAD'], cwd, { ...options, allowFailure: true }),
+    git.try([
+      'rev-parse',
+      '--path-format=absolute',
+      '--show-toplevel',
+      '--git-common-dir',
+      '--absolute-git-dir',
+      '--show-prefix',
+    ]),
+    git.try(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']),
+    git.try(['symbolic-ref', '--quiet', '--short', 'HEAD']),
   ])
   if (located.exitCode !== 0) return { isRepo: false }
   const [topLevel = '', commonDir = '', gitDir = '', prefix = ''] = located.stdout
     .replace(/\n$/, '')
     .split('\n')
   if (!topLevel || !commonDir) return { isRepo: false }
-  const mainRoot = await mainRootOf(topLevel, commonDir, gitDir, options)
+  const mainRoot = await mainRootOf(git.at(topLevel), commonDir, gitDir)
   const headCommit = head.exitCode === 0 ? head.stdout.trim() : null
   return {
     isRepo: true,
@@ -75,34 +60,21 @@ export async function inspectRepo(cwd: string, options: GitEnvOptions): Promise<
   }
 }
 
-async function mainRootOf(
-  topLevel: string,
-  commonDir: string,
-  gitDir: string,
-  options: GitEnvOptions,
-): Promise<string | null> {
+async function mainRootOf(git: Git, commonDir: string, gitDir: string): Promise<string | null> {
+  const topLevel = git.cwd
   // In the main worktree its own git dir is the common dir.
   if (samePath(gitDir, commonDir)) return topLevel
   if (basename(commonDir) === '.git') return dirname(commonDir)
   // Submodules record their checkout in core.worktree. A linked worktree of a repository made with
   // --separate-git-dir has no record of the main worktree at all (git's own list shows the git dir).
-  const configured = await run(['config', '--file', join(commonDir, 'config'), 'core.worktree'], topLevel, {
-    ...options,
-    allowFailure: true,
-  })
+  const configured = await git.try(['config', '--file', join(commonDir, 'config'), 'core.worktree'])
   const worktree = configured.exitCode === 0 ? configured.stdout.trim() : ''
   return worktree ? resolve(commonDir, worktree) : null
 }
 
 export async function branchExists(repo: string, name: string, options: GitEnvOptions): Promise<boolean> {
   assertRefArg(name, 'branch name')
-  const result = await run(['show-ref', '--verify', '--quiet', `refs/heads/${name}`], repo, {
-    ...options,
-    allowFailure: true,
-  })
-  if (result.exitCode === 0) return true
-  if (result.exitCode === 1) return false
-  throw new ExternalToolError(`git show-ref failed: ${gitDetail(result)}`, undefined, 'GIT_FAILED')
+  return gitAt(repo, options).check(['show-ref', '--verify', '--quiet', `refs/heads/${name}`])
 }
 
 /** The commit a branch points at, or null when there is no such branch. */
@@ -111,171 +83,90 @@ export async function branchTip(repo: string, name: string, options: GitEnvOptio
   return revParseOrNull(repo, `refs/heads/${name}^{commit}`, options)
 }
 
-export interface BranchInfo {
-  /** Short name, e.g. harness/3f9a12c8. */
-  name: string
-  commit: string
-}
-
 /**
- * Local branches matching a for-each-ref pattern under refs/heads/, sorted by name: `harness/*` matches one
- * level (session branches), a plain prefix such as `harness` matches everything below it.
- */
-export async function listBranches(
-  repo: string,
-  pattern = 'harness/*',
-  options: GitEnvOptions,
-): Promise<BranchInfo[]> {
-  const result = await run(
-    ['for-each-ref', '--format=%(objectname) %(refname:strip=2)', `refs/heads/${pattern}`],
-    repo,
-    options,
-  )
-  return result.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const space = line.indexOf(' ')
-      return { commit: line.slice(0, space), name: line.slice(space + 1) }
-    })
-}
-
-export interface DeleteBranchOptions extends GitEnvOptions {
-  /** Delete even when git does not consider it merged (`git branch -D`). */
-  force?: boolean
-  /** Delete only if the branch still points here (compare-and-delete), whatever `force` says. */
-  expectedTip?: string
-}
-
-/**
- * Deletes a local branch; false when there was none. Without `force` git's own rule applies (merged into
- * its upstream or the current HEAD); harness's rule ("merged into its base") is `isMergedInto`, checked by
- * the caller before asking for `force`.
+ * The one deletion of a local branch, compare-and-delete: deleted only while it still points at
+ * `expectedTip` (else BRANCH_MOVED, and it stays), so work made on it meanwhile is never lost. False when it
+ * was already gone. `dropConfig` also removes its config section, as `git branch -D` does. Whether the
+ * branch is merged is the caller's rule (the removal engine's reasons); a branch checked out in a worktree
+ * is the caller's to leave alone (remove the worktree first).
  */
 export async function deleteBranch(
   repo: string,
   name: string,
-  options: DeleteBranchOptions,
+  expectedTip: string,
+  options: GitEnvOptions & { dropConfig?: boolean },
 ): Promise<boolean> {
-  await assertBranchName(repo, name, options)
-  const tip = await branchTip(repo, name, options)
-  if (tip === null) return false
-  const holder = (await listWorktrees(repo, options)).find((worktree) => worktree.branch === name)
-  if (holder) {
+  assertRefArg(name, 'branch name')
+  assertRefArg(expectedTip, 'commit')
+  const git = gitAt(repo, options)
+  const ref = `refs/heads/${name}`
+  const result = await git.try(['update-ref', '-m', 'harness: delete branch', '-d', ref, expectedTip])
+  if (result.exitCode !== 0) {
+    const now = await revParseOrNull(repo, `${ref}^{commit}`, options)
+    if (now === null) return false
     throw new IllegalStateError(
-      `branch "${name}" is checked out in ${holder.path}`,
-      'remove that worktree first',
-      'BRANCH_CHECKED_OUT',
+      `branch "${name}" moved to ${now.slice(0, 12)} (expected ${expectedTip.slice(0, 12)}); not deleted`,
+      `look at it with "git log ${name}" before deleting it`,
+      'BRANCH_MOVED',
     )
   }
-  if (options.expectedTip !== undefined) {
-    assertRefArg(options.expectedTip, 'commit')
-    const result = await run(
-      ['update-ref', '-m', 'harness: delete branch', '-d', `refs/heads/${name}`, options.expectedTip],
-      repo,
-      { ...options, allowFailure: true },
-    )
-    if (result.exitCode !== 0) {
-      throw new IllegalStateError(
-        `branch "${name}" moved to ${tip.slice(0, 12)} (expected ${options.expectedTip.slice(0, 12)}); not deleted`,
-        'look at it with "git log" before deleting it',
-        'BRANCH_MOVED',
-      )
-    }
-    // `git branch -D` also drops the branch's config section; mirror that.
-    await run(['config', '--remove-section', `branch.${name}`], repo, { ...options, allowFailure: true })
-    return true
-  }
-  const result = await run(['branch', options.force ? '-D' : '-d', '--end-of-options', name], repo, {
-    ...options,
-    allowFailure: true,
-  })
-  if (result.exitCode === 0) return true
-  const detail = gitDetail(result)
-  if (/not fully merged/.test(result.stderr)) {
-    throw new IllegalStateError(`branch "${name}" is not fully merged`, undefined, 'BRANCH_NOT_MERGED')
-  }
-  throw new ExternalToolError(`git branch failed: ${detail}`, undefined, 'GIT_FAILED')
+  if (options.dropConfig) await dropBranchConfig(repo, name, options)
+  return true
 }
 
-export interface UnmergedCommits {
-  /** Commits reachable from the branch and not from the base. */
-  count: number
-  /** Newest first, at most `limit` of them. */
-  commits: { sha: string; subject: string }[]
+/** Removes a branch's `[branch "<name>"]` config section (upstream, description), as `git branch -D` does. */
+export async function dropBranchConfig(repo: string, name: string, options: GitEnvOptions): Promise<void> {
+  assertRefArg(name, 'branch name')
+  await gitAt(repo, options).try(['config', '--remove-section', `branch.${name}`])
 }
 
-/** Commits on `branch` that `base` (a commit or a branch name) does not contain. */
-export async function unmergedCommits(
+/** When a branch was created, from the oldest entry of its reflog; null when it has no reflog. */
+export async function branchCreatedAt(
   repo: string,
-  branch: string,
-  base: string,
-  options: GitEnvOptions & { limit?: number },
-): Promise<UnmergedCommits> {
-  const [tip, baseCommit] = await Promise.all([
-    resolveCommit(repo, branch, options),
-    resolveCommit(repo, base, options),
-  ])
-  const range = [tip, '--not', baseCommit]
-  const count = Number((await run(['rev-list', '--count', ...range], repo, options)).stdout.trim())
-  if (count === 0) return { count, commits: [] }
-  const log = await run(
-    [
-      'log',
-      '--no-color',
-      '--no-show-signature',
-      `--max-count=${options.limit ?? 20}`,
-      '--format=%H %s',
-      ...range,
-    ],
-    repo,
-    options,
-  )
-  const commits = log.stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const space = line.indexOf(' ')
-      return space < 0
-        ? { sha: line, subject: '' }
-        : { sha: line.slice(0, space), subject: line.slice(space + 1) }
-    })
-  return { count, commits }
-}
-
-/**
- * The first of `targets` whose history contains the branch's tip (every commit of the branch is reachable
- * from it), or null. Targets that do not resolve (a deleted branch) are skipped. Squash merges and rebases
- * are not recognised: such a branch counts as unmerged, which errs on the side of keeping work.
- */
-export async function mergedInto(
-  repo: string,
-  branch: string,
-  targets: string[],
+  name: string,
   options: GitEnvOptions,
-): Promise<string | null> {
-  const tip = await resolveCommit(repo, branch, options)
-  for (const target of targets) {
-    assertRefArg(target, 'revision')
-    const resolved = await revParseOrNull(repo, `${target}^{commit}`, options)
-    if (resolved === null) continue
-    const ancestor = await run(['merge-base', '--is-ancestor', tip, resolved], repo, {
-      ...options,
-      allowFailure: true,
-    })
-    if (ancestor.exitCode === 0) return target
-    if (ancestor.exitCode !== 1) {
-      throw new ExternalToolError(`git merge-base failed: ${gitDetail(ancestor)}`, undefined, 'GIT_FAILED')
-    }
-  }
-  return null
+): Promise<Date | null> {
+  assertRefArg(name, 'branch name')
+  const result = await gitAt(repo, options).try([
+    'reflog',
+    'show',
+    '--date=unix',
+    '--format=%gd',
+    `refs/heads/${name}`,
+    '--',
+  ])
+  if (result.exitCode !== 0) return null
+  const oldest = result.stdout.trim().split('\n').pop() ?? ''
+  const seconds = /@\{(\d+)\}$/.exec(oldest)?.[1]
+  return seconds ? new Date(Number(seconds) * 1000) : null
 }
 
-export async function isMergedInto(
+/** Whether `commit` is reachable from `from` (both commits or full ref names). */
+export async function isAncestor(
   repo: string,
-  branch: string,
-  targets: string[],
+  commit: string,
+  from: string,
   options: GitEnvOptions,
 ): Promise<boolean> {
-  return (await mergedInto(repo, branch, targets, options)) !== null
+  assertRefArg(commit, 'commit')
+  assertRefArg(from, 'revision')
+  const args = ['merge-base', '--is-ancestor', commit, from]
+  const result = await gitAt(repo, options).try(args)
+  if (result.exitCode === 0) return true
+  if (result.exitCode === 1) return false
+  // An unknown object (e.g. a base commit that was garbage-collected) contains nothing.
+  if (/not a valid|bad object|unknown revision|no such/i.test(result.stderr)) return false
+  throw gitFailed(args, result)
+}
+
+/** How many commits reachable from `tip` none of `excluded` contains (excluded must resolve). */
+export async function countCommitsNotIn(
+  repo: string,
+  tip: string,
+  excluded: string[],
+  options: GitEnvOptions,
+): Promise<number> {
+  assertRefArg(tip, 'commit')
+  for (const ref of excluded) assertRefArg(ref, 'revision')
+  return Number(await gitAt(repo, options).text(['rev-list', '--count', tip, '--not', ...excluded, '--']))
 }

@@ -2,16 +2,10 @@ import { lstatSync, mkdtempSync, readFileSync, rmdirSync, rmSync, unlinkSync, wr
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { IllegalStateError } from '../errors.js'
-import {
-  assertFullRefName,
-  assertRefArg,
-  type GitEnvOptions,
-  gitDetail,
-  resolveCommit,
-  run,
-  splitZ,
-} from './common.js'
+import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
+import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
+import { storeRef } from './refs.js'
 import { hiddenChanges } from './worktree.js'
 
 export interface WorktreeTree {
@@ -40,7 +34,8 @@ interface Located {
 /** Top directory, index path, HEAD and its tree in one `rev-parse` (two calls before the first commit). */
 async function locate(worktreeDir: string, options: GitEnvOptions): Promise<Located> {
   const base = ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-path', 'index']
-  const all = await run([...base, 'HEAD', 'HEAD^{tree}'], worktreeDir, { ...options, allowFailure: true })
+  const git = gitAt(worktreeDir, options)
+  const all = await git.try([...base, 'HEAD', 'HEAD^{tree}'])
   const lines = all.stdout.split('\n')
   if (all.exitCode === 0 && lines.length >= 4) {
     return {
@@ -51,7 +46,7 @@ async function locate(worktreeDir: string, options: GitEnvOptions): Promise<Loca
     }
   }
   // No HEAD yet (or rev-parse refused): where the worktree is still has to be known.
-  const [topLevel = '', indexPath = ''] = (await run(base, worktreeDir, options)).stdout.split('\n')
+  const [topLevel = '', indexPath = ''] = (await git.run(base)).stdout.split('\n')
   return { topLevel, indexPath, head: null, headTree: null }
 }
 
@@ -79,14 +74,13 @@ export async function readWorktreeState(
   // Read once: the copy and what is known about it come from the same bytes, however the agent writes.
   const realIndex = readIfPresent(indexPath)
   const summary = realIndex && head ? parseIndexSummary(realIndex, head.length / 2) : null
-  return withTempIndex(async (indexFile) => {
-    const extraEnv = { GIT_INDEX_FILE: indexFile }
+  return withTempIndex(gitAt(topLevel, options), async (git, indexFile) => {
     const seed = async (fromRealIndex: boolean) => {
       rmSync(indexFile, { force: true })
       // Seeding from a copy of the real index keeps its stat data (no re-hashing of every file) and its
       // sparse-checkout bits; HEAD is the fallback when there is no index or the copy is not usable.
       if (fromRealIndex && realIndex) writeFileSync(indexFile, realIndex, { mode: 0o600 })
-      else if (head) await run(['read-tree', head], topLevel, { ...options, extraEnv })
+      else if (head) await git.run(['read-tree', head])
     }
     await seed(realIndex !== null)
     // While the copy still equals the real index, its tree is the index's (null: none, or conflicts); a valid
@@ -97,24 +91,20 @@ export async function readWorktreeState(
         ? null
         : summary?.rootTree
           ? summary.rootTree
-          : run(['write-tree'], topLevel, { ...options, extraEnv, allowFailure: true }).then((written) =>
-              written.exitCode === 0 ? written.stdout.trim() : null,
-            ),
+          : git
+              .try(['write-tree'])
+              .then((written) => (written.exitCode === 0 ? written.stdout.trim() : null)),
       realIndex && (summary === null || summary.flagged) ? hiddenChanges(topLevel, options) : [],
     ])
     // Clear those flags in the private index so that `add -A` stores the files as they are.
     // One flag per call: update-index applies only the last of several mark options to --stdin paths.
     for (const flag of hidden.length > 0 ? ['--no-assume-unchanged', '--no-skip-worktree'] : []) {
-      await run(['update-index', flag, '-z', '--stdin'], topLevel, {
-        ...options,
-        extraEnv,
-        input: `${hidden.join('\0')}\0`,
-      })
+      await git.run(['update-index', flag, '-z', '--stdin'], { input: `${hidden.join('\0')}\0` })
     }
-    let added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
+    let added = await git.try(['add', '-A'])
     if (added.exitCode !== 0 && realIndex !== null) {
       await seed(false)
-      added = await run(['add', '-A'], topLevel, { ...options, extraEnv, allowFailure: true })
+      added = await git.try(['add', '-A'])
     }
     if (added.exitCode !== 0) {
       throw new IllegalStateError(
@@ -123,7 +113,7 @@ export async function readWorktreeState(
         'SNAPSHOT_FAILED',
       )
     }
-    const tree = (await run(['write-tree'], topLevel, { ...options, extraEnv })).stdout.trim()
+    const tree = await git.text(['write-tree'])
     return { tree, head, topLevel, headTree, indexTree }
   })
 }
@@ -136,11 +126,13 @@ function readIfPresent(path: string): Buffer | null {
   }
 }
 
-export async function withTempIndex<T>(body: (indexFile: string) => Promise<T>): Promise<T> {
+/** Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards. */
+async function withTempIndex<T>(git: Git, body: (indexed: Git, indexFile: string) => Promise<T>): Promise<T> {
   // A private directory: the index lists file names, which may be sensitive.
   const dir = mkdtempSync(join(tmpdir(), 'harness-index-'))
   try {
-    return await body(join(dir, 'index'))
+    const indexFile = join(dir, 'index')
+    return await body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -183,7 +175,7 @@ export async function snapshotRef(
   await assertFullRefName(repo, ref, options)
   const commit = await resolveCommit(repo, target, options)
   await storeRef(repo, ref, commit, options.message ?? `harness: keep ${target}`, options)
-  const tree = (await run(['rev-parse', `${commit}^{tree}`], repo, options)).stdout.trim()
+  const tree = await gitAt(repo, options).text(['rev-parse', `${commit}^{tree}`])
   return { commit, ref, tree }
 }
 
@@ -202,23 +194,17 @@ export async function commitTree(
     '-F',
     '-',
   ]
-  const first = await run(args, cwd, { ...options, input: message, allowFailure: true })
+  const git = gitAt(cwd, options)
+  const first = await git.try(args, { input: message })
   if (first.exitCode === 0) return first.stdout.trim()
   // Only when git has no identity to sign with does the fallback cost its look-ups.
-  const result = await run(args, cwd, {
-    ...options,
-    extraEnv: await identityEnv(cwd, options),
-    input: message,
-  })
-  return result.stdout.trim()
+  return git.with(await identityEnv(cwd, options)).text(args, { input: message })
 }
 
 /** A snapshot must not fail for want of user.name/user.email: fall back to a harness identity. */
 export async function identityEnv(cwd: string, options: GitEnvOptions): Promise<NodeJS.ProcessEnv> {
   const [author, committer] = await Promise.all(
-    ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'].map((v) =>
-      run(['var', v], cwd, { ...options, allowFailure: true }),
-    ),
+    ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'].map((v) => gitAt(cwd, options).try(['var', v])),
   )
   const fallback: NodeJS.ProcessEnv = {}
   if (author?.exitCode !== 0)
@@ -227,37 +213,6 @@ export async function identityEnv(cwd: string, options: GitEnvOptions): Promise<
     Object.assign(fallback, { GIT_COMMITTER_NAME: 'harness', GIT_COMMITTER_EMAIL: 'harness@localhost' })
   }
   return fallback
-}
-
-export async function storeRef(
-  cwd: string,
-  ref: string,
-  commit: string,
-  message: string,
-  options: GitEnvOptions & { overwrite?: boolean },
-): Promise<void> {
-  // An empty old value makes the update fail if the ref exists.
-  const args = [
-    'update-ref',
-    '--create-reflog',
-    '-m',
-    firstLine(message),
-    ref,
-    commit,
-    ...(options.overwrite ? [] : ['']),
-  ]
-  const result = await run(args, cwd, { ...options, allowFailure: true })
-  if (result.exitCode === 0) return
-  if (!options.overwrite && /exists/.test(result.stderr)) {
-    throw new IllegalStateError(`ref ${ref} already exists`, 'snapshots are never overwritten', 'REF_EXISTS')
-  }
-  throw new IllegalStateError(`could not store ${ref}: ${gitDetail(result)}`, undefined, 'SNAPSHOT_FAILED')
-}
-
-function firstLine(message: string): string {
-  const line = message.split('\n')[0]?.trim() || 'harness snapshot'
-  // update-ref's -m takes the next argument as its value, but keep reflog lines tidy anyway.
-  return line.startsWith('-') ? `harness: ${line}` : line
 }
 
 export interface RestoreResult {
@@ -281,15 +236,16 @@ export async function restoreSnapshot(
   options: GitEnvOptions,
 ): Promise<RestoreResult> {
   assertRefArg(commit, 'snapshot')
-  const topLevel = (await run(['rev-parse', '--show-toplevel'], worktreeDir, options)).stdout.trim()
+  const topLevel = await gitAt(worktreeDir, options).text(['rev-parse', '--show-toplevel'])
+  const git = gitAt(topLevel, options)
   const target = await resolveCommit(topLevel, commit, options)
   const [wanted, present] = await Promise.all([
-    run(['ls-tree', '-r', '-z', '--name-only', '--full-tree', target], topLevel, options),
-    run(['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--full-name'], topLevel, options),
+    git.fields(['ls-tree', '-r', '-z', '--name-only', '--full-tree', target]),
+    git.fields(['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--full-name']),
   ])
-  const wantedSet = new Set(splitZ(wanted.stdout))
+  const wantedSet = new Set(wanted)
   const result: RestoreResult = { written: wantedSet.size, removed: [], kept: [] }
-  for (const path of new Set(splitZ(present.stdout))) {
+  for (const path of new Set(present)) {
     if (wantedSet.has(path)) continue
     const full = join(topLevel, path)
     let stat: ReturnType<typeof lstatSync>
@@ -306,10 +262,9 @@ export async function restoreSnapshot(
     result.removed.push(path)
     removeEmptyParents(topLevel, dirname(full))
   }
-  await withTempIndex(async (indexFile) => {
-    const extraEnv = { GIT_INDEX_FILE: indexFile }
-    await run(['read-tree', target], topLevel, { ...options, extraEnv })
-    await run(['checkout-index', '--all', '--force'], topLevel, { ...options, extraEnv })
+  await withTempIndex(git, async (indexed) => {
+    await indexed.run(['read-tree', target])
+    await indexed.run(['checkout-index', '--all', '--force'])
   })
   result.removed.sort()
   return result

@@ -1,4 +1,5 @@
-import { type GitEnvOptions, run, samePath } from './common.js'
+import { samePath } from './common.js'
+import { type GitEnvOptions, gitAt } from './git.js'
 
 export interface WorktreeInfo {
   path: string
@@ -18,13 +19,11 @@ export interface WorktreeInfo {
 
 /** `git worktree list --porcelain -z`, main worktree first. */
 export async function listWorktrees(repo: string, options: GitEnvOptions): Promise<WorktreeInfo[]> {
-  const result = await run(['worktree', 'list', '--porcelain', '-z'], repo, {
-    ...options,
-    allowFailure: true,
-  })
+  const git = gitAt(repo, options)
+  const result = await git.try(['worktree', 'list', '--porcelain', '-z'])
   if (result.exitCode === 0) return parseWorktreeList(result.stdout)
   // `-z` needs git 2.36; older ones separate fields by newlines (a path holding one cannot be parsed there).
-  const plain = await run(['worktree', 'list', '--porcelain'], repo, options)
+  const plain = await git.run(['worktree', 'list', '--porcelain'])
   return parseWorktreeList(plain.stdout, '\n')
 }
 

@@ -1,21 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
-import {
-  assertBranchName,
-  type GitEnvOptions,
-  gitDetail,
-  resolveCommit,
-  run,
-  samePath,
-  splitZ,
-} from './common.js'
+import { assertBranchName, resolveCommit, samePath } from './common.js'
+import { type Git, type GitEnvOptions, gitAt, gitFailed, splitZ } from './git.js'
 import { branchTip } from './repo.js'
-import { findWorktree, listWorktrees } from './worktree-list.js'
+import { findWorktree, listWorktrees, type WorktreeInfo } from './worktree-list.js'
 
 export { resolveCommit } from './common.js'
 export { type CopyIncludedResult, copyIncludedFiles } from './include.js'
-export { type DeleteBranchOptions, deleteBranch } from './repo.js'
+export { deleteBranch } from './repo.js'
 export { findWorktree, listWorktrees, parseWorktreeList, type WorktreeInfo } from './worktree-list.js'
 
 export interface CreateWorktreeOptions extends GitEnvOptions {
@@ -52,6 +45,7 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
   const { repoDir, branch, signal } = options
   // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
   const gitOptions: GitEnvOptions = { env: options.env }
+  const git = gitAt(repoDir, gitOptions)
   const path = resolve(options.path)
   signal?.throwIfAborted()
   // A branch or registration already there is found by the steps themselves (the branch is created
@@ -67,23 +61,18 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
   try {
     // Creating the branch with an empty old value is atomic and fails if it exists: a branch that appears
     // concurrently is never mistaken for ours and deleted on rollback.
-    const created = await run(
-      [
-        'update-ref',
-        '--create-reflog',
-        '-m',
-        `branch: Created from ${base}`,
-        `refs/heads/${branch}`,
-        base,
-        '',
-      ],
-      repoDir,
-      { ...gitOptions, allowFailure: true },
-    )
+    const create = [
+      'update-ref',
+      '--create-reflog',
+      '-m',
+      `branch: Created from ${base}`,
+      `refs/heads/${branch}`,
+      base,
+      '',
+    ]
+    const created = await git.try(create)
     if (created.exitCode !== 0) {
-      if (!/already exists|cannot lock ref/.test(created.stderr)) {
-        throw new ExternalToolError(`git update-ref failed: ${gitDetail(created)}`, undefined, 'GIT_FAILED')
-      }
+      if (!/already exists|cannot lock ref/.test(created.stderr)) throw gitFailed(create, created)
       throw new IllegalStateError(
         `branch "${branch}" already exists`,
         `choose another name, or look at it with "git log ${branch}" before deleting it`,
@@ -92,10 +81,8 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
     }
     branchCreated = true
     signal?.throwIfAborted()
-    const added = await run(['worktree', 'add', '--', path, branch], repoDir, {
-      ...gitOptions,
-      allowFailure: true,
-    })
+    const add = ['worktree', 'add', '--', path, branch]
+    const added = await git.try(add)
     signal?.throwIfAborted()
     if (added.exitCode !== 0) {
       if (/already registered/.test(added.stderr)) {
@@ -105,20 +92,13 @@ export async function createWorktree(options: CreateWorktreeOptions): Promise<Cr
           'WORKTREE_EXISTS',
         )
       }
-      throw new ExternalToolError(`git worktree add failed: ${gitDetail(added)}`, undefined, 'GIT_FAILED')
+      throw gitFailed(add, added)
     }
     return { path, branch, base }
   } catch (error) {
     // Nothing was made yet: the path and the branch, if they exist, are someone else's.
     if (!branchCreated) throw error
-    const leftovers = await rollbackWorktree(
-      repoDir,
-      path,
-      pathWasEmptyDir,
-      branchCreated ? branch : null,
-      base,
-      gitOptions,
-    )
+    const leftovers = await rollbackWorktree(git, path, pathWasEmptyDir, branch, base)
     throw rollbackError(error, leftovers)
   }
 }
@@ -150,6 +130,7 @@ export async function recreateWorktree(options: RecreateWorktreeOptions): Promis
   const { repoDir, branch, signal } = options
   // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
   const gitOptions: GitEnvOptions = { env: options.env }
+  const git = gitAt(repoDir, gitOptions)
   const path = resolve(options.path)
   signal?.throwIfAborted()
   await assertBranchName(repoDir, branch, gitOptions)
@@ -169,7 +150,7 @@ export async function recreateWorktree(options: RecreateWorktreeOptions): Promis
     }
     if (here) {
       // Its directory is gone: only the registration is left, and it would block checking the branch out.
-      await run(['worktree', 'remove', '--force', '--force', '--', worktree.path], repoDir, gitOptions)
+      await git.run(['worktree', 'remove', '--force', '--force', '--', worktree.path])
     } else if (worktree.branch === branch) {
       throw new IllegalStateError(
         `branch "${branch}" is checked out in ${worktree.path}`,
@@ -180,17 +161,11 @@ export async function recreateWorktree(options: RecreateWorktreeOptions): Promis
   }
   signal?.throwIfAborted()
   try {
-    const added = await run(['worktree', 'add', '--', path, branch], repoDir, {
-      ...gitOptions,
-      allowFailure: true,
-    })
+    await git.run(['worktree', 'add', '--', path, branch])
     signal?.throwIfAborted()
-    if (added.exitCode !== 0) {
-      throw new ExternalToolError(`git worktree add failed: ${gitDetail(added)}`, undefined, 'GIT_FAILED')
-    }
     return { path, branch, base: tip }
   } catch (error) {
-    const leftovers = await rollbackWorktree(repoDir, path, pathWasEmptyDir, null, tip, gitOptions)
+    const leftovers = await rollbackWorktree(git, path, pathWasEmptyDir, null, tip)
     throw rollbackError(error, leftovers)
   }
 }
@@ -208,13 +183,14 @@ function checkTargetPath(path: string): boolean {
 
 /** Best effort; returns what could not be removed. Never uses the caller's abort signal. */
 async function rollbackWorktree(
-  repoDir: string,
+  git: Git,
   path: string,
   keepEmptyDir: boolean,
   branch: string | null,
   base: string,
-  options: GitEnvOptions,
 ): Promise<string[]> {
+  const repoDir = git.cwd
+  const options: GitEnvOptions = git
   const leftovers: string[] = []
   try {
     // A worktree registered there on another branch was made by someone else meanwhile: leave it alone.
@@ -223,21 +199,13 @@ async function rollbackWorktree(
       return [`worktree ${path} (registered by another command on ${registered.branch})`]
     }
     // Twice forced: git locks a worktree while it is being set up, and an interrupted add leaves the lock.
-    if (registered) {
-      await run(['worktree', 'remove', '--force', '--force', '--', path], repoDir, {
-        ...options,
-        allowFailure: true,
-      })
-    }
+    if (registered) await git.try(['worktree', 'remove', '--force', '--force', '--', path])
     // The path was absent or empty before this call, so anything in it now was made by this call.
     if (existsSync(path)) rmSync(path, { recursive: true, force: true })
     if (keepEmptyDir) mkdirSync(path, { recursive: true })
     // With the directory gone, remove drops a registration that survived the first attempt.
     if (await findWorktree(repoDir, path, options)) {
-      await run(['worktree', 'remove', '--force', '--force', '--', path], repoDir, {
-        ...options,
-        allowFailure: true,
-      })
+      await git.try(['worktree', 'remove', '--force', '--force', '--', path])
       if (await findWorktree(repoDir, path, options)) leftovers.push(`worktree registration ${path}`)
     }
   } catch (error) {
@@ -245,10 +213,7 @@ async function rollbackWorktree(
   }
   if (branch !== null) {
     // Compare-and-delete: if anything moved the branch meanwhile, it holds work and stays.
-    const deleted = await run(['update-ref', '-d', `refs/heads/${branch}`, base], repoDir, {
-      ...options,
-      allowFailure: true,
-    }).catch(() => undefined)
+    const deleted = await git.try(['update-ref', '-d', `refs/heads/${branch}`, base]).catch(() => undefined)
     if (deleted?.exitCode !== 0) leftovers.push(`branch ${branch}`)
   }
   return leftovers
@@ -260,8 +225,9 @@ export interface RemoveWorktreeOptions extends GitEnvOptions {
 }
 
 /**
- * Removes a registered worktree (its branch stays). False when nothing is registered at `path` and the
- * directory does not exist; a directory that exists but is not a worktree of this repository is refused.
+ * Removes the registered worktree at `path` (its branch stays). False when nothing is registered at `path`
+ * and the directory does not exist; a directory that exists but is not a worktree of this repository is
+ * refused, and so is a dirty one without `force` (WORKTREE_DIRTY).
  */
 export async function removeWorktree(
   repo: string,
@@ -278,54 +244,59 @@ export async function removeWorktree(
       'NOT_A_WORKTREE',
     )
   }
-  if (entry.isMain) throw new IllegalStateError(`${target} is the main worktree`, undefined, 'MAIN_WORKTREE')
-  if (entry.locked && existsSync(target)) {
+  if ((await removeListedWorktree(repo, entry, options)) === 'removed') return true
+  throw new IllegalStateError(
+    `worktree ${target} has uncommitted changes or untracked files`,
+    'commit or snapshot them first, or force the removal',
+    'WORKTREE_DIRTY',
+  )
+}
+
+/**
+ * The one `git worktree remove`, of a worktree already looked up in `listWorktrees` (saves a listing per call
+ * when removing many). Without `force` git refuses a worktree with tracked changes or untracked files that are
+ * not ignored: 'dirty' is returned and nothing is touched. A registration whose folder is gone is just dropped.
+ */
+export async function removeListedWorktree(
+  repo: string,
+  entry: WorktreeInfo,
+  options: RemoveWorktreeOptions,
+): Promise<'removed' | 'dirty'> {
+  refuseUnremovable(entry)
+  const args = ['worktree', 'remove', ...(options.force ? ['--force'] : []), '--', entry.path]
+  const result = await gitAt(repo, options).try(args)
+  if (result.exitCode === 0) return 'removed'
+  if (/modified or untracked files/.test(result.stderr)) return 'dirty'
+  throw gitFailed(args, result)
+}
+
+/** No removal touches the main worktree, nor a locked one: its folder may be on a device that is not mounted. */
+export function refuseUnremovable(entry: WorktreeInfo): void {
+  if (entry.isMain)
+    throw new IllegalStateError(`${entry.path} is the main worktree`, undefined, 'MAIN_WORKTREE')
+  if (entry.locked) {
     throw new IllegalStateError(
-      `worktree ${target} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
-      `unlock it with "git worktree unlock" first`,
+      `worktree ${entry.path} is locked${entry.lockedReason ? ` (${entry.lockedReason})` : ''}`,
+      'unlock it with "git worktree unlock" first',
       'WORKTREE_LOCKED',
     )
   }
-  // A worktree whose directory is already gone only has its registration left; forcing drops it.
-  const force = options.force || !existsSync(target)
-  const args = [
-    'worktree',
-    'remove',
-    ...(force ? ['--force', ...(entry.locked ? ['--force'] : [])] : []),
-    '--',
-  ]
-  const result = await run([...args, entry.path], repo, { ...options, allowFailure: true })
-  if (result.exitCode === 0) return true
-  if (/modified or untracked files/.test(result.stderr)) {
-    throw new IllegalStateError(
-      `worktree ${target} has uncommitted changes or untracked files`,
-      'commit or snapshot them first, or force the removal',
-      'WORKTREE_DIRTY',
-    )
-  }
-  throw new ExternalToolError(`git worktree remove failed: ${gitDetail(result)}`, undefined, 'GIT_FAILED')
 }
 
-/** `git worktree prune`: drops registrations whose directory is gone; returns git's report lines. */
-export async function pruneWorktrees(repo: string, options: GitEnvOptions): Promise<string[]> {
-  const result = await run(['worktree', 'prune', '--verbose'], repo, options)
+/**
+ * `git worktree prune`: drops registrations whose directory is gone and returns git's report lines; with
+ * `dryRun` only says what it would drop.
+ */
+export async function pruneWorktrees(
+  repo: string,
+  options: GitEnvOptions & { dryRun?: boolean },
+): Promise<string[]> {
+  const dryRun = options.dryRun ? ['--dry-run'] : []
+  const result = await gitAt(repo, options).run(['worktree', 'prune', ...dryRun, '--verbose'])
   return `${result.stdout}\n${result.stderr}`
     .split('\n')
     .map((line) => line.trim())
     .filter(Boolean)
-}
-
-/**
- * Dirty means work that would be lost by deleting the directory: a tracked change (staged or not) or an
- * untracked file that is not ignored. Takes no optional locks, so it never rewrites the worktree's index.
- */
-export async function isWorktreeDirty(path: string, options: GitEnvOptions): Promise<boolean> {
-  return (await worktreeChanges(path, options)).length > 0
-}
-
-/** The raw porcelain v1 entries (`XY path`) behind `isWorktreeDirty`. */
-export async function worktreeChanges(path: string, options: GitEnvOptions): Promise<string[]> {
-  return (await inspectWorktree(path, options)).changes
 }
 
 /** Everything a folder's removal would lose, as one status: untracked files included, submodules not hidden. */
@@ -348,22 +319,30 @@ export async function inspectWorktree(
   options: GitEnvOptions,
 ): Promise<{ changes: string[]; submodules: string[] }> {
   const [status, index] = await Promise.all([
-    run(WORKTREE_STATUS_ARGS, path, options),
+    gitAt(path, options).run(WORKTREE_STATUS_ARGS),
     indexEntries(path, options),
   ])
-  // Renames add their source path as an extra field, which has no status prefix; only count entries.
-  const changes: string[] = []
-  const fields = splitZ(status.stdout)
-  for (let i = 0; i < fields.length; i++) {
-    const field = fields[i] ?? ''
-    changes.push(field)
-    if (field[0] === 'R' || field[0] === 'C') i++
-  }
+  const changes = statusEntries(status.stdout)
   for (const hidden of await hiddenIn(path, index, options)) changes.push(`H  ${hidden}`)
   const submodules = index
     .filter((entry) => entry.mode === '160000' && existsSync(join(path, entry.path, '.git')))
     .map((entry) => entry.path)
   return { changes, submodules }
+}
+
+/**
+ * The entries (`XY path`) of `git status --porcelain=v1 -z`. A rename or copy adds its source path as an
+ * extra field with no status prefix: it is skipped.
+ */
+export function statusEntries(stdout: string): string[] {
+  const entries: string[] = []
+  const fields = splitZ(stdout)
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] ?? ''
+    entries.push(field)
+    if (field[0] === 'R' || field[0] === 'C') i++
+  }
+  return entries
 }
 
 interface IndexEntry {
@@ -376,9 +355,8 @@ interface IndexEntry {
 
 /** Every index entry with its tag, mode and staged blob, from one `ls-files -v -s`. */
 async function indexEntries(path: string, options: GitEnvOptions): Promise<IndexEntry[]> {
-  const listed = await run(['ls-files', '-v', '-s', '-z'], path, options)
   const entries: IndexEntry[] = []
-  for (const line of splitZ(listed.stdout)) {
+  for (const line of await gitAt(path, options).fields(['ls-files', '-v', '-s', '-z'])) {
     const match = /^(\S+) (\d+) ([0-9a-f]+) \d\t(.*)$/s.exec(line)
     if (match?.[1] && match[2] && match[3] && match[4] !== undefined) {
       entries.push({ tag: match[1], mode: match[2], hash: match[3], path: match[4] })
@@ -405,11 +383,9 @@ async function hiddenIn(path: string, index: IndexEntry[], options: GitEnvOption
     staged.set(entry.path, entry.hash)
   }
   if (flagged.length === 0) return []
-  const hashed = (
-    await run(['hash-object', '--stdin-paths'], path, { ...options, input: `${flagged.join('\n')}\n` })
-  ).stdout
-    .trim()
-    .split('\n')
+  const hashed = await gitAt(path, options).lines(['hash-object', '--stdin-paths'], {
+    input: `${flagged.join('\n')}\n`,
+  })
   return flagged.filter((file, i) => hashed[i] !== staged.get(file))
 }
 
@@ -428,6 +404,7 @@ export async function cleanWorktrees(
   paths: string[],
   options: GitEnvOptions,
 ): Promise<Set<string>> {
+  const git = gitAt(repo, options)
   const clean = new Set<string>()
   const usable = paths.filter((path) => !/[\0\n\r]/.test(path))
   const chunks: string[][] = []
@@ -437,10 +414,7 @@ export async function cleanWorktrees(
   const askChunk = async (chunk: string[]) => {
     const list = chunk.flatMap((path) => ['-c', `harness.inspect=${path}`])
     const each = (args: string[]) =>
-      run([...list, 'for-each-repo', '--config=harness.inspect', '--', ...args], repo, {
-        ...options,
-        allowFailure: true,
-      })
+      git.try([...list, 'for-each-repo', '--config=harness.inspect', '--', ...args])
     const [status, index] = await Promise.all([
       each(WORKTREE_STATUS_ARGS),
       each(['ls-files', '-v', '-s', '-z']),

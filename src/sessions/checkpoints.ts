@@ -83,6 +83,7 @@ export async function takeCheckpoint(
   options: TakeCheckpointOptions,
 ): Promise<TakenCheckpoint> {
   const git = await import('../git/checkpoint.js')
+  const { readWorktreeState } = await import('../git/snapshot.js')
   const gitOptions = { env: options.env }
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
@@ -92,7 +93,7 @@ export async function takeCheckpoint(
     const dir = checkpointDir(session)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
-    const state = await git.readCheckpointState(dir, gitOptions)
+    const state = await readWorktreeState(dir, gitOptions)
     if (options.onlyIfChanged) {
       const unchanged = last
         ? (last.head ?? null) === state.head &&
@@ -193,8 +194,9 @@ export async function restoreSessionCheckpoint(
   const target = findCheckpoint(session, nText)
   const dir = checkpointDir(session)
   const git = await import('../git/checkpoint.js')
+  const { hasCommit } = await import('../git/common.js')
   const gitOptions = { env: options.env }
-  if (!(await git.commitExists(dir, target.commit, gitOptions))) {
+  if (!(await hasCommit(dir, target.commit, gitOptions))) {
     throw new IllegalStateError(
       `checkpoint ${target.n} of session "${id}" points at commit ${target.commit}, which is not in the repository`,
       `"harness session recover --scan" checks every checkpoint`,

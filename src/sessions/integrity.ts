@@ -80,7 +80,8 @@ async function repoFacts(
   env: NodeJS.ProcessEnv,
 ): Promise<RepoFacts | null> {
   if (!existsSync(repo)) return null
-  const { listRefs, existingCommits } = await import('../git/checkpoint.js')
+  const { existingCommits } = await import('../git/checkpoint.js')
+  const { listRefs } = await import('../git/refs.js')
   const { listWorktrees } = await import('../git/worktree-list.js')
   try {
     // Branches and refs are read once per repository, whatever the number of sessions.
@@ -214,7 +215,7 @@ export async function repairIntegrity(
     if (problem.kind === 'checkpoint-ref-missing' || problem.kind === 'checkpoint-ref-moved') {
       const checkpoint = record.checkpoints?.find((c) => c.n === problem.n)
       if (!checkpoint) continue
-      const { setRef } = await import('../git/checkpoint.js')
+      const { setRef } = await import('../git/refs.js')
       await setRef(repo, checkpoint.ref, checkpoint.commit, 'harness recover: ref repaired from its record', {
         env: options.env,
       })

@@ -85,7 +85,8 @@ export async function mergeSession(
     )
   }
   const git = await import('../git/merge.js')
-  const { branchTip: tipOf } = await import('../git/repo.js')
+  const { branchTip: tipOf, countCommitsNotIn } = await import('../git/repo.js')
+  const { commitTree } = await import('../git/snapshot.js')
   const gitOptions = { env: ctx.env }
   const repo = session.base_dir ?? (await ctx.project()).root
   const base = baseBranchOf(session)
@@ -144,7 +145,7 @@ export async function mergeSession(
   }
   const tip = pending?.commit ?? branchTip
   const [commits, check] = await Promise.all([
-    git.commitsAhead(repo, tip, baseTip, gitOptions),
+    countCommitsNotIn(repo, tip, [baseTip], gitOptions),
     git.checkMerge(repo, baseTip, tip, gitOptions),
   ])
   const result: MergeResult = {
@@ -193,8 +194,8 @@ export async function mergeSession(
     const merged = await git.checkMerge(repo, baseTip, tip, gitOptions)
     landed =
       strategy === 'squash'
-        ? await git.mergeCommit(repo, merged.tree, [baseTip], squashMessage(session), gitOptions)
-        : await git.mergeCommit(
+        ? await commitTree(repo, merged.tree, [baseTip], squashMessage(session), gitOptions)
+        : await commitTree(
             repo,
             merged.tree,
             [baseTip, tip],

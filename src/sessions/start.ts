@@ -679,11 +679,17 @@ async function prepareWorkspace(
         // A failed undo leaves something behind: say what, and go on undoing (docs/design.md, "Runs").
         const leftBehind = (what: string) => (error: unknown) =>
           ctx.warn(`harness: could not remove ${what}: ${errorMessage(error)}`)
-        await removeWorktree(repoDir, dir, { force: true, ...gitEnv }).catch(
-          leftBehind(`the worktree ${dir}`),
+        const removed = await removeWorktree(repoDir, dir, { force: true, ...gitEnv }).then(
+          () => true,
+          (error: unknown) => {
+            leftBehind(`the worktree ${dir}`)(error)
+            return false
+          },
         )
-        // Only while it still points where it was made: never delete work.
-        await deleteBranch(repoDir, branch, { force: true, expectedTip: baseCommit, ...gitEnv }).catch(
+        // Only while it still points where it was made, and not from under a worktree still there: never
+        // delete work.
+        if (!removed) return ctx.warn(`harness: kept the branch ${branch} with that worktree`)
+        await deleteBranch(repoDir, branch, baseCommit, { dropConfig: true, ...gitEnv }).catch(
           leftBehind(`the branch ${branch}`),
         )
       }

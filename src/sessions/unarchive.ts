@@ -60,7 +60,8 @@ export async function unarchiveSessions(
   const store = await ctx.store()
   const { readArchive, CorruptArchiveError } = await import('../history/archive-file.js')
   const git = await import('../git/bundle.js')
-  const { listRefs } = await import('../git/checkpoint.js')
+  const { hasCommit } = await import('../git/common.js')
+  const { applyRefs, listRefs } = await import('../git/refs.js')
   // Staged beside the records when .harness exists; a bad archive must not even create it.
   const staging = mkdtempSync(join(paths.exists ? paths.harnessDir : tmpdir(), '.harness-unarchive-'))
   try {
@@ -121,7 +122,7 @@ export async function unarchiveSessions(
         if (entry.bundle) await git.verifyBundle(repo, join(staging, entry.bundle), { env: ctx.env })
         else {
           for (const ref of refs) {
-            if (!(await git.hasCommit(repo, ref.commit, { env: ctx.env }))) {
+            if (!(await hasCommit(repo, ref.commit, { env: ctx.env }))) {
               throw new IllegalStateError(
                 `commit ${ref.commit.slice(0, 12)} of ${ref.ref} is not in ${repo}`,
                 undefined,
@@ -140,7 +141,11 @@ export async function unarchiveSessions(
       const id = entry.id
       if (repo) {
         if (entry.bundle) await git.unbundleObjects(repo, join(staging, entry.bundle), { env: ctx.env })
-        await git.createRefs(repo, refs, { env: ctx.env })
+        await applyRefs(
+          repo,
+          refs.map(({ ref, commit }) => ({ create: ref, commit })),
+          { env: ctx.env },
+        )
       }
       if (entry.agent_files.length) {
         for (const member of entry.agent_files) {

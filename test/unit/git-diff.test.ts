@@ -3,7 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { HarnessError } from '../../src/errors.js'
-import { diffAgainst, filesModified } from '../../src/git/diff.js'
+import { type DiffOptions, diffReport, filesModified } from '../../src/git/diff.js'
 import { createWorktree, removeWorktree } from '../../src/git/worktree.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
@@ -30,7 +30,13 @@ async function session() {
   return { repo, path, base, wt }
 }
 
-describe('diffAgainst', () => {
+/** git's text in the requested mode (name-only: one path a line). */
+async function diffAgainst(options: DiffOptions): Promise<string> {
+  const report = await diffReport(options)
+  return options.mode === 'name-only' ? report.files.join('\n') : report.text
+}
+
+describe('diffReport', () => {
   test('a live worktree: committed, uncommitted and untracked changes, not ignored ones', async () => {
     const { repo, path, base, wt } = await session()
     const status = wt('status', '--porcelain=v1', '--untracked-files=all')

@@ -3,16 +3,8 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { ExitCode, HarnessError } from '../../src/errors.js'
-import {
-  branchExists,
-  deleteBranch,
-  inspectRepo,
-  isMergedInto,
-  listBranches,
-  mergedInto,
-  resolveCommit,
-  unmergedCommits,
-} from '../../src/git/repo.js'
+import { resolveCommit } from '../../src/git/common.js'
+import { branchExists, deleteBranch, inspectRepo } from '../../src/git/repo.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
@@ -180,129 +172,24 @@ describe('branches', () => {
     expect((await rejection(branchExists(repo.dir, '-feature', env))).code).toBe('INVALID_REF')
   })
 
-  test('listBranches: "*" matches one level, a prefix everything below it', async () => {
-    const repo = tmpGitRepo()
-    repo.git('branch', 'harness/abc')
-    repo.git('branch', 'harness/deep/er')
-    repo.git('branch', 'harnessish')
-    repo.git('branch', 'other')
-    const head = repo.git('rev-parse', 'HEAD')
-    expect(await listBranches(repo.dir, 'harness/*', { env: repo.env })).toEqual([
-      { name: 'harness/abc', commit: head },
-    ])
-    expect(await listBranches(repo.dir, undefined, { env: repo.env })).toEqual([
-      { name: 'harness/abc', commit: head },
-    ])
-    expect((await listBranches(repo.dir, 'harness', { env: repo.env })).map((b) => b.name)).toEqual([
-      'harness/abc',
-      'harness/deep/er',
-    ])
-  })
-
-  test('deleteBranch keeps unmerged work unless forced', async () => {
-    const repo = repoWithFeature(1)
-    const env = { env: repo.env }
-    const error = await rejection(deleteBranch(repo.dir, 'feature', env))
-    expect(error.code).toBe('BRANCH_NOT_MERGED')
-    expect(error.exitCode).toBe(ExitCode.IllegalState)
-    expect(await branchExists(repo.dir, 'feature', env)).toBe(true)
-    expect(await deleteBranch(repo.dir, 'feature', { ...env, force: true })).toBe(true)
-    expect(await branchExists(repo.dir, 'feature', env)).toBe(false)
-    expect(await deleteBranch(repo.dir, 'feature', { ...env, force: true })).toBe(false)
-  })
-
-  test('deleteBranch deletes a merged branch without force', async () => {
-    const repo = tmpGitRepo()
-    repo.git('branch', 'merged')
-    expect(await deleteBranch(repo.dir, 'merged', { env: repo.env })).toBe(true)
-  })
-
   test('deleteBranch with expectedTip is compare-and-delete', async () => {
     const repo = repoWithFeature(1)
     const env = { env: repo.env }
     const main = repo.git('rev-parse', 'main')
     const tip = repo.git('rev-parse', 'feature')
     repo.git('config', 'branch.feature.description', 'kept with the branch')
-    const moved = await rejection(deleteBranch(repo.dir, 'feature', { ...env, expectedTip: main }))
+    const moved = await rejection(deleteBranch(repo.dir, 'feature', main, { ...env, dropConfig: true }))
     expect(moved.code).toBe('BRANCH_MOVED')
     expect(await branchExists(repo.dir, 'feature', env)).toBe(true)
-    expect(await deleteBranch(repo.dir, 'feature', { ...env, expectedTip: tip })).toBe(true)
+    expect(await deleteBranch(repo.dir, 'feature', tip, { ...env, dropConfig: true })).toBe(true)
     expect(await branchExists(repo.dir, 'feature', env)).toBe(false)
     expect(repo.git('config', '--list')).not.toContain('branch.feature')
   })
 
-  test('deleteBranch refuses a branch checked out in a worktree', async () => {
+  test.each(['-D', '--force'])('deleteBranch rejects the name %j', async (name) => {
     const repo = tmpGitRepo()
-    const env = { env: repo.env }
-    repo.git('worktree', 'add', '-q', '-b', 'busy', join(tmpDir(), 'busy'))
-    const error = await rejection(deleteBranch(repo.dir, 'busy', { ...env, force: true }))
-    expect(error.code).toBe('BRANCH_CHECKED_OUT')
-    expect(await branchExists(repo.dir, 'busy', env)).toBe(true)
-  })
-
-  test.each(['-D', '--force', 'a..b', 'HEAD', 'x.lock'])('deleteBranch rejects the name %j', async (name) => {
-    const repo = tmpGitRepo()
-    const error = await rejection(deleteBranch(repo.dir, name, { env: repo.env, force: true }))
+    const head = repo.git('rev-parse', 'HEAD')
+    const error = await rejection(deleteBranch(repo.dir, name, head, { env: repo.env }))
     expect(error.exitCode).toBe(ExitCode.Usage)
-  })
-})
-
-describe('unmergedCommits and isMergedInto', () => {
-  test('no commits beyond the base', async () => {
-    const repo = repoWithFeature(0)
-    const env = { env: repo.env }
-    expect(await unmergedCommits(repo.dir, 'feature', 'main', env)).toEqual({ count: 0, commits: [] })
-    expect(await isMergedInto(repo.dir, 'feature', ['main'], env)).toBe(true)
-  })
-
-  test('unmerged commits are counted and listed newest first, against a branch or a commit', async () => {
-    const repo = repoWithFeature(3)
-    const env = { env: repo.env }
-    const base = repo.git('rev-parse', 'main')
-    const byName = await unmergedCommits(repo.dir, 'feature', 'main', env)
-    expect(byName.count).toBe(3)
-    expect(byName.commits.map((c) => c.subject)).toEqual([
-      'feature commit 3',
-      'feature commit 2',
-      'feature commit 1',
-    ])
-    expect(byName.commits[0]?.sha).toBe(repo.git('rev-parse', 'feature'))
-    expect(await unmergedCommits(repo.dir, 'feature', base, env)).toEqual(byName)
-    const limited = await unmergedCommits(repo.dir, 'feature', base, { ...env, limit: 1 })
-    expect(limited.count).toBe(3)
-    expect(limited.commits).toHaveLength(1)
-    expect(await isMergedInto(repo.dir, 'feature', ['main', base], env)).toBe(false)
-  })
-
-  test('merged by a merge commit or a fast-forward', async () => {
-    const repo = repoWithFeature(2)
-    const env = { env: repo.env }
-    const base = repo.git('rev-parse', 'main')
-    repo.write('main.txt', 'main moved on\n')
-    repo.git('add', '-A')
-    repo.git('commit', '-q', '-m', 'main work')
-    repo.git('merge', '-q', '--no-ff', '-m', 'merge feature', 'feature')
-    expect((await unmergedCommits(repo.dir, 'feature', 'main', env)).count).toBe(0)
-    // Still unmerged against the commit it started from: callers pass the targets that matter.
-    expect(await mergedInto(repo.dir, 'feature', [base, 'gone-branch', 'main'], env)).toBe('main')
-    const ff = repoWithFeature(1)
-    ff.git('merge', '-q', '--ff-only', 'feature')
-    expect(await isMergedInto(ff.dir, 'feature', ['main'], { env: ff.env })).toBe(true)
-  })
-
-  test('a squash merge does not count as merged (keeping work errs safe)', async () => {
-    const repo = repoWithFeature(2)
-    repo.git('merge', '-q', '--squash', 'feature')
-    repo.git('commit', '-q', '-m', 'squashed')
-    expect(await isMergedInto(repo.dir, 'feature', ['main'], { env: repo.env })).toBe(false)
-  })
-
-  test('targets that do not exist are skipped; refs starting with "-" are rejected', async () => {
-    const repo = repoWithFeature(1)
-    const env = { env: repo.env }
-    expect(await mergedInto(repo.dir, 'feature', ['nope'], env)).toBeNull()
-    expect((await rejection(isMergedInto(repo.dir, 'feature', ['--all'], env))).code).toBe('INVALID_REF')
-    expect((await rejection(unmergedCommits(repo.dir, '-feature', 'main', env))).code).toBe('INVALID_REF')
-    expect((await rejection(unmergedCommits(repo.dir, 'feature', 'missing', env))).code).toBe('UNKNOWN_REF')
   })
 })

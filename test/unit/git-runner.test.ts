@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { ExternalToolError } from '../../src/errors.js'
-import { git, gitDetail } from '../../src/git/git.js'
+import { gitAt, gitDetail } from '../../src/git/git.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 describe('the git runner', () => {
@@ -14,22 +14,21 @@ describe('the git runner', () => {
 
   test('a failed git keeps what failed underneath as the cause, and runs with the environment given', async () => {
     const repo = tmpGitRepo()
-    const error = await git(['rev-parse', '--verify', 'no-such-ref'], { cwd: repo.dir, env: repo.env }).then(
-      () => null,
-      (e: unknown) => e,
-    )
+    const error = await gitAt(repo.dir, { env: repo.env })
+      .run(['rev-parse', '--verify', 'no-such-ref'])
+      .then(
+        () => null,
+        (e: unknown) => e,
+      )
     expect(error).toBeInstanceOf(ExternalToolError)
     expect((error as ExternalToolError).code).toBe('GIT_FAILED')
     expect((error as Error).cause).toBeInstanceOf(Error)
-    const name = await git(['config', 'user.name'], {
-      cwd: repo.dir,
-      env: {
-        ...repo.env,
-        GIT_CONFIG_COUNT: '1',
-        GIT_CONFIG_KEY_0: 'user.name',
-        GIT_CONFIG_VALUE_0: 'From Env',
-      },
-    })
-    expect(name.stdout.trim()).toBe('From Env')
+    const env = {
+      ...repo.env,
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'user.name',
+      GIT_CONFIG_VALUE_0: 'From Env',
+    }
+    expect(await gitAt(repo.dir, { env }).text(['config', 'user.name'])).toBe('From Env')
   })
 })

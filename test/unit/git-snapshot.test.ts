@@ -193,7 +193,7 @@ describe('snapshotRef', () => {
     repo.git('switch', '-q', 'main')
     const kept = await snapshotRef(repo.dir, 'refs/harness/gone/branch', 'harness/gone', { env: repo.env })
     expect(kept).toMatchObject({ commit: tip, ref: 'refs/harness/gone/branch' })
-    await deleteBranch(repo.dir, 'harness/gone', { env: repo.env, force: true })
+    await deleteBranch(repo.dir, 'harness/gone', tip, { env: repo.env })
     expect(show(repo, 'refs/harness/gone/branch:work.txt')).toBe('committed\n')
     const again = await harnessRejection(
       snapshotRef(repo.dir, 'refs/harness/gone/branch', 'main', { env: repo.env }),

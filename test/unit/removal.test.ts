@@ -2,17 +2,10 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { HarnessError } from '../../src/errors.js'
-import {
-  branchCreatedAt,
-  branchesMergedInto,
-  countCommitsNotIn,
-  deleteBranchAt,
-  isAncestor,
-  onSomeBranch,
-  readRemovalState,
-  refsUnder,
-  removeListedWorktree,
-} from '../../src/git/removal.js'
+import { listRefs } from '../../src/git/refs.js'
+import { branchesMergedInto, onSomeBranch, readRemovalState } from '../../src/git/removal.js'
+import { branchCreatedAt, countCommitsNotIn, deleteBranch, isAncestor } from '../../src/git/repo.js'
+import { removeListedWorktree } from '../../src/git/worktree.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
 function commitOn(repo: ReturnType<typeof tmpGitRepo>, dir: string, file: string): string {
@@ -62,14 +55,14 @@ describe('git removal helpers', () => {
     expect(await branchCreatedAt(repo.dir, 'harness/none', env)).toBeNull()
   })
 
-  test('deleteBranchAt is compare-and-delete; removeListedWorktree refuses dirty and locked worktrees', async () => {
+  test('deleteBranch is compare-and-delete; removeListedWorktree refuses dirty and locked worktrees', async () => {
     const repo = tmpGitRepo()
     const env = { env: repo.env }
     const head = repo.git('rev-parse', 'HEAD')
     const wt = join(tmpDir(), 'wt')
     repo.git('worktree', 'add', '-q', '-b', 'harness/c', wt)
     const moved = commitOn(repo, wt, 'moved')
-    const error = await deleteBranchAt(repo.dir, 'harness/c', head, env).catch((e: unknown) => e)
+    const error = await deleteBranch(repo.dir, 'harness/c', head, env).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(HarnessError)
     expect((error as HarnessError).code).toBe('BRANCH_MOVED')
     expect(repo.git('rev-parse', 'harness/c')).toBe(moved)
@@ -89,9 +82,9 @@ describe('git removal helpers', () => {
     repo.git('worktree', 'unlock', wt)
     expect(await removeListedWorktree(repo.dir, entry, { ...env, force: true })).toBe('removed')
     const tip = repo.git('rev-parse', 'harness/c')
-    expect(await deleteBranchAt(repo.dir, 'harness/c', tip, env)).toBe(true)
-    expect(await deleteBranchAt(repo.dir, 'harness/c', tip, env)).toBe(false)
+    expect(await deleteBranch(repo.dir, 'harness/c', tip, env)).toBe(true)
+    expect(await deleteBranch(repo.dir, 'harness/c', tip, env)).toBe(false)
     repo.git('update-ref', 'refs/harness/c/branch', head)
-    expect(await refsUnder(repo.dir, 'refs/harness/c/', env)).toEqual(['refs/harness/c/branch'])
+    expect([...(await listRefs(repo.dir, 'refs/harness/c/', env)).keys()]).toEqual(['refs/harness/c/branch'])
   })
 })

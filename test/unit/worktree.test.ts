@@ -6,13 +6,12 @@ import { ExitCode, HarnessError } from '../../src/errors.js'
 import { branchExists } from '../../src/git/repo.js'
 import {
   createWorktree,
-  isWorktreeDirty,
+  inspectWorktree,
   listWorktrees,
   parseWorktreeList,
   pruneWorktrees,
   recreateWorktree,
   removeWorktree,
-  worktreeChanges,
 } from '../../src/git/worktree.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
@@ -375,7 +374,16 @@ describe('recreateWorktree', () => {
   })
 })
 
-describe('isWorktreeDirty', () => {
+/** What removing the folder would lose, through the removal engine's own check. */
+async function worktreeChanges(dir: string, options: { env: NodeJS.ProcessEnv }): Promise<string[]> {
+  return (await inspectWorktree(dir, options)).changes
+}
+
+async function isWorktreeDirty(dir: string, options: { env: NodeJS.ProcessEnv }): Promise<boolean> {
+  return (await worktreeChanges(dir, options)).length > 0
+}
+
+describe('inspectWorktree', () => {
   function fresh() {
     const repo = tmpGitRepo()
     repo.write('.gitignore', 'ignored/\n*.log\n')

@@ -140,8 +140,9 @@ async function writeSessionArchive(
   const { MANIFEST, ARCHIVE_FORMAT, filesUnder, hashFile, readArchive, writeArchive } = await import(
     '../../history/archive-file.js'
   )
-  const { createBundle, hasCommit } = await import('../../git/bundle.js')
-  const { listRefs } = await import('../../git/checkpoint.js')
+  const { createBundle } = await import('../../git/bundle.js')
+  const { hasCommit } = await import('../../git/common.js')
+  const { listRefs } = await import('../../git/refs.js')
   mkdirSync(outputDir, { recursive: true, mode: 0o700 })
   const staging = mkdtempSync(join(harnessDir, '.archive-'))
   const temp = join(outputDir, `.harness-archive-${process.pid}-${Date.now()}.tmp`)

@@ -1,17 +1,11 @@
 import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { SessionNotFoundError } from '../../errors.js'
-import type { GitEnvOptions } from '../../git/common.js'
-import {
-  deleteBranchAt,
-  deleteRefsAtomically,
-  dropBranchConfig,
-  dropRegistrations,
-  type RefDeletion,
-  removeListedWorktree,
-  removeWorktreeFolder,
-} from '../../git/removal.js'
-import { cleanWorktrees, inspectWorktree } from '../../git/worktree.js'
+import type { GitEnvOptions } from '../../git/git.js'
+import { type RefChange, updateRefs } from '../../git/refs.js'
+import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
+import { deleteBranch, dropBranchConfig } from '../../git/repo.js'
+import { cleanWorktrees, inspectWorktree, removeListedWorktree } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { SessionRecord } from '../schema.js'
 import type { SessionStore } from '../store.js'
@@ -164,11 +158,11 @@ async function runStep(
     case 'empty-folder':
       return removeMissingOk(() => rmdirSync(step.path))
     case 'branch':
-      return deleteBranchAt(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
+      return deleteBranch(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
     case 'file':
       return removeMissingOk(() => unlinkSync(step.path))
     case 'refs': {
-      const { deleteRefs } = await import('../../git/checkpoint.js')
+      const { deleteRefs } = await import('../../git/refs.js')
       await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
       return true
     }
@@ -361,19 +355,19 @@ async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions):
 
 /** Branches and checkpoint refs of `owners` in `repo`: one transaction, else one session at a time. */
 async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOptions): Promise<void> {
-  const deletions: RefDeletion[] = []
+  const deletions: RefChange[] = []
   for (const member of owners) {
     for (const step of member.candidate.steps) {
       if ((step.kind !== 'branch' && step.kind !== 'refs') || step.repo !== repo) continue
-      if (step.kind === 'branch') deletions.push({ ref: `refs/heads/${step.name}`, old: step.tip })
+      if (step.kind === 'branch') deletions.push({ delete: `refs/heads/${step.name}`, old: step.tip })
       else if (step.kind === 'refs') {
-        for (const ref of checkpointRefs(step)) deletions.push({ ref })
+        for (const ref of checkpointRefs(step)) deletions.push({ delete: ref })
       }
     }
   }
   let together = false
   try {
-    together = await deleteRefsAtomically(repo, deletions, git)
+    together = (await updateRefs(repo, deletions, { ...git, message: 'harness: delete session' })).ok
   } catch {
     // A ref git cannot take on stdin: one at a time says whose it is.
   }

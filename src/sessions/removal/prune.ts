@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { worktreeRoot } from '../../config.js'
-import { canonicalPath, type GitEnvOptions } from '../../git/common.js'
-import { branchCreatedAt, prunableRegistrations } from '../../git/removal.js'
+import { canonicalPath } from '../../git/common.js'
+import type { GitEnvOptions } from '../../git/git.js'
+import { branchCreatedAt } from '../../git/repo.js'
 import { pruneWorktrees } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { SessionEnv } from '../ports.js'
@@ -102,7 +103,7 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
 
   if (!keepRegistrations) {
     report.registrations = options.dryRun
-      ? await prunableRegistrations(repo.dir, repo.git)
+      ? await pruneWorktrees(repo.dir, { ...repo.git, dryRun: true })
       : await pruneWorktrees(repo.dir, repo.git)
   }
   return report

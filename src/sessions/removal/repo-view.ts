@@ -1,14 +1,10 @@
 import { existsSync } from 'node:fs'
 import { isAbsolute, join, relative } from 'node:path'
 import { HarnessError } from '../../errors.js'
-import { canonicalPath, type GitEnvOptions } from '../../git/common.js'
-import {
-  branchesMergedInto,
-  countCommitsNotIn,
-  onSomeBranch,
-  type RemovalState,
-  readRemovalState,
-} from '../../git/removal.js'
+import { canonicalPath } from '../../git/common.js'
+import type { GitEnvOptions } from '../../git/git.js'
+import { branchesMergedInto, onSomeBranch, type RemovalState, readRemovalState } from '../../git/removal.js'
+import { countCommitsNotIn } from '../../git/repo.js'
 import { cleanWorktrees, inspectWorktree } from '../../git/worktree.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { KeepReason } from './decision.js'

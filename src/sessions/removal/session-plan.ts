@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { isInsideRoots } from '../../config.js'
-import { isAncestor } from '../../git/removal.js'
+import { isAncestor } from '../../git/repo.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import { agentDirFor } from '../agent-files.js'
 import { lastRun } from '../liveness.js'

@@ -1,5 +1,5 @@
-import type { GitEnvOptions } from '../../git/common.js'
-import { refsUnder } from '../../git/removal.js'
+import type { GitEnvOptions } from '../../git/git.js'
+import { listRefs } from '../../git/refs.js'
 import { snapshotRef, snapshotWorktree } from '../../git/snapshot.js'
 
 export interface SnapshotRefs {
@@ -40,7 +40,7 @@ export async function storeSnapshots(
   const git = { env: options.env }
   const { repo, name } = plan
   const prefix = `refs/harness/${name}`
-  const taken = await refsUnder(repo, `${prefix}/`, git)
+  const taken = [...(await listRefs(repo, `${prefix}/`, git)).keys()]
   const free = (base: string) => {
     const used = (ref: string) => taken.some((t) => t === ref || t.startsWith(`${ref}/`))
     let ref = `${prefix}/${base}`
