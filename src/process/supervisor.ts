@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import { constants, writeSync } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
@@ -81,6 +81,7 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
   let stopSignal: NodeJS.Signals | null = null
   let stopping: Promise<void> | null = null
   let started: Promise<void> = Promise.resolve()
+  let ended: Promise<SpawnFacts> | undefined
   let spawned = false
   let stopped = false
 
@@ -91,7 +92,9 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
       await started
       const { graceMs } = await hooks.stopping(signal)
       // With its host facts: checks refuse a pid without them.
-      if (identity?.start_time) stopped = (await stopProcessTree(identity, { graceMs })).rootSignalled
+      // The agent's own exit wakes the stop at once (no poll interval between its death and the outcome).
+      if (identity?.start_time)
+        stopped = (await stopProcessTree(identity, { graceMs, rootExit: ended })).rootSignalled
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
   const onStopRequested = () => stop('SIGTERM')
@@ -115,32 +118,21 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     hooks.stopRequested?.removeEventListener('abort', onStopRequested)
   }
 
-  let child: ReturnType<typeof import('execa').execa>
+  let child: ChildProcess
   try {
-    const { execa } = await import('execa')
     await hooks.beforeSpawn?.()
     if (stopSignal) {
       await stopping
       return { exit: { exitCode: null, signal: null, stopSignal, stopped: true, notStarted: true }, release }
     }
     spawned = true
-    child = execa(launch.command, launch.args, {
-      cwd: launch.cwd,
-      env: launch.env,
-      extendEnv: false,
-      ...stdioFor(launch),
-      detached: launch.mode === 'background',
-      reject: false,
-      cleanup: false,
-      buffer: false,
-      stripFinalNewline: false,
-      windowsHide: true,
-    })
+    ;({ child, ended } = spawnAgent(launch))
   } catch (error) {
     release()
     throw error
   }
-  const pipe = launch.mode === 'headless' ? pipeAgentOutput(child, launch) : undefined
+  const pipe =
+    launch.mode === 'headless' && child.pid !== undefined ? pipeAgentOutput(child, launch) : undefined
 
   if (child.pid !== undefined) {
     const pid = child.pid
@@ -148,32 +140,86 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     started = hooks.started(pid, identity)
     await started
   }
-  const result = await child
+  const facts = await (ended as Promise<SpawnFacts>)
   await stopping
-  const spawnError =
-    child.pid === undefined || (result.exitCode === undefined && !result.signal)
-      ? spawnFailure(result)
-      : undefined
+  return { exit: agentExit(facts, { stopSignal, stopped }, pipe?.logFailure()), release }
+}
+
+/** What spawning and then waiting for the agent showed: the input of `agentExit`. */
+export interface SpawnFacts {
+  /** Undefined: the agent was never started. */
+  pid: number | undefined
+  exitCode: number | null
+  signal: NodeJS.Signals | null
+  /** Why it could not be started (ENOENT, EACCES, E2BIG, ...). */
+  error?: NodeJS.ErrnoException
+}
+
+/**
+ * How the agent's run ended, from what the spawn and the wait showed and what the stop did: a pure function
+ * (test/unit/supervisor-exit.test.ts). An agent that never got a pid, or has neither an exit code nor a signal,
+ * did not start: its exit code is null and `spawnError` says why.
+ */
+export function agentExit(
+  facts: SpawnFacts,
+  stop: { stopSignal: NodeJS.Signals | null; stopped: boolean },
+  logFailure?: LogWriteFailure,
+): AgentExit {
+  const failed = facts.pid === undefined || (facts.exitCode === null && facts.signal === null)
+  const spawnError = failed ? spawnFailure({ cause: facts.error }) : undefined
   return {
-    exit: {
-      exitCode: spawnError ? null : (result.exitCode ?? null),
-      signal: (result.signal as NodeJS.Signals | undefined) ?? null,
-      stopSignal,
-      stopped,
-      ...(spawnError ? { spawnError } : {}),
-      ...(pipe?.logFailure() ? { logFailure: pipe.logFailure() } : {}),
-    },
-    release,
+    exitCode: spawnError ? null : facts.exitCode,
+    signal: facts.signal,
+    stopSignal: stop.stopSignal,
+    stopped: stop.stopped,
+    ...(spawnError ? { spawnError } : {}),
+    ...(logFailure ? { logFailure } : {}),
   }
 }
 
-// execa's types only list descriptors 3–9; any open descriptor works at run time.
-type Output = 'inherit' | 'ignore' | 'pipe' | 3
-function stdioFor(launch: AgentLaunch): { stdin: 'inherit' | 'ignore'; stdout: Output; stderr: Output } {
-  if (launch.mode === 'interactive') return { stdin: 'inherit', stdout: 'inherit', stderr: 'inherit' }
-  if (launch.mode === 'headless') return { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' }
-  const log = (launch.logFd ?? 'ignore') as Output
-  return { stdin: 'ignore', stdout: log, stderr: log }
+/**
+ * Spawns the agent with node's own child_process (the agent's whole environment given, nothing added):
+ * `ended` resolves once it exited and its output pipes are closed (a failure to start resolves it too).
+ */
+function spawnAgent(launch: AgentLaunch): { child: ChildProcess; ended: Promise<SpawnFacts> } {
+  let child: ChildProcess
+  try {
+    child = spawn(launch.command, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      stdio: stdioFor(launch),
+      detached: launch.mode === 'background',
+      windowsHide: true,
+    })
+  } catch (error) {
+    // E2BIG and other errors node throws at once: there is no process.
+    const facts: SpawnFacts = {
+      pid: undefined,
+      exitCode: null,
+      signal: null,
+      error: error as NodeJS.ErrnoException,
+    }
+    return { child: { pid: undefined } as ChildProcess, ended: Promise.resolve(facts) }
+  }
+  const ended = new Promise<SpawnFacts>((resolve) => {
+    let error: NodeJS.ErrnoException | undefined
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      // ENOENT, EACCES: reported after spawn returned; 'close' follows. A later error (a failed kill) is not fatal.
+      if (child.pid === undefined) error ??= err
+    })
+    child.once('close', (code, signal) => {
+      if (error || child.pid === undefined) resolve({ pid: undefined, exitCode: null, signal: null, error })
+      else resolve({ pid: child.pid, exitCode: code, signal })
+    })
+  })
+  return { child, ended }
+}
+
+function stdioFor(launch: AgentLaunch): StdioOptions {
+  if (launch.mode === 'interactive') return ['inherit', 'inherit', 'inherit']
+  if (launch.mode === 'headless') return ['ignore', 'pipe', 'pipe']
+  const log = launch.logFd ?? 'ignore'
+  return ['ignore', log, log]
 }
 
 /** Why the agent could not be started, in words a person can act on. */

@@ -1,3 +1,4 @@
+import { type FSWatcher, watch } from 'node:fs'
 import { basename, join } from 'node:path'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
@@ -23,7 +24,47 @@ export interface StopResult {
   run?: number
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * Wakes a waiter when session `id`'s files in the sessions folder change (fs.watch), or after `ms` at the latest:
+ * a watch event can be missed (network file systems, a full inotify table), so the caller looks again anyway.
+ */
+function watchRecord(store: SessionStore, id: string): { next(ms: number): Promise<void>; close(): void } {
+  let wake: (() => void) | undefined
+  let changed = false
+  let watcher: FSWatcher | undefined
+  try {
+    watcher = watch(store.dir, { persistent: false }, (_event, name) => {
+      if (name !== null && !String(name).startsWith(id)) return
+      changed = true
+      wake?.()
+    })
+    watcher.on('error', () => {})
+  } catch {
+    // No watch here: the poll alone.
+  }
+  return {
+    next: (ms) =>
+      new Promise<void>((resolve) => {
+        if (changed) {
+          changed = false
+          return resolve()
+        }
+        const timer = setTimeout(done, ms)
+        function done() {
+          clearTimeout(timer)
+          wake = undefined
+          changed = false
+          resolve()
+        }
+        wake = done
+      }),
+    close: () => {
+      try {
+        watcher?.close()
+      } catch {}
+    },
+  }
+}
 
 /**
  * `session kill` / `session pause` (docs/design.md, "Stopping"): commit a stop_request under the lock, ask the identity-checked
@@ -105,13 +146,19 @@ async function stopRun(
     // one): wait for it longer rather than record an outcome without the agent's exit over it.
     const deadline = Date.now() + graceMs + 5000
     const patience = deadline + 60_000
-    for (;;) {
-      const current = store.get(id)
-      if (ended(current)) return finish(current ?? committed, action, ours, via, runN)
-      if (checkIdentity(supervisor) !== 'alive') break
-      const now = Date.now()
-      if (now > deadline && (now > patience || !agentGone(current))) break
-      await sleep(10)
+    // The supervisor's final write wakes this wait at once; the poll covers a missed event.
+    const changes = watchRecord(store, id)
+    try {
+      for (;;) {
+        const current = store.get(id)
+        if (ended(current)) return finish(current ?? committed, action, ours, via, runN)
+        if (checkIdentity(supervisor) !== 'alive') break
+        const now = Date.now()
+        if (now > deadline && (now > patience || !agentGone(current))) break
+        await changes.next(25)
+      }
+    } finally {
+      changes.close()
     }
   }
   via = 'direct'
@@ -209,11 +256,17 @@ export async function waitForSession(
   const store = await ctx.store()
   const id = resolveSessionId(store, input)
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
-  for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
-    const view = await getSession(ctx, id)
-    if (view.status !== 'RUNNING') return view
-    if (Date.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
-    await sleep(Math.min(delay, Math.max(0, deadline - Date.now())))
+  // The final write wakes the wait at once; the poll (backing off to 100 ms) covers a missed event.
+  const changes = watchRecord(store, id)
+  try {
+    for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
+      const view = await getSession(ctx, id)
+      if (view.status !== 'RUNNING') return view
+      if (Date.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
+      await changes.next(Math.min(delay, Math.max(0, deadline - Date.now())))
+    }
+  } finally {
+    changes.close()
   }
 }
 
