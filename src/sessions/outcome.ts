@@ -1,4 +1,7 @@
 import { constants } from 'node:os'
+import type { Usage } from '../history/events.js'
+import { sumCost } from '../history/usage.js'
+import type { AgentExit } from '../process/supervisor.js'
 import { type SessionEvent, transition } from './lifecycle.js'
 import { lastRun } from './liveness.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -99,4 +102,65 @@ export function applyRunExit(
     // The agent's screen state describes a live run only.
     ...(record.state != null ? { state: null } : {}),
   }
+}
+
+/** The run's exit as `applyRunExit` takes it, from how the supervisor saw the agent end (pure). */
+export function runExitOf(exit: AgentExit, reportedError: string | undefined): RunExit {
+  return {
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    interrupted: exit.stopSignal !== null,
+    stopped: exit.stopped,
+    spawnError: exit.spawnError,
+    reportedError,
+  }
+}
+
+/** What the supervisor read from the run's log and worktree once the agent had ended. */
+export interface RunEndFacts {
+  /** Where this run's output starts in the log and the usage it reported (undefined: the run has no log). */
+  usage?: { logStart: number; usage: Usage | null }
+  /** The agent's own session id, found in its output. */
+  agentSessionId?: string
+  /** Paths changed against the base commit; undefined when git could not tell. */
+  files?: string[]
+  /** Why the log is incomplete, if it is. */
+  logError?: string
+}
+
+/**
+ * The record once run `runN` ended (pure): `applyRunExit`'s status and fields, with the run's usage and the
+ * session's cost, the captured agent session id, `files_modified` and `log_error`. Undefined when the record
+ * is no longer this run's to finish.
+ */
+export function endedRecord(
+  record: SessionRecord,
+  runN: number,
+  exit: RunExit,
+  facts: RunEndFacts,
+  now = new Date(),
+): SessionRecord | undefined {
+  const ended = applyRunExit(record, runN, exit, now)
+  if (!ended) return ended
+  const withUsage = facts.usage ? recordUsage(ended, runN, facts.usage.logStart, facts.usage.usage) : ended
+  return {
+    ...withUsage,
+    ...(facts.agentSessionId ? { agent_session_id: facts.agentSessionId } : {}),
+    ...(facts.files ? { files_modified: facts.files } : {}),
+    ...(facts.logError ? { log_error: facts.logError } : {}),
+  }
+}
+
+/** The run's `log_offset` and `usage`, and the record's `cost` summed over its runs. */
+function recordUsage(
+  record: SessionRecord,
+  runN: number,
+  logStart: number,
+  usage: Usage | null,
+): SessionRecord {
+  const runs = (record.runs ?? []).map((run) =>
+    run.n === runN ? { ...run, log_offset: logStart, usage: usage && { ...usage } } : run,
+  )
+  const cost = sumCost(runs)
+  return { ...record, runs, cost: cost && { ...cost } }
 }

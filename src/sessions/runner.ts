@@ -13,14 +13,13 @@ import { join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
 import type { Usage } from '../history/events.js'
-import { sumCost } from '../history/usage.js'
 import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
-import { applyRunExit, type RunExit, signalExitCode } from './outcome.js'
+import { applyRunExit, endedRecord, runExitOf, signalExitCode } from './outcome.js'
 import type { Run, SessionRecord } from './schema.js'
 import { RecordSealer } from './seal.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
@@ -204,29 +203,19 @@ export async function supervise(
       changedFiles(plan),
     ])
     const logError = exit.logFailure && describeLogFailure(exit.logFailure)
-    const runExit: RunExit = {
-      exitCode: exit.exitCode,
-      signal: exit.signal,
-      interrupted: exit.stopSignal !== null,
-      stopped: exit.stopped,
-      spawnError: exit.spawnError,
-      reportedError,
-    }
+    const runExit = runExitOf(exit, reportedError)
     // The room kept for this write: a log that filled the disk must not cost the run its outcome.
     reserve?.release()
     let record: SessionRecord
     try {
-      record = await store.update(plan.id, (current) => {
-        const ended = applyRunExit(current, plan.runN, runExit)
-        if (!ended) return ended
-        const withUsage = launch.logFd === undefined ? ended : recordUsage(ended, plan.runN, logStart, usage)
-        return {
-          ...withUsage,
-          ...(captured ? { agent_session_id: captured } : {}),
-          ...(files ? { files_modified: files } : {}),
-          ...(logError ? { log_error: logError } : {}),
-        }
-      })
+      record = await store.update(plan.id, (current) =>
+        endedRecord(current, plan.runN, runExit, {
+          usage: launch.logFd === undefined ? undefined : { logStart, usage },
+          agentSessionId: captured,
+          files,
+          logError,
+        }),
+      )
     } catch (error) {
       if (!(error instanceof DiskFaultError)) throw error
       // Still no room for the whole record: the outcome alone, which is what must not be lost.
@@ -424,20 +413,6 @@ class LineSplitter {
       this.skipping = true
     } else this.pending.push(piece)
   }
-}
-
-/** The run's `log_offset` and `usage`, and the record's `cost` summed over its runs. */
-function recordUsage(
-  record: SessionRecord,
-  runN: number,
-  logStart: number,
-  usage: Usage | null,
-): SessionRecord {
-  const runs = (record.runs ?? []).map((run) =>
-    run.n === runN ? { ...run, log_offset: logStart, usage: usage && { ...usage } } : run,
-  )
-  const cost = sumCost(runs)
-  return { ...record, runs, cost: cost && { ...cost } }
 }
 
 /** The failure this run's output reported although the agent exited 0 (read from the log's last 4 MiB). */

@@ -40,9 +40,8 @@ import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
-import { SCHEMA_VERSION } from './schema.js'
+import { newSessionRecord, planWorkspace, type WorkspaceFacts } from './start-plan.js'
 import type { SessionStore } from './store.js'
-import { taskHash } from './task.js'
 
 declare const HARNESS_VERSION: string
 
@@ -233,18 +232,17 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
   const { config, id } = prepared
   const { inspectRepo } = await import('../git/repo.js')
   const repo = await inspectRepo(ctx.cwd, { env: ctx.env })
+  const workspace = planWorkspace(options, repo, ctx.cwd, id, worktreeRoot(config, paths.root))
   let worktree: string | null = null
   let branch: string | null = null
-  let baseCommit = repo.isRepo && repo.hasCommits ? (repo.head ?? null) : null
+  let baseCommit = workspace.baseCommit
   let cwd = resolve(ctx.cwd)
-  if (options.worktree && repo.isRepo && repo.hasCommits) {
+  if (workspace.kind === 'worktree') {
     const { resolveCommit } = await import('../git/worktree.js')
-    baseCommit = await resolveCommit(repo.mainRoot ?? repo.topLevel, options.base ?? 'HEAD', { env: ctx.env })
-    worktree = join(worktreeRoot(config, paths.root), id)
-    branch = options.branch ?? `harness/${id}`
-    cwd = join(worktree, repo.relativeCwd)
-  } else if (options.base || options.branch) {
-    throw new UsageError('--base and --branch need a git repository with commits')
+    baseCommit ??= await resolveCommit(workspace.repoDir, workspace.base, { env: ctx.env })
+    worktree = workspace.dir
+    branch = workspace.branch
+    cwd = join(worktree, workspace.subdir ?? '')
   }
   const { contextMaxBytes } = await import('./context.js')
   return {
@@ -340,43 +338,21 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       ensureAgentDir(paths.harnessDir, id, true)
       madeAgentDir = true
     }
-    const now = new Date().toISOString()
-    const record: SessionRecord = {
+    const place = tmux ? await tmuxPlace(ctx, id) : null
+    const record = newSessionRecord({
       id,
       provider: provider.name,
       permission,
-      status: 'RUNNING',
-      worktree_dir: workspace.dir,
-      is_worktree: workspace.isWorktree,
-      git_branch: workspace.branch,
-      // Made by this run (createWorktree fails on an existing branch): only then may removal delete it.
-      branch_created: workspace.isWorktree && workspace.branch !== null,
-      base_dir: workspace.baseDir,
-      pid: null,
-      exit_code: null,
-      prompt: prompt ?? null,
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-      schema_version: SCHEMA_VERSION,
-      rev: 0,
-      model: model ?? null,
-      task_hash: prompt ? taskHash(prompt) : null,
-      base_commit: workspace.baseCommit,
-      base_ref: workspace.baseRef,
-      start_subdir: workspace.subdir,
-      extra_args: options.extraArgs,
-      agent_session_id: agentSessionId ?? null,
-      stop_reason: null,
-      stop_request: null,
-      runs: [],
-      checkpoints: [],
-      files_modified: [],
+      workspace,
+      prompt,
+      model,
+      extraArgs: options.extraArgs,
+      agentSessionId,
+      contextFrom: prepared.contextFrom,
+      tmux: place,
       metadata: sessionMetadata(),
-      ...(prepared.contextFrom.length ? { context_from: prepared.contextFrom } : {}),
-    }
-    const place = tmux ? await tmuxPlace(ctx, id) : null
-    if (place) Object.assign(record, { tmux_session: place.session, tmux_socket: place.socket, state: null })
+      now: new Date(),
+    })
     const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
     showPromptToPaste(ctx, provider, mode, prepared.agentPrompt)
     const begin = async (run: Run) => {
@@ -598,14 +574,7 @@ async function unusedId(store: SessionStore): Promise<string> {
   }
 }
 
-interface Workspace {
-  dir: string
-  isWorktree: boolean
-  branch: string | null
-  baseDir: string
-  baseCommit: string | null
-  baseRef: string | null
-  subdir: string | null
+interface Workspace extends WorkspaceFacts {
   /** Removes what was made (worktree, branch) when the session never got its record. */
   undo: () => Promise<void>
 }
@@ -622,39 +591,23 @@ async function prepareWorkspace(
   const { inspectRepo } = await import('../git/repo.js')
   const gitEnv = { env: ctx.env }
   const repo = await inspectRepo(ctx.cwd, gitEnv)
-  const plain = (dir: string): Workspace => ({
-    dir,
-    isWorktree: false,
-    branch: null,
-    baseDir: dir,
-    baseCommit: repo.isRepo && repo.hasCommits ? (repo.head ?? null) : null,
-    baseRef: null,
-    subdir: null,
-    undo: async () => {},
-  })
-  if (!options.worktree) return plain(resolve(ctx.cwd))
-  if (!repo.isRepo) {
-    if (options.base || options.branch) throw new UsageError('--base and --branch need a git repository')
-    ctx.notice(`harness: not a git repository: session ${id} runs in the current directory`)
-    return plain(resolve(ctx.cwd))
-  }
-  if (!repo.hasCommits) {
-    if (options.base || options.branch)
-      throw new UsageError('--base and --branch need a repository with commits')
-    ctx.notice(`harness: the repository has no commits yet: session ${id} runs in the current directory`)
-    return plain(resolve(ctx.cwd))
+  const plan = planWorkspace(options, repo, ctx.cwd, id, worktreeRoot(config, paths.root))
+  if (plan.kind === 'plain') {
+    if (plan.notice) ctx.notice(plan.notice)
+    return {
+      dir: plan.dir,
+      isWorktree: false,
+      branch: null,
+      baseDir: plan.dir,
+      baseCommit: plan.baseCommit,
+      baseRef: null,
+      subdir: null,
+      undo: async () => {},
+    }
   }
   const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
-  const repoDir = repo.mainRoot ?? repo.topLevel
-  const base = options.base ?? 'HEAD'
-  // The default base is HEAD of the main worktree: already resolved when harness runs there.
-  const baseCommit =
-    options.base === undefined && repo.head && repo.topLevel === repoDir
-      ? repo.head
-      : await resolveCommit(repoDir, base, gitEnv)
-  const branch = options.branch ?? `harness/${id}`
-  const dir = join(worktreeRoot(config, paths.root), id)
-  const { topLevel, branch: repoBranch, relativeCwd } = repo
+  const { repoDir, dir, branch } = plan
+  const baseCommit = plan.baseCommit ?? (await resolveCommit(repoDir, plan.base, gitEnv))
   // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
   return settingUp(paths.sessionsDir, id, async () => {
     if (existsSync(dir))
@@ -695,7 +648,7 @@ async function prepareWorkspace(
       }
       try {
         throwIfSignalled(abort)
-        await setUpWorktree(ctx, config, topLevel, dir, abort.signal)
+        await setUpWorktree(ctx, config, plan.topLevel, dir, abort.signal)
         throwIfSignalled(abort)
       } catch (error) {
         await undo()
@@ -707,8 +660,8 @@ async function prepareWorkspace(
         branch,
         baseDir: repoDir,
         baseCommit,
-        baseRef: options.base ?? repoBranch ?? null,
-        subdir: relativeCwd || null,
+        baseRef: plan.baseRef,
+        subdir: plan.subdir,
         undo,
       }
     } catch (error) {
