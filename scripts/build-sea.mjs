@@ -1,11 +1,14 @@
-// `npm run build:sea`: one native executable (Node's single-executable-application support) holding the
-// bundle that `npm run build` made, with V8's code cache inside. Usage: node scripts/build-sea.mjs [output]
+// `npm run build:sea`: one native executable (Node's single-executable-application support) made from what
+// `npm run build` made: its main script is the small entry (scripts/sea-main.cjs with dist/fast.cjs), and the
+// bundle and its V8 code cache ride along as assets, compiled only when the small entry leaves a command to
+// them. Usage: node scripts/build-sea.mjs [output]
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { build } from 'esbuild'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const output = resolve(process.argv[2] ?? join(root, 'dist', 'harness-sea'))
@@ -13,13 +16,30 @@ const work = mkdtempSync(join(tmpdir(), 'harness-sea-'))
 try {
   const blob = join(work, 'harness.blob')
   const config = join(work, 'sea-config.json')
+  const main = join(work, 'sea-main.cjs')
+  await build({
+    entryPoints: [join(root, 'scripts', 'sea-main.cjs')],
+    outfile: main,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  })
   writeFileSync(
     config,
     JSON.stringify({
-      main: join(root, 'dist', 'harness.cjs'),
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
-      useCodeCache: true,
+      // The main script is small: compiling it costs less than deserialising a cache would.
+      useCodeCache: false,
+      assets: {
+        'harness.cjs': join(root, 'dist', 'harness.cjs'),
+        'harness.cjs.cache': join(root, 'dist', 'harness.cjs.cache'),
+      },
     }),
   )
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' })

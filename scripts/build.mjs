@@ -3,61 +3,115 @@
 // hoists every built-in import to the top), and because Node's single-executable support wants one CJS file.
 // Dynamic imports stay inside the same file and are evaluated on first use, so a command pays only for the
 // modules it actually uses.
-import { readFileSync } from 'node:fs'
+// Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
+// with, captured here from the bundle and the record schema so that it cannot differ from them.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { build } from 'esbuild'
 
 const bundle = 'dist/harness.cjs'
+const harness = new URL('../bin/harness', import.meta.url).pathname
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
-await build({
-  entryPoints: ['src/main.ts'],
-  outfile: 'dist/harness.cjs',
+const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
   minify: true,
   legalComments: 'none',
-  define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
+}
+
+await build({
+  ...common,
+  entryPoints: ['src/main.ts'],
+  outfile: bundle,
+  define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
 })
 
 // bin/harness compiles the bundle with node:vm, where a leftover import() has no loader: keep it out.
-if (/\bimport\(/.test(readFileSync('dist/harness.cjs', 'utf8'))) {
+if (/\bimport\(/.test(readFileSync(bundle, 'utf8'))) {
   throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
 }
 
-// Warm V8's code cache with the hottest commands (`session path`, which scripts call in loops, and `--help`) on a
-// throwaway project, so that starting harness deserialises the bundle instead of compiling it.
-{
-  const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
-  const { execFileSync } = await import('node:child_process')
-  const dir = mkdtempSync(join(tmpdir(), 'harness-build-'))
-  try {
-    mkdirSync(join(dir, '.harness', 'sessions'), { recursive: true })
-    const now = new Date().toISOString()
-    const record = {
-      id: 'warm0001',
-      provider: 'exec',
-      status: 'COMPLETED',
-      worktree_dir: dir,
-      created_at: now,
-    }
-    writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
-    // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
-    // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
-    rmSync(`${bundle}.cache`, { force: true })
-    for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
-      execFileSync(process.execPath, [new URL('../bin/harness', import.meta.url).pathname, ...args], {
-        cwd: dir,
-        env: { ...process.env, HARNESS_WRITE_CODE_CACHE: '1' },
-        stdio: 'ignore',
-      })
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
+/** The environment of the full CLI at build time: no fast entry, nothing that changes how help is printed. */
+function fullCliEnv(extra = {}) {
+  const env = { ...process.env, HARNESS_NO_FAST_PATH: '1', ...extra }
+  for (const name of ['FORCE_COLOR', 'CLICOLOR_FORCE', 'NO_COLOR', 'COLUMNS', 'HARNESS_DIR']) delete env[name]
+  return env
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'harness-build-'))
+try {
+  // Warm V8's code cache with the hottest commands (`session path`, which scripts call in loops, and `--help`)
+  // on a throwaway project, so that starting harness deserialises the bundle instead of compiling it.
+  mkdirSync(join(dir, '.harness', 'sessions'), { recursive: true })
+  const now = new Date().toISOString()
+  const record = {
+    id: 'warm0001',
+    provider: 'exec',
+    status: 'COMPLETED',
+    worktree_dir: dir,
+    created_at: now,
   }
+  writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
+  // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
+  // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
+  rmSync(`${bundle}.cache`, { force: true })
+  for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
+    execFileSync(process.execPath, [harness, ...args], {
+      cwd: dir,
+      env: fullCliEnv({ HARNESS_WRITE_CODE_CACHE: '1' }),
+      stdio: 'ignore',
+    })
+  }
+
+  // What the full CLI prints for the top-level help with its output not a terminal (commander's 80 columns).
+  const help = execFileSync(process.execPath, [harness, '--help'], {
+    cwd: dir,
+    env: fullCliEnv(),
+    encoding: 'utf8',
+  })
+  const bare = spawnSync(process.execPath, [harness], { cwd: dir, env: fullCliEnv(), encoding: 'utf8' })
+  if (bare.status === null || bare.stdout !== '' || !bare.stderr.startsWith('Usage: harness')) {
+    throw new Error(
+      `harness without a command printed ${JSON.stringify(bare.stdout)} / ${JSON.stringify(bare.stderr)}`,
+    )
+  }
+  const answers = {
+    help,
+    noCommand: { stderr: bare.stderr, exitCode: bare.status },
+    recordShape: await recordShape(),
+  }
+  await build({
+    ...common,
+    entryPoints: ['src/cli/fast-entry.ts'],
+    outfile: 'dist/fast.cjs',
+    define: { HARNESS_BUILT_ANSWERS: JSON.stringify(answers) },
+  })
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
+async function recordShape() {
+  const out = await build({
+    stdin: {
+      contents: `export { recordShape as default } from './src/cli/record-shape-source.ts'`,
+      resolveDir: process.cwd(),
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+  })
+  const mod = await import(
+    `data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`
+  )
+  return mod.default()
 }

@@ -1,8 +1,8 @@
 /**
- * `harness session path <id>` without commander. Scripts call it in loops, so it skips building the command
- * tree (commander, every command's option schema) and goes straight to the same service and rendering the
- * commander action uses (docs/performance.md). Only the plain form is taken: any other word or flag, `--help`
- * included, goes through commander as usual, so parsing and usage errors stay exactly commander's.
+ * The command lines answered without the bundle or without commander (docs/performance.md, "Start-up"):
+ * `harness session path <id>` in its plain form, which scripts call in loops, and the top-level help. Only
+ * these exact forms are taken: any other word or flag, `session path --help` included, goes through
+ * commander as usual, so parsing and usage errors stay exactly commander's.
  */
 
 /** The global flags the plain form accepts, anywhere on the line, as commander accepts them. */
@@ -33,4 +33,20 @@ export function plainPathCall(own: readonly string[], passthrough: readonly stri
   }
   if (words.length !== 3 || words[0] !== 'session' || words[1] !== 'path') return null
   return { id: words[2] as string, ...(dir === undefined ? {} : { dir }) }
+}
+
+/** What the small entry (cli/fast-entry.ts) may answer before the bundle is loaded. */
+export type FastCall =
+  /** `harness --help` or `-h`: the program's help on stdout, exit 0. */
+  | { kind: 'help' }
+  /** `harness` alone: the program's help on stderr, exit 2 (a missing command). */
+  | { kind: 'no-command' }
+  | ({ kind: 'path'; json: boolean } & PlainPathCall)
+
+/** The command line `argv` (without node and the script) as a fast call, or null for the full CLI. */
+export function fastCall(argv: readonly string[]): FastCall | null {
+  if (argv.length === 0) return { kind: 'no-command' }
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) return { kind: 'help' }
+  const path = plainPathCall(argv, [])
+  return path && { kind: 'path', json: argv.includes('--json'), ...path }
 }

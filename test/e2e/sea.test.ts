@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { json } from '../helpers/cli.js'
+import { HARNESS_BIN, json } from '../helpers/cli.js'
 import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 
 const BUILD_SEA = fileURLToPath(new URL('../../scripts/build-sea.mjs', import.meta.url))
@@ -38,6 +38,15 @@ describe('single executable (npm run build:sea)', () => {
     expect(run(binary, ['session', 'wait', id], dir, env).exitCode).toBe(0)
     expect(run(binary, ['session', 'logs', id, '--raw'], dir, env).stdout).toBe('from-bg\n')
     expect(run(binary, ['session', 'path', id], dir, env).stdout).toBe(`${dir}\n`)
+    // The same answers from the small main script and from the bundle it carries (docs/performance.md).
+    const full = { ...env, HARNESS_NO_FAST_PATH: '1' }
+    expect(run(binary, ['session', 'path', id], dir, full).stdout).toBe(`${dir}\n`)
+    const help = execFileSync(process.execPath, [HARNESS_BIN, '--help'], {
+      cwd: dir,
+      env: full,
+      encoding: 'utf8',
+    })
+    expect(run(binary, ['--help'], dir, env)).toEqual({ exitCode: 0, stdout: help })
     // A detached agent that runs until killed: kill records KILLED and its own exit is 0.
     const sleeper = run(
       binary,

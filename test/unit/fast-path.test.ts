@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { plainPathCall } from '../../src/cli/fast-path.js'
+import { fastCall, plainPathCall } from '../../src/cli/fast-path.js'
 
 describe('the plain `session path <id>` form taken without commander', () => {
   test.each([
@@ -32,5 +32,33 @@ describe('the plain `session path <id>` form taken without commander', () => {
 
   test('arguments after -- are a usage error, which commander reports', () => {
     expect(plainPathCall(['session', 'path', '3f9a'], ['x'])).toBeNull()
+  })
+})
+
+describe('the command lines the small entry may answer before the bundle loads', () => {
+  test.each([
+    [[], { kind: 'no-command' }],
+    [['--help'], { kind: 'help' }],
+    [['-h'], { kind: 'help' }],
+    [['session', 'path', '3f9a'], { kind: 'path', id: '3f9a', json: false }],
+    [
+      ['--json', '--dir', '/p', 'session', 'path', '3f9a'],
+      { kind: 'path', id: '3f9a', dir: '/p', json: true },
+    ],
+  ])('%j', (argv, expected) => {
+    expect(fastCall(argv)).toEqual(expected)
+  })
+
+  // Help for a command, help with other flags, and anything after `--` are commander's.
+  test.each([
+    [['--help', '--json']],
+    [['-q', '-h']],
+    [['help']],
+    [['session', '--help']],
+    [['session', 'path', '3f9a', '--', 'x']],
+    [['--version']],
+    [['session', 'list']],
+  ])('%j is left to the full CLI', (argv) => {
+    expect(fastCall(argv)).toBeNull()
   })
 })

@@ -1,0 +1,182 @@
+/**
+ * The small entry that bin/harness (and the single executable) runs before the bundle: it answers the plain
+ * `harness session path <id>` and the top-level help from node's built-ins alone, without reading the bundle,
+ * zod or commander (docs/performance.md, "Start-up"). It answers only when the answer is certainly the one
+ * the full CLI would give, byte for byte, with the same exit code; for anything else (an error to report, a
+ * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
+ * width the help would wrap to) it returns null and the full CLI answers.
+ */
+import { existsSync, fstatSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
+import { isValidSessionId, resolveIdAmong } from '../sessions/ids.js'
+import { fastCall } from './fast-path.js'
+import { type JsonShape, matchesShape } from './record-shape.js'
+
+/** What `npm run build` captures from the full CLI and from the record schema (scripts/build.mjs). */
+export interface BuiltAnswers {
+  /** `harness --help` with stdout not a terminal (commander then wraps at 80 columns). */
+  help: string
+  /** `harness` alone, with stderr not a terminal: its stderr and exit code. */
+  noCommand: { stderr: string; exitCode: number }
+  /** The record schema as JSON Schema (`z.toJSONSchema`, input side). */
+  recordShape: JsonShape
+}
+
+export interface Surroundings {
+  cwd: string
+  env: NodeJS.ProcessEnv
+  stdoutIsTerminal: boolean
+  stderrIsTerminal: boolean
+}
+
+export interface FastAnswer {
+  stdout: string
+  stderr: string
+  exitCode: number
+}
+
+/** Statuses whose record `session path` prints as it is: a RUNNING one is reconciled first (sessions/query.ts). */
+const SETTLED = new Set(['PAUSED', 'COMPLETED', 'FAILED', 'KILLED'])
+
+/** The full CLI's answer to `argv`, when it can be given here; null leaves it to the full CLI. */
+export function fastAnswer(
+  argv: readonly string[],
+  around: Surroundings,
+  built: BuiltAnswers,
+): FastAnswer | null {
+  const call = fastCall(argv)
+  if (!call) return null
+  // commander would colour or not by these, and wrap to a terminal's width.
+  const colourForced = around.env.FORCE_COLOR !== undefined || around.env.CLICOLOR_FORCE !== undefined
+  switch (call.kind) {
+    case 'help':
+      return around.stdoutIsTerminal || colourForced ? null : { stdout: built.help, stderr: '', exitCode: 0 }
+    case 'no-command':
+      return around.stderrIsTerminal || colourForced
+        ? null
+        : { stdout: '', stderr: built.noCommand.stderr, exitCode: built.noCommand.exitCode }
+    case 'path': {
+      let path: { id: string; path: string } | null
+      try {
+        path = sessionPath(call.id, call.dir, around, built.recordShape)
+      } catch {
+        return null // the full CLI reports it (or finds that it was nothing)
+      }
+      if (!path) return null
+      return {
+        stdout: call.json
+          ? `${JSON.stringify(path, null, 2)}\n`
+          : `${path.path}${path.path.endsWith('\n') ? '' : '\n'}`,
+        stderr: '',
+        exitCode: 0,
+      }
+    }
+  }
+}
+
+/**
+ * What `session path` (sessions/query.ts) prints for a settled record found without doubt, following the
+ * same steps: the project as cli/context.ts finds it, the id as resolveSessionId resolves it, the record as
+ * the store reads it (valid, named by its id), and its folder present.
+ */
+function sessionPath(
+  input: string,
+  dir: string | undefined,
+  around: Surroundings,
+  shape: JsonShape,
+): { id: string; path: string } | null {
+  const harnessDir = findHarnessDir(dir, around)
+  if (!harnessDir) return null
+  const paths = pathsFor(harnessDir)
+  assertOwnFolders(paths)
+  if (!isValidSessionId(input)) return null
+  const file = (id: string) => join(paths.sessionsDir, `${id}.json`)
+  let id = input
+  if (!statSync(file(input), { throwIfNoEntry: false })?.isFile()) {
+    const names = readdirSync(paths.sessionsDir)
+    const resolution = resolveIdAmong(
+      input,
+      names.filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -'.json'.length)),
+    )
+    if (resolution.kind !== 'exact' && resolution.kind !== 'unique') return null
+    id = resolution.id
+    if (!isValidSessionId(id)) return null
+  }
+  const record: unknown = JSON.parse(readFileSync(file(id), 'utf8'))
+  if (!isSettledRecord(shape, record) || record.id !== id || !existsSync(record.worktree_dir)) return null
+  return { id, path: record.worktree_dir }
+}
+
+/**
+ * Whether `value` is a record the store reads as valid (zod's schema, sessions/schema.ts) and settled. The
+ * JSON Schema knows the status only as a string (zod reads it upper-cased, then checks it): checked here.
+ */
+export function isSettledRecord(
+  shape: JsonShape,
+  value: unknown,
+): value is { id: string; status: string; worktree_dir: string } {
+  if (!matchesShape(shape, value)) return false
+  const { status } = value as { status: unknown }
+  return typeof status === 'string' && SETTLED.has(status.toUpperCase())
+}
+
+/** `.harness/` as Context.project() finds it, or null where it would need git or report an error. */
+function findHarnessDir(dir: string | undefined, around: Surroundings): string | null {
+  if (dir === '') return null
+  const given = dir ?? (around.env.HARNESS_DIR || undefined)
+  if (given === undefined) return walkUp(around.cwd)
+  const abs = resolve(around.cwd, given)
+  const isHarnessDir = basename(abs) === HARNESS_DIR_NAME
+  if (!statSync(isHarnessDir ? dirname(abs) : abs, { throwIfNoEntry: false })?.isDirectory()) return null
+  return isHarnessDir ? abs : join(abs, HARNESS_DIR_NAME)
+}
+
+declare const HARNESS_BUILT_ANSWERS: BuiltAnswers
+
+/**
+ * Runs the fast answer for this process: prints it and returns the exit code, or returns null (nothing
+ * printed) for the full CLI to take over. The defines come from scripts/build.mjs. It writes with
+ * fs.writeSync: `process.stdout` alone would load node's whole stream stack, which costs more than the rest.
+ */
+export function answer(argv: readonly string[]): number | null {
+  let cwd: string
+  try {
+    cwd = process.cwd()
+  } catch {
+    return null // a removed working folder: the full CLI says so
+  }
+  const found = fastAnswer(
+    argv,
+    { cwd, env: process.env, stdoutIsTerminal: mayBeTerminal(1), stderrIsTerminal: mayBeTerminal(2) },
+    HARNESS_BUILT_ANSWERS,
+  )
+  if (!found) return null
+  writeAll(1, found.stdout)
+  writeAll(2, found.stderr)
+  return found.exitCode
+}
+
+/** A terminal is a character device; so is /dev/null, which is then taken for one (the full CLI answers). */
+function mayBeTerminal(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice()
+  } catch {
+    return true
+  }
+}
+
+/** The whole text, or as much as a reader takes: one that has gone away (`| head`) is not an error (cli/output.ts). */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text)
+  let done = 0
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EPIPE' || code === 'EIO') return
+      if (code !== 'EAGAIN') throw error // EAGAIN: a non-blocking pipe that is full, to be tried again
+    }
+  }
+}

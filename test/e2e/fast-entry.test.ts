@@ -1,0 +1,68 @@
+import { spawn } from 'node:child_process'
+import { copyFileSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, test } from 'vitest'
+import { sessionRecord } from '../fixtures/records.js'
+import { type CliResult, cli } from '../helpers/cli.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * bin/harness with the small entry beside it and no bundle: it can only print what the small entry answers,
+ * and fails loudly for anything it would leave to the bundle.
+ */
+function fastOnlyBinary(): string {
+  const root = tmpDir()
+  mkdirSync(join(root, 'bin'))
+  mkdirSync(join(root, 'dist'))
+  copyFileSync(join(ROOT, 'bin', 'harness'), join(root, 'bin', 'harness'))
+  copyFileSync(join(ROOT, 'dist', 'fast.cjs'), join(root, 'dist', 'fast.cjs'))
+  return join(root, 'bin', 'harness')
+}
+
+/** Runs `bin` as the cli helper runs bin/harness: stdin closed, stdout and stderr pipes. */
+function runBin(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    child.on('error', reject)
+    child.on('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }))
+  })
+}
+
+describe('the small entry of the built binary (dist/fast.cjs)', () => {
+  test('answers help and `session path` without the bundle, byte for byte as the bundle does', async () => {
+    const { dir, env } = tmpPlainDir()
+    writeRecord(dir, env, sessionRecord('3f9a12c8', { worktree_dir: dir }))
+    const elsewhere = tmpDir()
+    const fastOnly = fastOnlyBinary()
+    const full = { ...env, HARNESS_NO_FAST_PATH: '1' }
+    for (const [args, cwd] of [
+      [['--help'], dir],
+      [['-h'], dir],
+      [[], dir],
+      [['session', 'path', '3f9a12c8'], dir],
+      [['session', 'path', '3f9a', '--json'], dir],
+      [['--dir', dir, 'session', 'path', '3f9a12c8'], elsewhere],
+    ] as const) {
+      const [fast, bundle] = await Promise.all([
+        runBin(fastOnly, [...args], cwd, env),
+        cli([...args], { cwd, env: full }),
+      ])
+      expect(fast, args.join(' ')).toEqual(bundle)
+    }
+    // And what it cannot answer for certain goes to the bundle, which this copy lacks.
+    const ambiguous = await runBin(fastOnly, ['session', 'path', '3f9'], dir, env)
+    expect(ambiguous.stderr).toContain('harness.cjs')
+  })
+})
