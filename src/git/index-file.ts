@@ -44,19 +44,23 @@ export function parseIndexSummary(buffer: Buffer, oidBytes: number): IndexSummar
     if (data + size > trailer) return null
     // A split index keeps its entries in another file; a sparse one has folder entries: git knows best.
     if (signature === 'link' || signature === 'sdir') return null
-    if (signature === 'TREE') rootTree = rootOfCacheTree(buffer.subarray(data, data + size), oidBytes)
+    if (signature === 'TREE')
+      rootTree = cacheTreeRoot(buffer.subarray(data, data + size), oidBytes)?.oid ?? null
     offset = data + size
   }
   return { flagged, conflicted, rootTree }
 }
 
-/** The first cache-tree entry is the root: `"" NUL <entries> SP <subtrees> LF [oid]`, entries -1 = invalid. */
-function rootOfCacheTree(tree: Buffer, oidBytes: number): string | null {
+/**
+ * The first cache-tree entry is the root: `"" NUL <entries> SP <subtrees> LF [oid]`, entries -1 = invalid.
+ * Returns its tree and how many index entries it covers, or null when it is invalid or unreadable.
+ */
+export function cacheTreeRoot(tree: Buffer, oidBytes: number): { oid: string; entries: number } | null {
   const nul = tree.indexOf(0)
   const lf = tree.indexOf(0x0a, nul + 1)
   if (nul !== 0 || lf < 0) return null
   const [entries] = tree.toString('latin1', nul + 1, lf).split(' ')
-  if (entries === undefined || Number(entries) < 0) return null
+  if (entries === undefined || !/^\d+$/.test(entries)) return null
   if (lf + 1 + oidBytes > tree.length) return null
-  return tree.toString('hex', lf + 1, lf + 1 + oidBytes)
+  return { oid: tree.toString('hex', lf + 1, lf + 1 + oidBytes), entries: Number(entries) }
 }

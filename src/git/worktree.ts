@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
+import { provenCleanWorktrees } from './clean-check.js'
 import { assertBranchName, resolveCommit, samePath } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitFailed, splitZ } from './git.js'
 import { branchTip } from './repo.js'
@@ -398,6 +399,8 @@ const CLEAN_CHUNK = 50
  * processes from harness per chunk instead of two per worktree). Empty answers for a whole chunk mean every
  * worktree of it is clean; a chunk with any answer or failure is left out, to be inspected one by one.
  * Every path must be a worktree's top folder holding its `.git` (else git would answer for the folder above).
+ * Worktrees proven clean in process (`provenCleanWorktrees`: index, stat data and folder read as git reads
+ * them) are not asked about; git answers only for the rest.
  */
 export async function cleanWorktrees(
   repo: string,
@@ -405,8 +408,8 @@ export async function cleanWorktrees(
   options: GitEnvOptions,
 ): Promise<Set<string>> {
   const git = gitAt(repo, options)
-  const clean = new Set<string>()
-  const usable = paths.filter((path) => !/[\0\n\r]/.test(path))
+  const clean = await provenCleanWorktrees(repo, paths, options)
+  const usable = paths.filter((path) => !clean.has(path) && !/[\0\n\r]/.test(path))
   const chunks: string[][] = []
   for (let start = 0; start < usable.length; start += CLEAN_CHUNK) {
     chunks.push(usable.slice(start, start + CLEAN_CHUNK))

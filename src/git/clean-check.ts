@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto'
+import { type BigIntStats, type Dirent, lstatSync, readdirSync, readFileSync } from 'node:fs'
+import { isAbsolute, join, resolve } from 'node:path'
+import { type GitEnvOptions, gitAt } from './git.js'
+import { cacheTreeRoot } from './index-file.js'
+
+/**
+ * An in-process proof that a worktree is clean in the sense of `cleanWorktrees` (docs/design.md, "Removal"):
+ * `git status --porcelain --untracked-files=all --ignore-submodules=none` would print nothing and no index
+ * entry hides edits or is a submodule. It reads what git reads — the worktree's index file, its stat data
+ * and the folder — and compares what git compares; anything it is not sure of (an index format or flag it
+ * does not read, a racily clean entry, a file git would have to open, any path not in the index, which only
+ * git's ignore rules can judge) is "not proven", and git is asked as before. It never says "dirty".
+ */
+
+/** One index entry: its stat data as git stored it (32-bit fields), mode, object id, flags and path. */
+export interface IndexEntry {
+  ctimeSec: number
+  ctimeNsec: number
+  mtimeSec: number
+  mtimeNsec: number
+  dev: number
+  ino: number
+  mode: number
+  uid: number
+  gid: number
+  size: number
+  oid: string
+  /** The 16-bit flags word: assume-valid (0x8000), extended (0x4000), stage (0x3000), name length. */
+  flags: number
+  /** Extended flags (index v3): skip-worktree, intent-to-add; 0 when absent. */
+  extendedFlags: number
+  path: string
+}
+
+export interface ParsedIndex {
+  version: number
+  entries: IndexEntry[]
+  /** The cache-tree's root: its tree and how many entries it covers; null when absent or invalidated. */
+  root: { oid: string; entries: number } | null
+}
+
+/**
+ * Parses an index file of version 2 or 3 with its checksum verified. Null for anything else: version 4
+ * (compressed paths), a split index (`link`), a sparse index (`sdir`), an extension git requires readers to
+ * understand (lower-case signature), a bad checksum or a truncated file.
+ */
+export function parseIndex(buffer: Buffer, oidBytes: number): ParsedIndex | null {
+  if (buffer.length < 12 + oidBytes || buffer.toString('latin1', 0, 4) !== 'DIRC') return null
+  const version = buffer.readUInt32BE(4)
+  if (version !== 2 && version !== 3) return null
+  const trailer = buffer.length - oidBytes
+  const stored = buffer.subarray(trailer)
+  // index.skipHash writes a zero checksum; anything else must match the content.
+  if (stored.some((byte) => byte !== 0)) {
+    const hash = createHash(oidBytes === 32 ? 'sha256' : 'sha1')
+      .update(buffer.subarray(0, trailer))
+      .digest()
+    if (!hash.equals(stored)) return null
+  }
+  const count = buffer.readUInt32BE(8)
+  const fixed = 40 + oidBytes + 2
+  const entries: IndexEntry[] = []
+  let offset = 12
+  for (let i = 0; i < count; i++) {
+    if (offset + fixed > trailer) return null
+    const flags = buffer.readUInt16BE(offset + 40 + oidBytes)
+    const extended = (flags & 0x4000) !== 0
+    if (extended && version < 3) return null
+    const pathStart = offset + fixed + (extended ? 2 : 0)
+    const end = buffer.indexOf(0, pathStart)
+    if (end < 0 || end >= trailer) return null
+    const nameLength = flags & 0xfff
+    if (nameLength < 0xfff && nameLength !== end - pathStart) return null
+    entries.push({
+      ctimeSec: buffer.readUInt32BE(offset),
+      ctimeNsec: buffer.readUInt32BE(offset + 4),
+      mtimeSec: buffer.readUInt32BE(offset + 8),
+      mtimeNsec: buffer.readUInt32BE(offset + 12),
+      dev: buffer.readUInt32BE(offset + 16),
+      ino: buffer.readUInt32BE(offset + 20),
+      mode: buffer.readUInt32BE(offset + 24),
+      uid: buffer.readUInt32BE(offset + 28),
+      gid: buffer.readUInt32BE(offset + 32),
+      size: buffer.readUInt32BE(offset + 36),
+      oid: buffer.toString('hex', offset + 40, offset + 40 + oidBytes),
+      flags,
+      extendedFlags: extended ? buffer.readUInt16BE(offset + fixed) : 0,
+      path: buffer.toString('utf8', pathStart, end),
+    })
+    // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
+    offset += (end - offset + 8) & ~7
+  }
+  if (offset > trailer) return null
+  let root: ParsedIndex['root'] = null
+  while (offset < trailer) {
+    if (offset + 8 > trailer) return null
+    const signature = buffer.toString('latin1', offset, offset + 4)
+    const size = buffer.readUInt32BE(offset + 4)
+    const data = offset + 8
+    if (data + size > trailer) return null
+    // Upper case: optional to understand (REUC, UNTR, FSMN, EOIE, IEOT); lower case (link, sdir): required.
+    if (!/^[A-Z]/.test(signature)) return null
+    if (signature === 'TREE') root = cacheTreeRoot(buffer.subarray(data, data + size), oidBytes)
+    offset = data + size
+  }
+  return { version, entries, root }
+}
+
+const REGULAR = 0o100644
+const EXECUTABLE = 0o100755
+const SYMLINK = 0o120000
+
+/**
+ * Whether every entry is one git's status would pass on its stat data alone, and the folder holds exactly
+ * the index's files. `indexMtimeSec` is the index file's mtime in whole seconds: an entry modified in that
+ * second or later is racily clean, and git would compare its content (the seconds rule is the stricter of
+ * git's two builds, with and without nanosecond timestamps).
+ */
+export function entriesProvenClean(dir: string, index: ParsedIndex, indexMtimeSec: bigint): boolean {
+  const files = new Set<string>()
+  const dirs = new Set<string>()
+  for (const entry of index.entries) {
+    // Any flag (assume-unchanged, skip-worktree, intent-to-add), a conflict stage, a submodule or an odd
+    // path needs git.
+    if ((entry.flags & 0xf000) !== 0 || entry.extendedFlags !== 0) return false
+    if (entry.mode !== REGULAR && entry.mode !== EXECUTABLE && entry.mode !== SYMLINK) return false
+    if (!plainPath(entry.path) || files.has(entry.path)) return false
+    if (BigInt(entry.mtimeSec) >= (indexMtimeSec & 0xffffffffn)) return false
+    let st: BigIntStats
+    try {
+      st = lstatSync(join(dir, entry.path), { bigint: true })
+    } catch {
+      return false
+    }
+    if (!statMatches(entry, st)) return false
+    files.add(entry.path)
+    for (let slash = entry.path.indexOf('/'); slash > 0; slash = entry.path.indexOf('/', slash + 1)) {
+      dirs.add(entry.path.slice(0, slash))
+    }
+  }
+  return folderHoldsOnly(dir, files, dirs)
+}
+
+function plainPath(path: string): boolean {
+  if (path === '' || path.includes('\uFFFD') || path.includes('\\')) return false
+  return path.split('/').every((part) => part !== '' && part !== '.' && part !== '..' && part !== '.git')
+}
+
+const NS = 1_000_000_000n
+const LOW32 = 0xffffffffn
+
+/** git's `ce_match_stat_basic` with every check on: times to the nanosecond, device, inode, owner, size, mode. */
+function statMatches(entry: IndexEntry, st: BigIntStats): boolean {
+  const type = st.isSymbolicLink()
+    ? SYMLINK
+    : st.isFile()
+      ? (st.mode & 0o100n) !== 0n
+        ? EXECUTABLE
+        : REGULAR
+      : 0
+  return (
+    type === entry.mode &&
+    ((st.ctimeNs / NS) & LOW32) === BigInt(entry.ctimeSec) &&
+    st.ctimeNs % NS === BigInt(entry.ctimeNsec) &&
+    ((st.mtimeNs / NS) & LOW32) === BigInt(entry.mtimeSec) &&
+    st.mtimeNs % NS === BigInt(entry.mtimeNsec) &&
+    (st.dev & LOW32) === BigInt(entry.dev) &&
+    (st.ino & LOW32) === BigInt(entry.ino) &&
+    (st.uid & LOW32) === BigInt(entry.uid) &&
+    (st.gid & LOW32) === BigInt(entry.gid) &&
+    (st.size & LOW32) === BigInt(entry.size)
+  )
+}
+
+/**
+ * The folder holds the index's files and the folders leading to them, and nothing else: any other name is
+ * untracked or ignored (only git knows which) or an empty folder, and git is asked. The top `.git` is skipped.
+ */
+function folderHoldsOnly(dir: string, files: Set<string>, dirs: Set<string>): boolean {
+  let seen = 0
+  const pending = ['']
+  for (let rel = pending.pop(); rel !== undefined; rel = pending.pop()) {
+    let names: Dirent[]
+    try {
+      names = readdirSync(rel === '' ? dir : join(dir, rel), { withFileTypes: true })
+    } catch {
+      return false
+    }
+    for (const dirent of names) {
+      if (rel === '' && dirent.name === '.git') continue
+      const path = rel === '' ? dirent.name : `${rel}/${dirent.name}`
+      if (dirent.isDirectory()) {
+        if (!dirs.has(path)) return false
+        pending.push(path)
+      } else if (files.has(path)) {
+        seen++
+      } else {
+        return false
+      }
+    }
+  }
+  return seen === files.size
+}
+
+/** A linked worktree's git dir, from the `gitdir:` line of its `.git` file; null for anything else. */
+function linkedGitDir(worktree: string): string | null {
+  let text: string
+  try {
+    if (!lstatSync(join(worktree, '.git')).isFile()) return null
+    text = readFileSync(join(worktree, '.git'), 'utf8')
+  } catch {
+    return null
+  }
+  const match = /^gitdir: (.+)\n?$/.exec(text)
+  if (!match?.[1]) return null
+  return isAbsolute(match[1]) ? match[1] : resolve(worktree, match[1])
+}
+
+/** What `HEAD` names as a revision whose tree git can look up: a branch's full ref or a commit id. */
+function headRevision(gitDir: string): string | null {
+  let text: string
+  try {
+    text = readFileSync(join(gitDir, 'HEAD'), 'utf8')
+  } catch {
+    return null
+  }
+  const ref = /^ref: (refs\/heads\/[^\s^~:?*[\\]+)\n?$/.exec(text)
+  if (ref?.[1]) return ref[1]
+  const detached = /^([0-9a-f]{40}|[0-9a-f]{64})\n?$/.exec(text)
+  return detached?.[1] ?? null
+}
+
+/**
+ * The worktrees of `paths` proven clean in process: HEAD's tree (one `git cat-file` for all of them) equals
+ * the index's cache-tree root covering every entry (no staged change), every entry passes on its stat data
+ * and is not racily clean (no unstaged change), and the folder holds nothing else (no untracked file).
+ */
+export async function provenCleanWorktrees(
+  repo: string,
+  paths: string[],
+  options: GitEnvOptions,
+): Promise<Set<string>> {
+  const proven = new Set<string>()
+  const candidates: { path: string; gitDir: string; revision: string }[] = []
+  for (const path of paths) {
+    const gitDir = linkedGitDir(path)
+    const revision = gitDir === null ? null : headRevision(gitDir)
+    if (gitDir !== null && revision !== null) candidates.push({ path, gitDir, revision })
+  }
+  if (candidates.length === 0) return proven
+  const revisions = [...new Set(candidates.map((c) => c.revision))]
+  const looked = await gitAt(repo, options).try(['cat-file', '--batch-check=%(objectname)'], {
+    input: revisions.map((revision) => `${revision}^{tree}\n`).join(''),
+  })
+  if (looked.exitCode !== 0) return proven
+  const lines = looked.stdout.split('\n')
+  const trees = new Map<string, string>()
+  revisions.forEach((revision, i) => {
+    const tree = lines[i] ?? ''
+    if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(tree)) trees.set(revision, tree)
+  })
+  for (const { path, gitDir, revision } of candidates) {
+    const tree = trees.get(revision)
+    if (tree !== undefined && worktreeProvenClean(path, gitDir, tree)) proven.add(path)
+  }
+  return proven
+}
+
+function worktreeProvenClean(path: string, gitDir: string, headTree: string): boolean {
+  const indexFile = join(gitDir, 'index')
+  let buffer: Buffer
+  let indexMtimeSec: bigint
+  try {
+    // The index's mtime is read before its content: a rewrite in between only makes the racy rule stricter.
+    indexMtimeSec = lstatSync(indexFile, { bigint: true }).mtimeNs / NS
+    buffer = readFileSync(indexFile)
+  } catch {
+    return false
+  }
+  const index = parseIndex(buffer, headTree.length / 2)
+  if (index === null || index.root === null) return false
+  if (index.root.oid !== headTree || index.root.entries !== index.entries.length) return false
+  return entriesProvenClean(path, index, indexMtimeSec)
+}
