@@ -111,7 +111,8 @@ function sessionIds(count, offset) {
  * Makes `ids.length` worktrees on new branches harness/<id>. `git worktree add` reads every other worktree, so
  * 1,000 of them cost ~40 s on a 2-core machine; instead one is made with git and its layout (what `git
  * worktree add` writes: the admin folder, the `.git` file, the index, the files) is copied for the others,
- * all branches created in one `update-ref` transaction. Checked with `git worktree list` and `git status`.
+ * all branches created in one `update-ref` transaction, and each index refreshed. Checked with `git worktree
+ * list` and `git status`.
  */
 async function makeWorktrees({ repo, ids, git }) {
   const worktrees = join(repo, '.harness', 'worktrees')
@@ -140,6 +141,17 @@ async function makeWorktrees({ repo, ids, git }) {
     writeFileSync(join(dir, '.git'), `gitdir: ${admin}\n`)
   }
   await git(['worktree', 'remove', template])
+  // The copies have new inodes and times, so their copied indexes no longer describe them. What `git worktree
+  // add` leaves, once any later `git status` has refreshed it, is an index whose stat data are its own
+  // files' and which is newer than them: refreshed here a second after the copies (chunked through
+  // `git for-each-repo`), so that no entry is racily clean.
+  await new Promise((done) => setTimeout(done, 1100))
+  for (let start = 0; start < ids.length; start += 100) {
+    const chunk = ids
+      .slice(start, start + 100)
+      .flatMap((id) => ['-c', `bench.worktree=${join(worktrees, id)}`])
+    await git([...chunk, 'for-each-repo', '--config=bench.worktree', '--', 'update-index', '-q', '--refresh'])
+  }
   const listed = (await git(['worktree', 'list', '--porcelain'])).stdout.match(/^worktree /gm)?.length ?? 0
   const sample = ids[ids.length - 1]
   const status = sample ? (await git(['status', '--porcelain'], join(worktrees, sample))).stdout : ''

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { IllegalStateError } from '../errors.js'
 import { assertRefArg, canonicalPath } from './common.js'
 import { type GitEnvOptions, gitAt, splitZ } from './git.js'
@@ -148,15 +148,36 @@ export async function dropRegistrations(
 ): Promise<void> {
   if (removed.length === 0) return
   const git = gitAt(repo, options)
-  const ours = new Set(removed.map(canonicalPath))
+  const canonical = canonicalOfGone()
+  const ours = new Set(removed.map(canonical))
   const listed = await listWorktrees(repo, options)
-  const foreign = listed.some((w) => !w.isMain && w.prunable && !ours.has(canonicalPath(w.path)))
+  const foreign = listed.some((w) => !w.isMain && w.prunable && !ours.has(canonical(w.path)))
   if (!foreign) {
     await git.run(['worktree', 'prune'])
     return
   }
   for (const entry of listed) {
-    if (entry.isMain || entry.locked || !ours.has(canonicalPath(entry.path))) continue
+    if (entry.isMain || entry.locked || !ours.has(canonical(entry.path))) continue
     await git.run(['worktree', 'remove', '--force', '--', entry.path])
+  }
+}
+
+/**
+ * `canonicalPath` for many paths whose folders were just deleted: a path that is gone is its parent's
+ * canonical path and its name, and the parent (the same for a whole batch) is resolved once, not once per
+ * path through a failing `realpath` each time.
+ */
+function canonicalOfGone(): (path: string) => string {
+  const parents = new Map<string, string>()
+  return (path) => {
+    const abs = resolve(path)
+    const parent = dirname(abs)
+    if (parent === abs || lstatSync(abs, { throwIfNoEntry: false }) !== undefined) return canonicalPath(abs)
+    let canonical = parents.get(parent)
+    if (canonical === undefined) {
+      canonical = canonicalPath(parent)
+      parents.set(parent, canonical)
+    }
+    return join(canonical, basename(abs))
   }
 }

@@ -267,9 +267,27 @@ export class SessionStore {
         await prepare?.(current)
         unlinkSync(this.recordPath(id))
         this.sweepLocked(id)
-        fsyncDir(this.dir)
+        await this.folderSynced()
       }),
     )
+  }
+
+  private pendingSync: Promise<void> | null = null
+
+  /**
+   * One fsync of the sessions folder for every deletion made before it starts (a batched cleanup deletes
+   * hundreds of records at once): each caller has unlinked its record already, and holds its lock until the
+   * shared fsync, started on the next turn of the event loop, has made that unlink durable.
+   */
+  private folderSynced(): Promise<void> {
+    this.pendingSync ??= new Promise((resolve) => {
+      setImmediate(() => {
+        this.pendingSync = null
+        fsyncDir(this.dir)
+        resolve()
+      })
+    })
+    return this.pendingSync
   }
 
   /** Record files that do not parse or validate (after leftovers were swept and used for repair where they can). */
