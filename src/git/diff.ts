@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { IllegalStateError } from '../errors.js'
 import { resolveCommit } from './common.js'
 import { type GitEnvOptions, gitAt } from './git.js'
-import { writeWorktreeTree } from './snapshot.js'
+import { type WorktreeState, writeWorktreeTree } from './snapshot.js'
 
 export type DiffMode = 'patch' | 'stat' | 'name-only'
 
@@ -48,17 +48,23 @@ export async function diffReport(options: DiffOptions): Promise<DiffReport> {
   return { source, base, files, text: (await gitAt(cwd, options).run(args)).stdout }
 }
 
-/** Sorted paths changed against `base` by commits, uncommitted edits and untracked files of the worktree. */
+/**
+ * Sorted paths changed against `base` by commits, uncommitted edits and untracked files of the worktree.
+ * `state`: the worktree as already read (its tree, HEAD and HEAD's tree); when HEAD is still `base` and the
+ * tree is HEAD's, nothing changed and no `git diff` runs.
+ */
 export async function filesModified(
   worktreeDir: string,
   base: string,
   options: GitEnvOptions,
+  state?: WorktreeState,
 ): Promise<string[]> {
   const [baseCommit, { tree, topLevel }] = await Promise.all([
     // A full commit id (what a record holds) needs no lookup: `git diff` fails on one that is gone.
     /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base) ? base : resolveCommit(worktreeDir, base, options),
-    writeWorktreeTree(worktreeDir, options),
+    state ?? writeWorktreeTree(worktreeDir, options),
   ])
+  if (state && state.head === baseCommit && state.headTree === tree) return []
   return changedPaths(topLevel, baseCommit, tree, options)
 }
 

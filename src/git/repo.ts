@@ -26,36 +26,61 @@ export async function inspectRepo(cwd: string, options: GitEnvOptions): Promise<
   // git finds a repository only through a `.git` in this folder or above (the location variables are
   // stripped, see git.ts): without one, no git process needs to say so.
   if (!hasDotGitAbove(cwd)) return { isRepo: false }
-  // HEAD and its branch are asked at the same time as where the repository is (outside one they just fail):
-  // every `run` starts here.
   const git = gitAt(cwd, options)
+  const where = [
+    'rev-parse',
+    '--path-format=absolute',
+    '--show-toplevel',
+    '--git-common-dir',
+    '--absolute-git-dir',
+    '--show-prefix',
+  ]
+  // Every `run` starts here: one process for where the repository is, HEAD's commit and HEAD's ref (a branch,
+  // or `HEAD` when detached). It fails before the first commit (or outside a repository); only then are the
+  // three asked one by one, side by side.
+  const all = await git.try([...where, 'HEAD^{commit}', '--symbolic-full-name', 'HEAD'])
+  const lines = all.stdout.replace(/\n$/, '').split('\n')
+  if (all.exitCode === 0 && lines.length === 6) {
+    const ref = lines[5] ?? ''
+    return described(
+      git,
+      lines,
+      lines[4] || null,
+      ref.startsWith('refs/heads/') ? ref.slice(11) || null : null,
+    )
+  }
   const [located, head, branch] = await Promise.all([
-    git.try([
-      'rev-parse',
-      '--path-format=absolute',
-      '--show-toplevel',
-      '--git-common-dir',
-      '--absolute-git-dir',
-      '--show-prefix',
-    ]),
+    git.try(where),
     git.try(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']),
     git.try(['symbolic-ref', '--quiet', '--short', 'HEAD']),
   ])
   if (located.exitCode !== 0) return { isRepo: false }
-  const [topLevel = '', commonDir = '', gitDir = '', prefix = ''] = located.stdout
-    .replace(/\n$/, '')
-    .split('\n')
+  return described(
+    git,
+    located.stdout.replace(/\n$/, '').split('\n'),
+    head.exitCode === 0 ? head.stdout.trim() || null : null,
+    branch.exitCode === 0 ? branch.stdout.trim() || null : null,
+  )
+}
+
+/** The RepoInfo of rev-parse's location lines (top, common dir, git dir, prefix), HEAD and its branch. */
+async function described(
+  git: Git,
+  located: string[],
+  head: string | null,
+  branch: string | null,
+): Promise<RepoInfo> {
+  const [topLevel = '', commonDir = '', gitDir = '', prefix = ''] = located
   if (!topLevel || !commonDir) return { isRepo: false }
   const mainRoot = await mainRootOf(git.at(topLevel), commonDir, gitDir)
-  const headCommit = head.exitCode === 0 ? head.stdout.trim() : null
   return {
     isRepo: true,
     topLevel,
     mainRoot,
     commonDir,
-    hasCommits: headCommit !== null,
-    head: headCommit,
-    branch: branch.exitCode === 0 ? branch.stdout.trim() || null : null,
+    hasCommits: head !== null,
+    head,
+    branch,
     relativeCwd: prefix.replace(/\/$/, ''),
   }
 }

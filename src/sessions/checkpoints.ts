@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { IllegalStateError, UsageError } from '../errors.js'
+import type { WorktreeState } from '../git/snapshot.js'
 import { FileLock } from './lock.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
@@ -24,6 +25,11 @@ export interface TakeCheckpointOptions {
   onlyIfChanged?: boolean
   /** The environment git runs with (the session's, never this process's). */
   env: NodeJS.ProcessEnv
+  /**
+   * The session's worktree as already read (`readWorktreeState` of its worktree_dir): at the end of a run it is
+   * read once for both this checkpoint and `files_modified`.
+   */
+  state?: WorktreeState
 }
 
 export interface TakenCheckpoint {
@@ -93,7 +99,7 @@ export async function takeCheckpoint(
     const dir = checkpointDir(session)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
-    const state = await readWorktreeState(dir, gitOptions)
+    const state = options.state ?? (await readWorktreeState(dir, gitOptions))
     if (options.onlyIfChanged) {
       const unchanged = last
         ? (last.head ?? null) === state.head &&

@@ -12,6 +12,7 @@ import {
 import { join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
+import type { WorktreeState } from '../git/snapshot.js'
 import type { Usage } from '../history/events.js'
 import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
@@ -195,12 +196,14 @@ export async function supervise(
     await interval.stop()
     // Side by side (each runs its own git processes, each with a private index): the checkpoint before the
     // outcome is recorded, so that whoever waits for the session finds it there.
+    // The worktree is read once (three git processes) for both the run-end checkpoint and files_modified.
+    const worktree = worktreeAtEnd(plan)
     const [, captured, usage, reportedError, files] = await Promise.all([
-      checkpointQuietly(plan, store, 'run-end'),
+      worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
       capturedSessionId(plan, launch.logFd, logStart),
       runUsage(launch.logFd, logStart),
       exit.exitCode === 0 ? reportedFailure(plan, launch.logFd, logStart) : undefined,
-      changedFiles(plan),
+      worktree.then((state) => changedFiles(plan, state)),
     ])
     const logError = exit.logFailure && describeLogFailure(exit.logFailure)
     const runExit = runExitOf(exit, reportedError)
@@ -287,12 +290,27 @@ async function checkpointQuietly(
   plan: RunPlan,
   store: SessionStore,
   trigger: 'interval' | 'run-end',
+  state?: WorktreeState,
 ): Promise<void> {
   if (!plan.checkpoints) return
   try {
     const { takeCheckpoint } = await import('./checkpoints.js')
-    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env })
+    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state })
   } catch {}
+}
+
+/**
+ * The worktree as the run left it, when both the run-end checkpoint and files_modified need it; undefined
+ * otherwise, or when it cannot be read (each then reads it itself, or fails quietly as before).
+ */
+async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> {
+  if (!plan.checkpoints || !plan.changesAgainst) return undefined
+  try {
+    const { readWorktreeState } = await import('../git/snapshot.js')
+    return await readWorktreeState(plan.changesAgainst.dir, { env: plan.env })
+  } catch {
+    return undefined
+  }
 }
 
 /**
@@ -432,11 +450,11 @@ async function reportedFailure(
 }
 
 /** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
-async function changedFiles(plan: RunPlan): Promise<string[] | undefined> {
+async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<string[] | undefined> {
   if (!plan.changesAgainst) return undefined
   try {
     const { filesModified } = await import('../git/diff.js')
-    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env })
+    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env }, state)
   } catch {
     return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
   }
