@@ -137,10 +137,10 @@ export class DiskFaultError extends HarnessError {
   constructor(
     readonly kind: keyof typeof DISK_FAULT_TEXT,
     readonly path: string,
-    override readonly cause?: unknown,
+    cause?: unknown,
   ) {
     const [what, hint] = DISK_FAULT_TEXT[kind]
-    super(kind, `cannot write ${path}: ${what}`, ExitCode.Failure, hint)
+    super(kind, `cannot write ${path}: ${what}`, ExitCode.Failure, hint, cause)
   }
 }
 

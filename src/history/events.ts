@@ -477,11 +477,3 @@ function opencodeTool(part: Obj): LogEntry[] {
     result(failed ? (str(state.error) ?? 'failed') : (str(state.output) ?? ''), failed),
   ]
 }
-
-/** Reads a whole text (one run's part of a log) and returns its usage; null when it reported none. */
-export function usageOf(text: string): Usage | null {
-  const reader = new EventReader()
-  for (const line of text.split('\n')) reader.push(line)
-  reader.end()
-  return reader.usage
-}

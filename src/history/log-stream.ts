@@ -131,15 +131,3 @@ export function runBoundaries(
       : [],
   )
 }
-
-/** A whole log (as bytes) rendered to text at once: export's tail and tests. */
-export function renderLogText(bytes: Buffer, runs: readonly RunBoundary[] = [], color = false): string {
-  let text = ''
-  const renderer = new LogRenderer((chunk) => {
-    text += chunk
-  }, color)
-  renderer.setRuns(runs)
-  renderer.feed(bytes, 0)
-  renderer.finish(bytes.length)
-  return text
-}

@@ -14,10 +14,6 @@ export function checkpointRef(id: string, n: number): string {
   return `refs/harness/${id}/checkpoints/${n}`
 }
 
-export function checkpointRefPrefix(id: string): string {
-  return `refs/harness/${id}/checkpoints/`
-}
-
 export interface TakeCheckpointOptions {
   trigger: CheckpointTrigger
   message?: string

@@ -97,10 +97,6 @@ export function asDiskFault(error: unknown, path: string): unknown {
   return kind ? new DiskFaultError(kind, path, error) : error
 }
 
-export function isDiskFault(error: unknown): boolean {
-  return error instanceof DiskFaultError || !!DISK_FAULTS[(error as NodeJS.ErrnoException)?.code ?? '']
-}
-
 function safeClose(io: WriteFs, fd: number): void {
   try {
     io.closeSync(fd)

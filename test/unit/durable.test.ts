@@ -54,6 +54,8 @@ describe('durable writes', () => {
       } catch (error) {
         expect((error as DiskFaultError).code).toBe(kind)
         expect((error as DiskFaultError).exitCode).toBe(1)
+        // What failed underneath stays the error's standard cause.
+        expect(((error as Error).cause as NodeJS.ErrnoException).code).toBe(errno)
       }
       expect(fs.readFileSync(target, 'utf8')).toBe('old content')
       expect(fs.readdirSync(dir)).toEqual(['file.json'])

@@ -1,12 +1,32 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
-import { EventReader, usageOf } from '../../src/history/events.js'
-import { LogRenderer, renderLogText } from '../../src/history/log-stream.js'
+import { EventReader } from '../../src/history/events.js'
+import { LogRenderer, type RunBoundary } from '../../src/history/log-stream.js'
 import { runTimeMs, sumCost } from '../../src/history/usage.js'
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/agent-output/${name}`, import.meta.url))
 
 // Each format: what `session logs` shows and the usage recorded at run end.
+/** The usage a whole text reports, fed to the reader line by line as the product feeds it. */
+function usageOf(text: string) {
+  const reader = new EventReader()
+  for (const line of text.split('\n')) reader.push(line)
+  reader.end()
+  return reader.usage
+}
+
+/** A whole log rendered at once through the renderer the product uses. */
+function renderLogText(bytes: Buffer, runs: readonly RunBoundary[] = []): string {
+  let text = ''
+  const renderer = new LogRenderer((chunk) => {
+    text += chunk
+  }, false)
+  renderer.setRuns(runs)
+  renderer.feed(bytes, 0)
+  renderer.finish(bytes.length)
+  return text
+}
+
 const CASES: [string, string, ReturnType<typeof usageOf>][] = [
   [
     'claude.jsonl',
