@@ -4,6 +4,7 @@ import * as z from 'zod/mini'
 import { ExitCode, HarnessError, IllegalStateError, UsageError } from '../errors.js'
 import { asDiskFault, fsyncDir, realFs, replaceFileDurably, writeNewFileDurably } from './durable.js'
 import { uniqueSuffix, withLock } from './lock.js'
+import { PermissionSchema } from './schema.js'
 import type { RecordSealer } from './seal.js'
 
 /** Like a session id: `<name>.json` is always a plain file name in `.harness/chains/`. */
@@ -17,7 +18,7 @@ export const ChainStepSchema = z.looseObject({
   n: z.number(),
   agent: opt(z.string()),
   model: opt(z.string()),
-  permission: opt(z.string()),
+  permission: opt(PermissionSchema),
   prompt: opt(z.string()),
   extra_args: opt(z.array(z.string())),
   /** The step's session: chosen before it starts, so a crash in between starts it again under the same id. */

@@ -186,7 +186,7 @@ export async function createChain(ctx: SessionEnv, name: string, sessions: strin
 export interface AddStepOptions {
   agent?: string
   model?: string
-  permission?: string
+  permission?: Permission
   prompt: string[]
   extraArgs: string[]
   /** Adopt this existing session as the step. */
@@ -498,7 +498,7 @@ async function runSteps(
       await startSession(stepEnv, {
         agent: step.agent ?? undefined,
         model: step.model ?? undefined,
-        permission: (step.permission ?? undefined) as Permission | undefined,
+        permission: step.permission ?? undefined,
         worktree: true,
         base: next.base ?? undefined,
         // What the step before did comes first in the prompt (docs/continuity.md, "Context from earlier sessions").

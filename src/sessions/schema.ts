@@ -26,6 +26,8 @@ const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(sche
 
 /** The permission levels of docs/providers.md (a type-only tie keeps the providers' module unloaded here). */
 const RECORD_PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const satisfies readonly Permission[]
+/** A permission level as records and chain steps store it. */
+export const PermissionSchema = z.enum(RECORD_PERMISSIONS)
 
 export const StopRequestSchema = z.looseObject({
   action: z.enum(['kill', 'pause']),
@@ -105,7 +107,7 @@ export const MetadataSchema = z.looseObject({
 export const SessionRecordSchema = z.looseObject({
   id: z.string(),
   provider: z.string(),
-  permission: opt(z.enum(RECORD_PERMISSIONS)),
+  permission: opt(PermissionSchema),
   status: SessionStatusSchema,
   worktree_dir: z.string(),
   is_worktree: opt(z.boolean()),

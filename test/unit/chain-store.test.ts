@@ -53,4 +53,21 @@ describe('chain store', () => {
     expect(listing.list().map((c) => c.name)).toEqual(['ok'])
     expect(warned).toEqual([chains.path('bad')])
   })
+
+  test("a step's permission is one of the levels, typed by the schema (never cast)", async () => {
+    const chains = store()
+    const step = { n: 1, added_at: at, prompt: 'x', permission: 'autonomous' as const }
+    await chains.create({ name: 'p', created_at: at, steps: [step] })
+    expect(chains.get('p')?.steps[0]?.permission).toBe('autonomous')
+    const path = chains.path('p')
+    const text = JSON.parse(readFileSync(path, 'utf8'))
+    text.steps[0].permission = 'root'
+    writeFileSync(path, JSON.stringify(text))
+    const warned: string[] = []
+    const listing = new ChainStore(chains.dir, new RecordSealer(join(chains.dir, '..', 'key')), (p) =>
+      warned.push(p),
+    )
+    expect(listing.list()).toEqual([])
+    expect(warned).toEqual([path])
+  })
 })
