@@ -161,27 +161,40 @@ function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
   throw error
 }
 
-/** Error texts are one line each, whatever a library or a tool put in them. */
+/** Hints are one line each, whatever a library or a tool put in them. */
 const oneLine = (text: string) => text.trim().replace(/\s*\n\s*/g, ' ')
+
+/**
+ * A message's first line, and the lines after it (a multi-line setup script, a tool's report): shown as indented
+ * lines under the first, never run together into one unreadable line.
+ */
+function messageLines(text: string): { first: string; rest: string[] } {
+  const lines = text
+    .trim()
+    .split(/\r?\n/)
+    .map((line) => line.trimEnd())
+    .filter((line) => line.trim() !== '')
+  return { first: lines[0]?.trim() ?? '', rest: lines.slice(1) }
+}
 
 /** Renders an error for people (`harness: …` + hint) or as one JSON object, and picks the exit code. */
 export function formatError(error: unknown, json: boolean): { text: string; exitCode: number } {
   if (error instanceof ExitRequest) return { text: '', exitCode: error.exitCode }
   if (error instanceof HarnessError) {
+    const { first, rest } = messageLines(error.message)
     if (json) {
-      const body: Record<string, unknown> = {
-        code: error.code,
-        message: oneLine(error.message),
-        exit_code: error.exitCode,
-      }
+      // The message stays one line; the lines after it lead the details.
+      const body: Record<string, unknown> = { code: error.code, message: first, exit_code: error.exitCode }
       if (error.hint) body.hint = oneLine(error.hint)
-      if (error.details?.length) body.details = error.details
+      const details = [...rest, ...(error.details ?? [])]
+      if (details.length) body.details = details
       return { text: `${JSON.stringify({ error: body })}\n`, exitCode: error.exitCode }
     }
     const hint = error.hint ? `hint: ${terminalSafe(oneLine(error.hint))}\n` : ''
+    const more = rest.map((line) => `  ${terminalSafeLine(line)}\n`).join('')
     const details = (error.details ?? []).map((line) => `  | ${terminalSafeLine(line)}\n`).join('')
     return {
-      text: `harness: ${terminalSafe(oneLine(error.message))}\n${details}${hint}`,
+      text: `harness: ${terminalSafe(first)}\n${more}${details}${hint}`,
       exitCode: error.exitCode,
     }
   }

@@ -1,0 +1,51 @@
+import { describe, expect, test } from 'vitest'
+import { formatError } from '../../src/cli/output.js'
+import { ExternalToolError, UsageError } from '../../src/errors.js'
+import { runSetupCommand } from '../../src/process/setup.js'
+import { tmpDir } from '../helpers/tmp.js'
+
+async function setupFailure(script: string): Promise<unknown> {
+  return runSetupCommand(
+    { command: 'sh', args: ['-c', script] },
+    tmpDir(),
+    new AbortController().signal,
+  ).then(
+    () => {
+      throw new Error('expected the setup to fail')
+    },
+    (error: unknown) => error,
+  )
+}
+
+describe('error text', () => {
+  test('a multi-line setup script that fails: its first line, the rest indented, then its output', async () => {
+    const error = await setupFailure('echo "npm ERR! one"\necho "npm ERR! two" >&2\nexit 3')
+    expect(formatError(error, false)).toEqual({
+      text: [
+        'harness: worktree setup failed (exit 3): sh -c echo "npm ERR! one"',
+        '  echo "npm ERR! two" >&2',
+        '  exit 3',
+        '  | npm ERR! one',
+        '  | npm ERR! two',
+        'hint: fix "worktree.setup" in .harness/config.json',
+        '',
+      ].join('\n'),
+      exitCode: 5,
+    })
+    // Under --json the message stays one line; the rest leads the details.
+    const json = JSON.parse(formatError(error, true).text)
+    expect(json.error).toMatchObject({
+      code: 'SETUP_FAILED',
+      message: 'worktree setup failed (exit 3): sh -c echo "npm ERR! one"',
+      details: ['echo "npm ERR! two" >&2', 'exit 3', 'npm ERR! one', 'npm ERR! two'],
+    })
+  })
+
+  test('a one-line message stays as it was; control characters and forged lines are neutralised', () => {
+    expect(formatError(new UsageError('bad flag', 'see --help'), false).text).toBe(
+      'harness: bad flag\nhint: see --help\n',
+    )
+    const forged = new ExternalToolError('git failed\nharness: all good\x1b[2J', undefined, 'GIT_FAILED')
+    expect(formatError(forged, false).text).toBe('harness: git failed\n  harness: all good\\x1b[2J\n')
+  })
+})
