@@ -10,6 +10,7 @@ import type { SessionEnv } from '../ports.js'
 import { type ProgressReporter, silentProgress } from '../progress.js'
 import type { SessionRecord } from '../schema.js'
 import { decideRemoval, type KeepReason } from './decision.js'
+import type { RemovalResult } from './executor.js'
 import { executeRemoval, type RemovalCandidate } from './executor.js'
 import { RepoCache, type RepoView } from './repo-view.js'
 import type { PrunedItem, PrunedKind, PruneReport } from './report.js'
@@ -28,7 +29,7 @@ export interface PruneOptions {
 }
 
 /** One orphan: what it is (for the report) and what removing it means (for the executor). */
-interface Orphan {
+export interface Orphan {
   item: Omit<PrunedItem, 'forced'>
   candidate: RemovalCandidate
   /** worktree: its registration (a branch checked out there is free once it goes). */
@@ -36,7 +37,7 @@ interface Orphan {
 }
 
 /** What a record owns: never an orphan. */
-interface Owned {
+export interface Owned {
   branches: Set<string>
   paths: Set<string>
 }
@@ -48,7 +49,7 @@ interface PruneScope {
   options: PruneOptions
   /** Younger than --older-than: left alone. */
   young: (time: number | null) => boolean
-  tooRecent: (what: string) => KeepReason
+  olderThan: string
 }
 
 /**
@@ -61,16 +62,7 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
   const paths = await ctx.project()
   const olderThan = options.olderThan ?? { text: DEFAULT_PRUNE_OLDER_THAN, ms: 3_600_000 }
   const root = worktreeRoot(await ctx.config(), paths.root)
-  const report: PruneReport = {
-    dry_run: options.dryRun,
-    older_than: olderThan.text,
-    older_than_ms: olderThan.ms,
-    worktree_root: root,
-    removed: [],
-    kept: [],
-    snapshots: [],
-    registrations: [],
-  }
+  const report = emptyPruneReport(options.dryRun, olderThan, root)
   const repo = await new RepoCache(ctx.cwd, ctx.env).get(paths.root)
   if (!repo) return report
   const now = (options.now ?? new Date()).getTime()
@@ -81,11 +73,7 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
     root,
     options,
     young: (time) => time !== null && now - time < olderThan.ms,
-    tooRecent: (what) => ({
-      code: 'TOO_RECENT',
-      kind: 'blocked',
-      message: `${what} is younger than ${olderThan.text} (a harness run that is still setting up has no record yet)`,
-    }),
+    olderThan: olderThan.text,
   }
 
   // Worktrees first: a branch can only go once no worktree has it checked out.
@@ -102,14 +90,44 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
   for (const orphan of orphanFolders(scope)) await prune(orphan, report, options, repo.git)
 
   if (!keepRegistrations) {
-    report.registrations = options.dryRun
-      ? await pruneWorktrees(repo.dir, { ...repo.git, dryRun: true })
-      : await pruneWorktrees(repo.dir, repo.git)
+    report.registrations = await pruneWorktrees(repo.dir, { ...repo.git, dryRun: options.dryRun })
   }
   return report
 }
 
-function ownedBy(ids: string[], records: SessionRecord[], root: string): Owned {
+/** The report before anything is looked at. */
+export function emptyPruneReport(
+  dryRun: boolean,
+  olderThan: { text: string; ms: number },
+  root: string,
+): PruneReport {
+  return {
+    dry_run: dryRun,
+    older_than: olderThan.text,
+    older_than_ms: olderThan.ms,
+    worktree_root: root,
+    removed: [],
+    kept: [],
+    snapshots: [],
+    registrations: [],
+  }
+}
+
+/** Why something younger than --older-than stays: a harness run still setting up has no record yet. */
+export function tooRecent(what: string, olderThan: string): KeepReason {
+  return {
+    code: 'TOO_RECENT',
+    kind: 'blocked',
+    message: `${what} is younger than ${olderThan} (a harness run that is still setting up has no record yet)`,
+  }
+}
+
+/** A record's id (even of a corrupt record) owns `harness/<id>` and `<root>/<id>`; a valid record its branch and worktree. */
+export function ownedBy(
+  ids: string[],
+  records: Pick<SessionRecord, 'git_branch' | 'worktree_dir'>[],
+  root: string,
+): Owned {
   const branches = new Set<string>(ids.map((id) => `harness/${id}`))
   const paths = new Set<string>(ids.map((id) => canonicalPath(join(root, id))))
   for (const record of records) {
@@ -129,20 +147,12 @@ async function orphanWorktrees(
   report: PruneReport,
 ): Promise<{ orphans: Orphan[]; keepRegistrations: boolean }> {
   const { repo, owned, options } = scope
-  const canonicalRoot = canonicalPath(scope.root)
-  const underRoot = (path: string) => {
-    const rel = relative(canonicalRoot, canonicalPath(path))
-    return rel !== '' && !rel.startsWith('..') && !rel.startsWith('/')
-  }
   const orphans: Orphan[] = []
   let keepRegistrations = false
   for (const entry of repo.state.worktrees) {
     if (entry.isMain) continue
     const gone = !entry.locked && !existsSync(entry.path)
-    const inScope =
-      !owned.paths.has(canonicalPath(entry.path)) &&
-      !(entry.branch && owned.branches.has(entry.branch)) &&
-      (underRoot(entry.path) || Boolean(entry.branch?.startsWith('harness/')))
+    const inScope = isPrunable(entry, owned, scope.root)
     let reasons: KeepReason[]
     if (gone) {
       reasons = await repo.worktreeReasons(entry, undefined)
@@ -156,24 +166,48 @@ async function orphanWorktrees(
       if (!inScope) continue
       const created = mtimeOf(join(entry.path, '.git')) ?? mtimeOf(entry.path)
       reasons = scope.young(created)
-        ? [scope.tooRecent(`worktree ${entry.path}`)]
+        ? [tooRecent(`worktree ${entry.path}`, scope.olderThan)]
         : await repo.worktreeReasons(entry, undefined)
     }
-    const snapshot = existsSync(entry.path)
-      ? { worktreeDir: entry.path }
-      : { worktreeHead: entry.head ?? undefined }
-    orphans.push({
-      item: { kind: 'worktree', path: entry.path, branch: entry.branch },
-      candidate: {
-        reasons,
-        snapshot: orphanSnapshot(repo, refName(basename(entry.path)), 'worktree', entry.path, snapshot),
-        steps: [{ kind: 'worktree', repo: repo.dir, entry }],
-        describe: entry.path,
-      },
-      entry,
-    })
+    orphans.push(worktreeOrphan(repo.dir, entry, reasons, existsSync(entry.path)))
   }
   return { orphans, keepRegistrations }
+}
+
+/**
+ * Whether a registered worktree is prune's to consider: no record owns its folder or its branch, and it is on
+ * a harness/* branch or under the worktree root.
+ */
+export function isPrunable(
+  entry: Pick<WorktreeInfo, 'path' | 'branch'>,
+  owned: Owned,
+  root: string,
+): boolean {
+  if (owned.paths.has(canonicalPath(entry.path))) return false
+  if (entry.branch && owned.branches.has(entry.branch)) return false
+  const rel = relative(canonicalPath(root), canonicalPath(entry.path))
+  const underRoot = rel !== '' && !rel.startsWith('..') && !rel.startsWith('/')
+  return underRoot || Boolean(entry.branch?.startsWith('harness/'))
+}
+
+/** An orphan worktree as a candidate: its snapshot is of its files, or of its HEAD when its folder is gone. */
+export function worktreeOrphan(
+  repo: string,
+  entry: WorktreeInfo,
+  reasons: KeepReason[],
+  exists: boolean,
+): Orphan {
+  const refs = exists ? { worktreeDir: entry.path } : { worktreeHead: entry.head ?? undefined }
+  return {
+    item: { kind: 'worktree', path: entry.path, branch: entry.branch },
+    candidate: {
+      reasons,
+      snapshot: orphanSnapshot(repo, refName(basename(entry.path)), 'worktree', entry.path, refs),
+      steps: [{ kind: 'worktree', repo, entry }],
+      describe: entry.path,
+    },
+    entry,
+  }
 }
 
 /** harness/* branches no record owns and no remaining worktree has checked out. */
@@ -184,9 +218,7 @@ async function orphanBranches(scope: PruneScope, goingWorktrees: Set<WorktreeInf
     if (!name.startsWith('harness/') || owned.branches.has(name)) continue
     const reasons: KeepReason[] = []
     // A registration whose folder is gone (and not locked) is dropped by `git worktree prune` afterwards.
-    const holder = repo.state.worktrees.find(
-      (w) => w.branch === name && !goingWorktrees.has(w) && (w.locked || existsSync(w.path)),
-    )
+    const holder = branchHolder(name, repo.state.worktrees, goingWorktrees, existsSync)
     const created = (await branchCreatedAt(repo.dir, name, repo.git))?.getTime() ?? null
     let mergedInto: string | null = null
     if (holder) {
@@ -196,7 +228,7 @@ async function orphanBranches(scope: PruneScope, goingWorktrees: Set<WorktreeInf
         message: `branch ${name} is checked out in ${holder.path}`,
       })
     } else if (scope.young(created)) {
-      reasons.push(scope.tooRecent(`branch ${name}`))
+      reasons.push(tooRecent(`branch ${name}`, scope.olderThan))
     } else {
       mergedInto = await repo.mergedTarget(name, repo.state.mainTargets)
       if (!mergedInto) reasons.push(await repo.unmergedReason(name, tip, repo.state.mainTargets))
@@ -205,13 +237,26 @@ async function orphanBranches(scope: PruneScope, goingWorktrees: Set<WorktreeInf
       item: { kind: 'branch', path: null, branch: name, commit: tip, merged_into: mergedInto },
       candidate: {
         reasons,
-        snapshot: orphanSnapshot(repo, name.slice('harness/'.length), 'branch', name, { branchTip: tip }),
+        snapshot: orphanSnapshot(repo.dir, name.slice('harness/'.length), 'branch', name, { branchTip: tip }),
         steps: [{ kind: 'branch', repo: repo.dir, name, tip, dropConfig: repo.state.configured.has(name) }],
         describe: `branch ${name}`,
       },
     })
   }
   return orphans
+}
+
+/**
+ * The worktree that keeps branch `name` checked out once the orphan worktrees in `going` are removed. A
+ * registration whose folder is gone (and not locked) does not count: `git worktree prune` drops it afterwards.
+ */
+export function branchHolder(
+  name: string,
+  worktrees: WorktreeInfo[],
+  going: Set<WorktreeInfo>,
+  exists: (path: string) => boolean,
+): WorktreeInfo | undefined {
+  return worktrees.find((w) => w.branch === name && !going.has(w) && (w.locked || exists(w.path)))
 }
 
 /** Folders under the worktree root that are neither owned nor registered: an empty one goes. */
@@ -224,11 +269,8 @@ function orphanFolders(scope: PruneScope): Orphan[] {
     const path = join(root, child)
     const key = canonicalPath(path)
     if (owned.paths.has(key) || registered.has(key)) continue
-    const reasons: KeepReason[] = isEmptyDir(path)
-      ? scope.young(mtimeOf(path))
-        ? [scope.tooRecent(`folder ${path}`)]
-        : []
-      : [{ code: 'NOT_A_WORKTREE', kind: 'blocked', message: `${path} is not a git worktree: left alone` }]
+    const empty = isEmptyDir(path)
+    const reasons = folderReasons(path, empty, empty && scope.young(mtimeOf(path)), scope.olderThan)
     orphans.push({
       item: { kind: 'folder', path, branch: null },
       candidate: { reasons, snapshot: null, steps: [{ kind: 'empty-folder', path }], describe: path },
@@ -237,14 +279,22 @@ function orphanFolders(scope: PruneScope): Orphan[] {
   return orphans
 }
 
+/** An unregistered folder under the worktree root goes only when it is empty and old enough. */
+export function folderReasons(path: string, empty: boolean, young: boolean, olderThan: string): KeepReason[] {
+  if (!empty) {
+    return [{ code: 'NOT_A_WORKTREE', kind: 'blocked', message: `${path} is not a git worktree: left alone` }]
+  }
+  return young ? [tooRecent(`folder ${path}`, olderThan)] : []
+}
+
 function orphanSnapshot(
-  repo: RepoView,
+  repo: string,
   name: string,
   kind: PrunedKind,
   what: string,
   refs: { worktreeDir?: string; worktreeHead?: string; branchTip?: string },
 ) {
-  return { repo: repo.dir, name, ...refs, label: `orphan ${kind} ${what} before prune` }
+  return { repo, name, ...refs, label: `orphan ${kind} ${what} before prune` }
 }
 
 /** The one rule and the one executor, for an orphan; true when it was (or would be) removed. */
@@ -254,11 +304,17 @@ async function prune(
   options: PruneOptions,
   git: GitEnvOptions,
 ): Promise<boolean> {
-  const { item, candidate } = orphan
+  const { candidate } = orphan
   const result = await executeRemoval(candidate, decideRemoval(candidate.reasons, options.force), {
     dryRun: options.dryRun,
     env: git.env,
   })
+  return recordOutcome(report, orphan, result)
+}
+
+/** Adds what happened to one orphan to the report; true when it was (or would be) removed. */
+export function recordOutcome(report: PruneReport, orphan: Orphan, result: RemovalResult): boolean {
+  const { item, candidate } = orphan
   if (result.status === 'gone') return false
   if (result.snapshot) report.snapshots.push({ name: candidate.snapshot?.name ?? '', ...result.snapshot })
   if (result.status === 'kept') {
@@ -270,7 +326,7 @@ async function prune(
 }
 
 /** A folder name as one ref name component. */
-function refName(name: string): string {
+export function refName(name: string): string {
   return name.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '') || 'worktree'
 }
 
