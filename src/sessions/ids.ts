@@ -24,6 +24,10 @@ export function assertValidSessionId(id: string): string {
   return id
 }
 
+export function isValidSessionId(id: string): boolean {
+  return SESSION_ID_PATTERN.test(id)
+}
+
 export type IdResolution =
   | { kind: 'exact'; id: string }
   | { kind: 'unique'; id: string }
