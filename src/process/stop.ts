@@ -72,6 +72,9 @@ export interface Member {
   kill: boolean
 }
 
+/** Monotonic milliseconds; process.hrtime, as the global `performance` loads perf_hooks on first use (a stop is timed). */
+const clock = () => Number(process.hrtime.bigint()) / 1e6
+
 const DEFAULT_POLL_MS = 25
 const MAX_POLL_MS = 50
 const DEFAULT_CONFIRM_MS = 2000
@@ -195,10 +198,10 @@ export function stopOutcome(
  * A root whose identity does not match or cannot be verified is never signalled, nor is anything else.
  */
 export async function stopProcessTree(root: RootIdentity, options: StopOptions): Promise<StopOutcome> {
-  const started = performance.now()
+  const started = clock()
   const pollMs = Math.min(Math.max(options.pollMs ?? DEFAULT_POLL_MS, 1), MAX_POLL_MS)
   const confirmMs = options.confirmMs ?? DEFAULT_CONFIRM_MS
-  const elapsed = () => Math.round(performance.now() - started)
+  const elapsed = () => Math.round(clock() - started)
   const nothing = (state: StopOutcome['rootState']): StopOutcome => ({
     rootFound: false,
     rootState: state,
@@ -234,7 +237,7 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
   send('SIGTERM', true)
   // A stopped process (Ctrl-Z, SIGSTOP) gets SIGTERM only once it runs again: wake the tree.
   wakeStopped(members)
-  const graceEnds = performance.now() + options.graceMs
+  const graceEnds = clock() + options.graceMs
   let confirmEnds = Number.POSITIVE_INFINITY
   let escalated = false
   // One early wake-up only: afterwards the root is gone and what is left (descendants) is polled.
@@ -255,7 +258,7 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     const step = nextStep({
       live: live().length,
       escalated,
-      now: performance.now(),
+      now: clock(),
       graceEnds,
       confirmEnds,
       aborted: options.signal?.aborted ?? false,
@@ -263,7 +266,7 @@ export async function stopProcessTree(root: RootIdentity, options: StopOptions):
     if (step === 'done' || step === 'give-up') break
     if (step === 'escalate') {
       escalated = true
-      confirmEnds = performance.now() + confirmMs
+      confirmEnds = clock() + confirmMs
       try {
         options.onEscalate?.()
       } catch {

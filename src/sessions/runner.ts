@@ -21,7 +21,7 @@ import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode } from './outcome.js'
-import type { Run, SessionRecord } from './schema.js'
+import type { Run, SessionRecord, StopRequest } from './schema.js'
 import { RecordSealer } from './seal.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
 import { SessionStore } from './store.js'
@@ -151,6 +151,7 @@ export async function supervise(
   const interval = intervalCheckpoints(plan, store)
   const stopRequested = new AbortController()
   let stopWatch: StopWatch | undefined
+  let requested: StopRequest | undefined
   let reserve: SpaceReserve | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
@@ -159,7 +160,10 @@ export async function supervise(
         launch.logFd = await begin()
         logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
         // From the moment the run is committed: a kill that dies before signalling us is still carried out.
-        stopWatch = watchStopRequest(store, plan.id, plan.runN, () => stopRequested.abort())
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
+          requested = request
+          stopRequested.abort()
+        })
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
       },
       started: async (pid, identity) => {
@@ -178,8 +182,8 @@ export async function supervise(
         extras.started?.()
       },
       stopping: async () => {
-        const current = store.get(plan.id)
-        const grace = current?.stop_request?.grace_ms
+        // The request the watch just read says it; a stop by signal alone reads the record for one.
+        const grace = (requested ?? store.get(plan.id)?.stop_request)?.grace_ms
         return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
       },
       stopRequested: stopRequested.signal,
