@@ -2,7 +2,6 @@ import {
   closeSync,
   constants,
   fstatSync,
-  fsyncSync,
   mkdirSync,
   openSync,
   readSync,
@@ -265,8 +264,9 @@ function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
   try {
     fd = openSync(path, flags, 0o600)
     const zeros = Buffer.alloc(RESERVE_BYTES)
+    // Written is held: file systems count the blocks of written data against free space at write time (delayed
+    // allocation reserves them then), so no fsync is needed for the room to be ours until the file is removed.
     for (let offset = 0; offset < zeros.length; ) offset += writeSync(fd, zeros, offset)
-    fsyncSync(fd)
   } catch {
     rmQuietly(path)
     return undefined
