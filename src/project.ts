@@ -63,9 +63,11 @@ const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chai
  * (docs/security.md).
  */
 export function assertOwnFolders(paths: ProjectPaths): void {
+  // Missing folders are the common case: no exception for them (each costs a stack trace on every start).
   const kind = (path: string): 'missing' | 'dir' | 'symlink' | 'other' => {
     try {
-      const stat = lstatSync(path)
+      const stat = lstatSync(path, { throwIfNoEntry: false })
+      if (!stat) return 'missing'
       return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'dir' : 'other'
     } catch {
       return 'missing'
@@ -116,7 +118,7 @@ export function ensureProjectDirs(paths: ProjectPaths): void {
 
 function isDirectory(path: string): boolean {
   try {
-    return statSync(path).isDirectory()
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
   } catch {
     return false
   }
