@@ -1,4 +1,4 @@
-import { constants, copyFileSync, lstatSync, mkdirSync, statSync } from 'node:fs'
+import { constants, copyFileSync, lstatSync, mkdirSync, type Stats, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { UsageError } from '../errors.js'
 import { type GitEnvOptions, gitAt } from './git.js'
@@ -38,9 +38,9 @@ export async function copyIncludedFiles(
     // Nested repositories are listed as `dir/`; they are not files to copy.
     if (path.endsWith('/')) continue
     const source = join(top, path)
-    if (!isRegularFile(source)) continue
+    if (!statAt(source, true)?.isFile()) continue
     const target = join(toDir, path)
-    if (!safeParents(toDir, path) || exists(target)) {
+    if (!safeParents(toDir, path) || statAt(target, false) !== null) {
       result.skipped.push(path)
       continue
     }
@@ -67,35 +67,23 @@ function assertRelativeGlob(glob: string): void {
   }
 }
 
-function isRegularFile(path: string): boolean {
+/** What is at `path` (a link itself unless `follow`), or null when nothing can be found there. */
+function statAt(path: string, follow: boolean): Stats | null {
   try {
-    return statSync(path).isFile()
+    return follow ? statSync(path) : lstatSync(path)
   } catch {
-    return false
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
+    return null
   }
 }
 
 /** Every existing ancestor of `rel` inside `root` is a real directory: a symlink could lead outside. */
 function safeParents(root: string, rel: string): boolean {
-  const parts = rel.split('/').slice(0, -1)
   let dir = root
-  for (const part of parts) {
+  for (const part of rel.split('/').slice(0, -1)) {
     dir = join(dir, part)
-    try {
-      const stat = lstatSync(dir)
-      if (!stat.isDirectory() || stat.isSymbolicLink()) return false
-    } catch {
-      return true
-    }
+    const stat = statAt(dir, false)
+    if (!stat) return true
+    if (!stat.isDirectory() || stat.isSymbolicLink()) return false
   }
   return true
 }

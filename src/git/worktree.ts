@@ -44,11 +44,7 @@ export interface CreatedWorktree {
  */
 export async function createWorktree(options: CreateWorktreeOptions): Promise<CreatedWorktree> {
   const { repoDir, branch, signal } = options
-  // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
-  const gitOptions: GitEnvOptions = { env: options.env }
-  const git = gitAt(repoDir, gitOptions)
-  const path = resolve(options.path)
-  signal?.throwIfAborted()
+  const { git, gitOptions, path } = startWorktree(options)
   // A branch or registration already there is found by the steps themselves (the branch is created
   // atomically, and `git worktree add` refuses a registered path): no git process is spent checking first.
   const [base] = await Promise.all([
@@ -129,11 +125,7 @@ export interface RecreateWorktreeOptions extends GitEnvOptions {
  */
 export async function recreateWorktree(options: RecreateWorktreeOptions): Promise<CreatedWorktree> {
   const { repoDir, branch, signal } = options
-  // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
-  const gitOptions: GitEnvOptions = { env: options.env }
-  const git = gitAt(repoDir, gitOptions)
-  const path = resolve(options.path)
-  signal?.throwIfAborted()
+  const { git, gitOptions, path } = startWorktree(options)
   await assertBranchName(repoDir, branch, gitOptions)
   const tip = await branchTip(repoDir, branch, gitOptions)
   if (tip === null) {
@@ -169,6 +161,14 @@ export async function recreateWorktree(options: RecreateWorktreeOptions): Promis
     const leftovers = await rollbackWorktree(git, path, pathWasEmptyDir, null, tip)
     throw rollbackError(error, leftovers)
   }
+}
+
+/** Where creating a worktree starts: git in the repository, without the caller's abort signal. */
+function startWorktree(options: GitEnvOptions & { repoDir: string; path: string; signal?: AbortSignal }) {
+  options.signal?.throwIfAborted()
+  // The caller's signal must not reach git: a killed git step could not be rolled back reliably.
+  const gitOptions: GitEnvOptions = { env: options.env }
+  return { git: gitAt(options.repoDir, gitOptions), gitOptions, path: resolve(options.path) }
 }
 
 /** Refuses a path that holds anything; returns whether it is an existing (empty) directory. */

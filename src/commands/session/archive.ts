@@ -1,32 +1,24 @@
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
-import { action, collect } from '../../cli/action.js'
+import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { SessionStatusSchema } from '../../sessions/schema.js'
+import { addSelectionFlags, selectionOptions } from './cleanup.js'
 
 const ArchiveOptionsSchema = z.object({
-  olderThan: z.optional(z.string()),
-  status: z.optional(z.array(SessionStatusSchema)),
+  ...selectionOptions,
   output: z.optional(z.string()),
   force: z.optional(z.boolean()),
   dryRun: z.optional(z.boolean()),
 })
 
 export function registerArchive(session: Command, ctx: Context): void {
-  session
-    .command('archive')
-    .description('pack the sessions cleanup would remove into one verified tar.gz, then remove them')
-    .option(
-      '--older-than <duration>',
-      'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
-    )
-    .option(
-      '--status <status>',
-      'only these: paused, completed, failed, killed (comma-separated or repeated)',
-      collect,
-    )
+  addSelectionFlags(
+    session
+      .command('archive')
+      .description('pack the sessions cleanup would remove into one verified tar.gz, then remove them'),
+  )
     .option('--output <dir>', 'the folder the archive is written to (default: .harness/archives)')
     .option('--force', 'also take dirty worktrees and unmerged branches, after snapshotting them')
     .option('--dry-run', 'print the plan; change nothing at all')

@@ -6,6 +6,25 @@ import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SessionStatusSchema } from '../../sessions/schema.js'
 
+/** How cleanup and archive choose sessions: the same flags, the same selection. */
+export const selectionOptions = {
+  olderThan: z.optional(z.string()),
+  status: z.optional(z.array(SessionStatusSchema)),
+}
+
+export function addSelectionFlags(command: Command): Command {
+  return command
+    .option(
+      '--older-than <duration>',
+      'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
+    )
+    .option(
+      '--status <status>',
+      'only these: paused, completed, failed, killed (comma-separated or repeated)',
+      collect,
+    )
+}
+
 /** The safety rules, shown by `--help` of cleanup, delete and prune. */
 export const SAFETY_RULES = `
 Safety rules (nothing that would lose work is removed, unless --force, which
@@ -37,25 +56,17 @@ worktrees with their uncommitted work, beyond any rule above. Set worktree.root
 in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
 
 const CleanupOptionsSchema = z.object({
-  olderThan: z.optional(z.string()),
-  status: z.optional(z.array(SessionStatusSchema)),
+  ...selectionOptions,
   force: z.optional(z.boolean()),
   dryRun: z.optional(z.boolean()),
 })
 
 export function registerCleanup(session: Command, ctx: Context): void {
-  session
-    .command('cleanup')
-    .description('remove finished sessions older than a threshold: worktree, branch, log and record')
-    .option(
-      '--older-than <duration>',
-      'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
-    )
-    .option(
-      '--status <status>',
-      'only these: paused, completed, failed, killed (comma-separated or repeated)',
-      collect,
-    )
+  addSelectionFlags(
+    session
+      .command('cleanup')
+      .description('remove finished sessions older than a threshold: worktree, branch, log and record'),
+  )
     .option('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them')
     .option('--dry-run', 'print the plan; change nothing at all')
     .addHelpText(
