@@ -98,8 +98,7 @@ async function mainRootOf(git: Git, commonDir: string, gitDir: string): Promise<
 }
 
 export async function branchExists(repo: string, name: string, options: GitEnvOptions): Promise<boolean> {
-  assertRefArg(name, 'branch name')
-  return gitAt(repo, options).check(['show-ref', '--verify', '--quiet', `refs/heads/${name}`])
+  return (await branchTip(repo, name, options)) !== null
 }
 
 /** The commit a branch points at, or null when there is no such branch. */

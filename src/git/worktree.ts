@@ -4,7 +4,7 @@ import { ExternalToolError, IllegalStateError } from '../errors.js'
 import { provenCleanWorktrees } from './clean-check.js'
 import { assertBranchName, resolveCommit, samePath } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitFailed, splitZ } from './git.js'
-import { branchTip } from './repo.js'
+import { branchTip, deleteBranch } from './repo.js'
 import { findWorktree, listWorktrees, type WorktreeInfo } from './worktree-list.js'
 
 export { resolveCommit } from './common.js'
@@ -214,8 +214,11 @@ async function rollbackWorktree(
   }
   if (branch !== null) {
     // Compare-and-delete: if anything moved the branch meanwhile, it holds work and stays.
-    const deleted = await git.try(['update-ref', '-d', `refs/heads/${branch}`, base]).catch(() => undefined)
-    if (deleted?.exitCode !== 0) leftovers.push(`branch ${branch}`)
+    const kept = await deleteBranch(repoDir, branch, base, options).then(
+      () => false,
+      () => true,
+    )
+    if (kept) leftovers.push(`branch ${branch}`)
   }
   return leftovers
 }
