@@ -1,11 +1,4 @@
-import {
-  checkIdentity,
-  hostFacts,
-  isDeadState,
-  type ProcessIdentity,
-  type ProcStat,
-  readProcStat,
-} from './identity.js'
+import { hostFacts, isDeadState, type ProcessIdentity, type ProcStat, readProcStat } from './identity.js'
 import {
   collectTree,
   identityKey,
@@ -16,7 +9,7 @@ import {
 } from './tree.js'
 
 export type { RootIdentity, RootState } from './tree.js'
-export { listProcesses, snapshotTree } from './tree.js'
+export { listProcesses } from './tree.js'
 
 /*
  * Stopping a process tree (docs/design.md, "Stopping"). A pid is signalled only right after its start time was read again and
@@ -79,11 +72,6 @@ const DEFAULT_POLL_MS = 25
 const MAX_POLL_MS = 50
 const DEFAULT_CONFIRM_MS = 2000
 const isLinux = process.platform === 'linux'
-
-/** The recorded process is still the one running under its pid (not a zombie, not a reused pid). */
-export function isAlive(identity: RootIdentity): boolean {
-  return checkIdentity(identity) === 'alive'
-}
 
 /** The same process as `member` (pid and start time), still running (not a zombie). */
 function stillRuns(member: Member, stat: ProcStat | null | undefined): stat is ProcStat {

@@ -3,7 +3,6 @@ import {
   checkIdentity,
   hostFacts,
   isDeadState,
-  type ProcessIdentity,
   type ProcStat,
   PS_ENV,
   parseProcStat,
@@ -147,24 +146,4 @@ export function collectTree(
     for (const child of children.get(parent.pid) ?? []) visit(child)
   }
   return [...found.values()].filter((stat) => !isDeadState(stat.state))
-}
-
-/**
- * The root (if its identity still matches), every member of its process group and all its descendants, each
- * with its start time, zombies excluded. Empty when the root cannot be verified or its pid was reused.
- * Children that escaped with setsid and were reparented before this call cannot be found.
- */
-export function snapshotTree(
-  root: { pid: number; start_time: string | null },
-  options: { includeGroup?: boolean } = {},
-): ProcessIdentity[] {
-  const state = rootState(root)
-  if ((state !== 'alive' && state !== 'exited') || !root.start_time) return []
-  const start_time = root.start_time
-  const facts = hostFacts()
-  return collectTree(listProcesses(), { pid: root.pid, start_time }, options).map((stat) => ({
-    pid: stat.pid,
-    start_time: stat.startTime,
-    ...facts,
-  }))
 }

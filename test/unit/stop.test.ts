@@ -1,7 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { hostFacts, identify, type ProcessIdentity, readProcStat } from '../../src/process/identity.js'
-import { isAlive, listProcesses, snapshotTree, stopProcessTree } from '../../src/process/stop.js'
-import { isGone, killAll, start, until } from '../fixtures/procs/spawn.js'
+import {
+  checkIdentity,
+  hostFacts,
+  identify,
+  type ProcessIdentity,
+  readProcStat,
+} from '../../src/process/identity.js'
+import { listProcesses, stopProcessTree } from '../../src/process/stop.js'
+import { isGone, killAll, snapshotTree, start, until } from '../fixtures/procs/spawn.js'
+
+/** The recorded process is still the one running under its pid (not a zombie, not a reused pid). */
+const isAlive = (identity: ProcessIdentity) => checkIdentity(identity) === 'alive'
 
 afterEach(() => {
   killAll()
