@@ -255,24 +255,14 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
     // 0. Planning may be seconds old for a large batch: what was clean then is checked again now that every
     //    record is locked, as `git worktree remove` did for each one before the batched mode.
     await vetoChangedWorktrees(members, git)
-    // 1. Worktree folders (and empty folders left where a worktree was), one member at a time.
+    // 1. Worktree folders (and empty folders left where a worktree was), several members at a time.
     const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
-    for (const member of members) {
-      member.attempt(() => {
-        for (const step of member.candidate.steps) {
-          if (step.kind === 'worktree') {
-            removeWorktreeFolder(step.entry)
-            member.progress.done.push(step)
-            const repo = removedByRepo.get(step.repo) ?? { paths: [], members: [] }
-            repo.paths.push(step.entry.path)
-            repo.members.push(member)
-            removedByRepo.set(step.repo, repo)
-          } else if (step.kind === 'empty-folder') {
-            if (removeMissingOk(() => rmdirSync(step.path))) member.progress.done.push(step)
-          }
-        }
-      })
-    }
+    const folders = new Limiter(FOLDER_CONCURRENCY)
+    await Promise.all(
+      members.map((member) =>
+        folders.run(() => member.attemptAsync(() => removeFoldersOf(member, removedByRepo))),
+      ),
+    )
     // 2. One prune per repository for their registrations.
     for (const [repo, removed] of removedByRepo) {
       try {
@@ -349,6 +339,28 @@ async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions):
       } catch (error) {
         member.fail(error)
       }
+    }
+  }
+}
+
+/** How many worktree folders the batched removal deletes at once (node's thread pool has four threads). */
+const FOLDER_CONCURRENCY = 8
+
+/** A member's worktree folders and empty folders, in its steps' order; each removed worktree is noted by repository. */
+async function removeFoldersOf(
+  member: BatchMember,
+  removedByRepo: Map<string, { paths: string[]; members: BatchMember[] }>,
+): Promise<void> {
+  for (const step of member.candidate.steps) {
+    if (step.kind === 'worktree') {
+      await removeWorktreeFolder(step.entry)
+      member.progress.done.push(step)
+      const repo = removedByRepo.get(step.repo) ?? { paths: [], members: [] }
+      repo.paths.push(step.entry.path)
+      repo.members.push(member)
+      removedByRepo.set(step.repo, repo)
+    } else if (step.kind === 'empty-folder') {
+      if (removeMissingOk(() => rmdirSync(step.path))) member.progress.done.push(step)
     }
   }
 }
