@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto'
 import { type BigIntStats, type Dirent, lstatSync, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { type GitEnvOptions, gitAt } from './git.js'
-import { cacheTreeRoot } from './index-file.js'
+import { type IndexEntry, type ParsedIndex, parseIndex } from './index-file.js'
 
 /**
  * An in-process proof that a worktree is clean in the sense of `cleanWorktrees` (docs/design.md, "Removal"):
@@ -12,100 +11,6 @@ import { cacheTreeRoot } from './index-file.js'
  * does not read, a racily clean entry, a file git would have to open, any path not in the index, which only
  * git's ignore rules can judge) is "not proven", and git is asked as before. It never says "dirty".
  */
-
-/** One index entry: its stat data as git stored it (32-bit fields), mode, object id, flags and path. */
-export interface IndexEntry {
-  ctimeSec: number
-  ctimeNsec: number
-  mtimeSec: number
-  mtimeNsec: number
-  dev: number
-  ino: number
-  mode: number
-  uid: number
-  gid: number
-  size: number
-  oid: string
-  /** The 16-bit flags word: assume-valid (0x8000), extended (0x4000), stage (0x3000), name length. */
-  flags: number
-  /** Extended flags (index v3): skip-worktree, intent-to-add; 0 when absent. */
-  extendedFlags: number
-  path: string
-}
-
-export interface ParsedIndex {
-  version: number
-  entries: IndexEntry[]
-  /** The cache-tree's root: its tree and how many entries it covers; null when absent or invalidated. */
-  root: { oid: string; entries: number } | null
-}
-
-/**
- * Parses an index file of version 2 or 3 with its checksum verified. Null for anything else: version 4
- * (compressed paths), a split index (`link`), a sparse index (`sdir`), an extension git requires readers to
- * understand (lower-case signature), a bad checksum or a truncated file.
- */
-export function parseIndex(buffer: Buffer, oidBytes: number): ParsedIndex | null {
-  if (buffer.length < 12 + oidBytes || buffer.toString('latin1', 0, 4) !== 'DIRC') return null
-  const version = buffer.readUInt32BE(4)
-  if (version !== 2 && version !== 3) return null
-  const trailer = buffer.length - oidBytes
-  const stored = buffer.subarray(trailer)
-  // index.skipHash writes a zero checksum; anything else must match the content.
-  if (stored.some((byte) => byte !== 0)) {
-    const hash = createHash(oidBytes === 32 ? 'sha256' : 'sha1')
-      .update(buffer.subarray(0, trailer))
-      .digest()
-    if (!hash.equals(stored)) return null
-  }
-  const count = buffer.readUInt32BE(8)
-  const fixed = 40 + oidBytes + 2
-  const entries: IndexEntry[] = []
-  let offset = 12
-  for (let i = 0; i < count; i++) {
-    if (offset + fixed > trailer) return null
-    const flags = buffer.readUInt16BE(offset + 40 + oidBytes)
-    const extended = (flags & 0x4000) !== 0
-    if (extended && version < 3) return null
-    const pathStart = offset + fixed + (extended ? 2 : 0)
-    const end = buffer.indexOf(0, pathStart)
-    if (end < 0 || end >= trailer) return null
-    const nameLength = flags & 0xfff
-    if (nameLength < 0xfff && nameLength !== end - pathStart) return null
-    entries.push({
-      ctimeSec: buffer.readUInt32BE(offset),
-      ctimeNsec: buffer.readUInt32BE(offset + 4),
-      mtimeSec: buffer.readUInt32BE(offset + 8),
-      mtimeNsec: buffer.readUInt32BE(offset + 12),
-      dev: buffer.readUInt32BE(offset + 16),
-      ino: buffer.readUInt32BE(offset + 20),
-      mode: buffer.readUInt32BE(offset + 24),
-      uid: buffer.readUInt32BE(offset + 28),
-      gid: buffer.readUInt32BE(offset + 32),
-      size: buffer.readUInt32BE(offset + 36),
-      oid: buffer.toString('hex', offset + 40, offset + 40 + oidBytes),
-      flags,
-      extendedFlags: extended ? buffer.readUInt16BE(offset + fixed) : 0,
-      path: buffer.toString('utf8', pathStart, end),
-    })
-    // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
-    offset += (end - offset + 8) & ~7
-  }
-  if (offset > trailer) return null
-  let root: ParsedIndex['root'] = null
-  while (offset < trailer) {
-    if (offset + 8 > trailer) return null
-    const signature = buffer.toString('latin1', offset, offset + 4)
-    const size = buffer.readUInt32BE(offset + 4)
-    const data = offset + 8
-    if (data + size > trailer) return null
-    // Upper case: optional to understand (REUC, UNTR, FSMN, EOIE, IEOT); lower case (link, sdir): required.
-    if (!/^[A-Z]/.test(signature)) return null
-    if (signature === 'TREE') root = cacheTreeRoot(buffer.subarray(data, data + size), oidBytes)
-    offset = data + size
-  }
-  return { version, entries, root }
-}
 
 const REGULAR = 0o100644
 const EXECUTABLE = 0o100755

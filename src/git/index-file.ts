@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /**
  * What a checkpoint needs to know about a worktree's index, read from the file itself instead of from two more
  * git processes (docs/performance.md, "Checkpoints"): whether any entry carries a flag that hides edits
@@ -13,42 +15,123 @@ export interface IndexSummary {
   rootTree: string | null
 }
 
-export function parseIndexSummary(buffer: Buffer, oidBytes: number): IndexSummary | null {
-  if (buffer.length < 12 || buffer.toString('latin1', 0, 4) !== 'DIRC') return null
+/** One index entry: its stat data as git stored it (32-bit fields), mode, object id, flags and path. */
+export interface IndexEntry {
+  ctimeSec: number
+  ctimeNsec: number
+  mtimeSec: number
+  mtimeNsec: number
+  dev: number
+  ino: number
+  mode: number
+  uid: number
+  gid: number
+  size: number
+  oid: string
+  /** The 16-bit flags word: assume-valid (0x8000), extended (0x4000), stage (0x3000), name length. */
+  flags: number
+  /** Extended flags (index v3): skip-worktree, intent-to-add; 0 when absent. */
+  extendedFlags: number
+  path: string
+}
+
+export interface ParsedIndex {
+  version: number
+  entries: IndexEntry[]
+  /** The cache-tree's root: its tree and how many entries it covers; null when absent or invalidated. */
+  root: { oid: string; entries: number } | null
+}
+
+/**
+ * The one reader of git's index file, versions 2 and 3: `visit` gets each entry's offset, flags word, extended
+ * flags and where its path lies. Null for anything else, which callers leave to git: version 4 (compressed
+ * paths), a split index (`link`), a sparse one (`sdir`), any extension git requires readers to understand
+ * (lower-case signature), a truncated file, and with `verify` a checksum that does not match.
+ */
+function walkIndex(
+  buffer: Buffer,
+  oidBytes: number,
+  verify: boolean,
+  visit: (offset: number, flags: number, extendedFlags: number, pathStart: number, end: number) => void,
+): { version: number; root: ParsedIndex['root'] } | null {
+  if (buffer.length < 12 + oidBytes || buffer.toString('latin1', 0, 4) !== 'DIRC') return null
   const version = buffer.readUInt32BE(4)
-  // Version 4 compresses paths; a reader for it is not worth the two processes it would save.
   if (version !== 2 && version !== 3) return null
+  const trailer = buffer.length - oidBytes
+  const stored = buffer.subarray(trailer)
+  // index.skipHash writes a zero checksum; anything else must match the content.
+  if (verify && stored.some((byte) => byte !== 0)) {
+    const hash = createHash(oidBytes === 32 ? 'sha256' : 'sha1')
+      .update(buffer.subarray(0, trailer))
+      .digest()
+    if (!hash.equals(stored)) return null
+  }
   const count = buffer.readUInt32BE(8)
   const fixed = 40 + oidBytes + 2
   let offset = 12
-  let flagged = false
-  let conflicted = false
   for (let i = 0; i < count; i++) {
-    if (offset + fixed > buffer.length) return null
+    if (offset + fixed > trailer) return null
     const flags = buffer.readUInt16BE(offset + 40 + oidBytes)
     const extended = (flags & 0x4000) !== 0
-    if ((flags & 0x8000) !== 0 || extended) flagged = true
-    if ((flags & 0x3000) !== 0) conflicted = true
+    if (extended && version < 3) return null
     const pathStart = offset + fixed + (extended ? 2 : 0)
     const end = buffer.indexOf(0, pathStart)
-    if (end < 0) return null
+    if (end < 0 || end >= trailer) return null
+    const nameLength = flags & 0xfff
+    if (nameLength < 0xfff && nameLength !== end - pathStart) return null
+    visit(offset, flags, extended ? buffer.readUInt16BE(offset + fixed) : 0, pathStart, end)
     // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
     offset += (end - offset + 8) & ~7
   }
-  let rootTree: string | null = null
-  const trailer = buffer.length - oidBytes
-  while (offset + 8 <= trailer) {
+  if (offset > trailer) return null
+  let root: ParsedIndex['root'] = null
+  while (offset < trailer) {
+    if (offset + 8 > trailer) return null
     const signature = buffer.toString('latin1', offset, offset + 4)
     const size = buffer.readUInt32BE(offset + 4)
     const data = offset + 8
     if (data + size > trailer) return null
-    // A split index keeps its entries in another file; a sparse one has folder entries: git knows best.
-    if (signature === 'link' || signature === 'sdir') return null
-    if (signature === 'TREE')
-      rootTree = cacheTreeRoot(buffer.subarray(data, data + size), oidBytes)?.oid ?? null
+    // Upper case: optional to understand (REUC, UNTR, FSMN, EOIE, IEOT); lower case (link, sdir): required.
+    if (!/^[A-Z]/.test(signature)) return null
+    if (signature === 'TREE') root = cacheTreeRoot(buffer.subarray(data, data + size), oidBytes)
     offset = data + size
   }
-  return { flagged, conflicted, rootTree }
+  return { version, root }
+}
+
+/** Every entry of an index file of version 2 or 3, its checksum verified (null as for `walkIndex`). */
+export function parseIndex(buffer: Buffer, oidBytes: number): ParsedIndex | null {
+  const entries: IndexEntry[] = []
+  const walked = walkIndex(buffer, oidBytes, true, (offset, flags, extendedFlags, pathStart, end) => {
+    entries.push({
+      ctimeSec: buffer.readUInt32BE(offset),
+      ctimeNsec: buffer.readUInt32BE(offset + 4),
+      mtimeSec: buffer.readUInt32BE(offset + 8),
+      mtimeNsec: buffer.readUInt32BE(offset + 12),
+      dev: buffer.readUInt32BE(offset + 16),
+      ino: buffer.readUInt32BE(offset + 20),
+      mode: buffer.readUInt32BE(offset + 24),
+      uid: buffer.readUInt32BE(offset + 28),
+      gid: buffer.readUInt32BE(offset + 32),
+      size: buffer.readUInt32BE(offset + 36),
+      oid: buffer.toString('hex', offset + 40, offset + 40 + oidBytes),
+      flags,
+      extendedFlags,
+      path: buffer.toString('utf8', pathStart, end),
+    })
+  })
+  return walked && { ...walked, entries }
+}
+
+/** The summary a checkpoint needs, without building entries or hashing the file. */
+export function parseIndexSummary(buffer: Buffer, oidBytes: number): IndexSummary | null {
+  let flagged = false
+  let conflicted = false
+  const walked = walkIndex(buffer, oidBytes, false, (_offset, flags) => {
+    if ((flags & 0xc000) !== 0) flagged = true
+    if ((flags & 0x3000) !== 0) conflicted = true
+  })
+  return walked && { flagged, conflicted, rootTree: walked.root?.oid ?? null }
 }
 
 /**

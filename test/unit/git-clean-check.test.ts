@@ -16,7 +16,8 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { entriesProvenClean, parseIndex, provenCleanWorktrees } from '../../src/git/clean-check.js'
+import { entriesProvenClean, provenCleanWorktrees } from '../../src/git/clean-check.js'
+import { parseIndex } from '../../src/git/index-file.js'
 import { cleanWorktrees } from '../../src/git/worktree.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
