@@ -163,3 +163,45 @@ export function newSessionRecord(session: NewSession): SessionRecord {
       : {}),
   }
 }
+
+/** The flags of `harness run` that a resume through --session-id looks at. */
+export interface ResumeFlags {
+  agent?: string
+  model?: string
+  permission?: Permission
+  base?: string
+  branch?: string
+  worktree: boolean
+  extraArgs: string[]
+  contextFrom?: string[]
+}
+
+/**
+ * Why `run --session-id <id>` of an existing session cannot resume it, or null: the session keeps its agent,
+ * model, permission and worktree, so flags that would change them are refused, and --context-from only starts
+ * new sessions.
+ */
+export function resumeRefusal(id: string, flags: ResumeFlags): UsageError | null {
+  const ignored = [
+    flags.agent !== undefined && '--agent',
+    flags.model !== undefined && '--model',
+    flags.permission !== undefined && '--permission',
+    flags.base !== undefined && '--base',
+    flags.branch !== undefined && '--branch',
+    !flags.worktree && '--no-worktree',
+    flags.extraArgs.length > 0 && 'arguments after --',
+  ].filter(Boolean)
+  if (ignored.length) {
+    return new UsageError(
+      `session "${id}" exists, so --session-id resumes it: ${ignored.join(', ')} cannot change it`,
+      'drop them, or choose a new --session-id',
+    )
+  }
+  if (flags.contextFrom?.length) {
+    return new UsageError(
+      `session "${id}" exists, so --session-id resumes it: --context-from only starts new sessions`,
+      'choose a new --session-id',
+    )
+  }
+  return null
+}

@@ -40,7 +40,13 @@ import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
-import { newSessionRecord, planWorkspace, type WorkspaceFacts } from './start-plan.js'
+import {
+  newSessionRecord,
+  planWorkspace,
+  resumeRefusal,
+  type WorkspaceFacts,
+  type WorkspacePlan,
+} from './start-plan.js'
 import type { SessionStore } from './store.js'
 
 declare const HARNESS_VERSION: string
@@ -279,28 +285,8 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   const paths = await ctx.project()
   const store = await ctx.store()
   if (options.sessionId && store.exists(options.sessionId)) {
-    // The session keeps its agent, model, permission and worktree: flags that would change them are refused.
-    const ignored = [
-      options.agent !== undefined && '--agent',
-      options.model !== undefined && '--model',
-      options.permission !== undefined && '--permission',
-      options.base !== undefined && '--base',
-      options.branch !== undefined && '--branch',
-      !options.worktree && '--no-worktree',
-      options.extraArgs.length > 0 && 'arguments after --',
-    ].filter(Boolean)
-    if (ignored.length) {
-      throw new UsageError(
-        `session "${options.sessionId}" exists, so --session-id resumes it: ${ignored.join(', ')} cannot change it`,
-        `drop them, or choose a new --session-id`,
-      )
-    }
-    if (options.contextFrom?.length) {
-      throw new UsageError(
-        `session "${options.sessionId}" exists, so --session-id resumes it: --context-from only starts new sessions`,
-        'choose a new --session-id',
-      )
-    }
+    const refusal = resumeRefusal(options.sessionId, options)
+    if (refusal) throw refusal
     const existing = store.get(options.sessionId)
     const { taskDiffers } = await import('./task.js')
     if (existing && taskDiffers(existing.task_hash, options.prompt.join(' ').trim())) {
@@ -605,70 +591,92 @@ async function prepareWorkspace(
       undo: async () => {},
     }
   }
-  const { createWorktree, removeWorktree, deleteBranch, resolveCommit } = await import('../git/worktree.js')
-  const { repoDir, dir, branch } = plan
-  const baseCommit = plan.baseCommit ?? (await resolveCommit(repoDir, plan.base, gitEnv))
+  const { resolveCommit } = await import('../git/worktree.js')
+  const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
   // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
-  return settingUp(paths.sessionsDir, id, async () => {
-    if (existsSync(dir))
-      throw new IllegalStateError(
-        `worktree folder ${dir} already exists`,
-        'remove it or choose another --session-id',
-      )
+  return settingUp(paths.sessionsDir, id, () => makeWorktree(ctx, config, plan, baseCommit, abort))
+}
+
+/** Makes the planned worktree and branch at `baseCommit`, then sets it up; undone if the set-up fails. */
+async function makeWorktree(
+  ctx: SessionEnv,
+  config: HarnessConfig,
+  plan: Extract<WorkspacePlan, { kind: 'worktree' }>,
+  baseCommit: string,
+  abort: SignalGuard,
+): Promise<Workspace> {
+  const { repoDir, dir, branch } = plan
+  if (existsSync(dir)) {
+    throw new IllegalStateError(
+      `worktree folder ${dir} already exists`,
+      'remove it or choose another --session-id',
+    )
+  }
+  try {
+    const { createWorktree } = await import('../git/worktree.js')
+    // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
+    mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
+    await createWorktree({
+      repoDir,
+      path: dir,
+      branch,
+      base: baseCommit,
+      verifiedBase: true,
+      signal: abort.signal,
+      env: ctx.env,
+    })
+    chmodSync(dir, 0o700)
+    const undo = () => undoWorktree(ctx, repoDir, dir, branch, baseCommit)
     try {
-      // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
-      mkdirSync(dirname(dir), { recursive: true, mode: 0o700 })
-      await createWorktree({
-        repoDir,
-        path: dir,
-        branch,
-        base: baseCommit,
-        verifiedBase: true,
-        signal: abort.signal,
-        ...gitEnv,
-      })
-      chmodSync(dir, 0o700)
-      const undo = async () => {
-        // A failed undo leaves something behind: say what, and go on undoing (docs/design.md, "Runs").
-        const leftBehind = (what: string) => (error: unknown) =>
-          ctx.warn(`harness: could not remove ${what}: ${errorMessage(error)}`)
-        const removed = await removeWorktree(repoDir, dir, { force: true, ...gitEnv }).then(
-          () => true,
-          (error: unknown) => {
-            leftBehind(`the worktree ${dir}`)(error)
-            return false
-          },
-        )
-        // Only while it still points where it was made, and not from under a worktree still there: never
-        // delete work.
-        if (!removed) return ctx.warn(`harness: kept the branch ${branch} with that worktree`)
-        await deleteBranch(repoDir, branch, baseCommit, { dropConfig: true, ...gitEnv }).catch(
-          leftBehind(`the branch ${branch}`),
-        )
-      }
-      try {
-        throwIfSignalled(abort)
-        await setUpWorktree(ctx, config, plan.topLevel, dir, abort.signal)
-        throwIfSignalled(abort)
-      } catch (error) {
-        await undo()
-        throw error
-      }
-      return {
-        dir,
-        isWorktree: true,
-        branch,
-        baseDir: repoDir,
-        baseCommit,
-        baseRef: plan.baseRef,
-        subdir: plan.subdir,
-        undo,
-      }
+      throwIfSignalled(abort)
+      await setUpWorktree(ctx, config, plan.topLevel, dir, abort.signal)
+      throwIfSignalled(abort)
     } catch (error) {
-      const sig = abort.received()
-      throw sig && !(error instanceof ExitRequest) ? signalExit(sig) : error
+      await undo()
+      throw error
     }
-  })
+    return {
+      dir,
+      isWorktree: true,
+      branch,
+      baseDir: repoDir,
+      baseCommit,
+      baseRef: plan.baseRef,
+      subdir: plan.subdir,
+      undo,
+    }
+  } catch (error) {
+    const sig = abort.received()
+    throw sig && !(error instanceof ExitRequest) ? signalExit(sig) : error
+  }
+}
+
+/**
+ * Removes the worktree and branch a run made when it never got its record. A failed step leaves something
+ * behind: say what, and go on undoing (docs/design.md, "Runs"); the branch goes only while it still points
+ * where it was made, and not from under a worktree still there: never delete work.
+ */
+async function undoWorktree(
+  ctx: SessionEnv,
+  repoDir: string,
+  dir: string,
+  branch: string,
+  baseCommit: string,
+): Promise<void> {
+  const { removeWorktree, deleteBranch } = await import('../git/worktree.js')
+  const leftBehind = (what: string) => (error: unknown) =>
+    ctx.warn(`harness: could not remove ${what}: ${errorMessage(error)}`)
+  const removed = await removeWorktree(repoDir, dir, { force: true, env: ctx.env }).then(
+    () => true,
+    (error: unknown) => {
+      leftBehind(`the worktree ${dir}`)(error)
+      return false
+    },
+  )
+  if (!removed) return ctx.warn(`harness: kept the branch ${branch} with that worktree`)
+  await deleteBranch(repoDir, branch, baseCommit, { dropConfig: true, env: ctx.env }).catch(
+    leftBehind(`the branch ${branch}`),
+  )
 }
 
 /**

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import type { RepoInfo } from '../../src/git/repo.js'
 import { SessionRecordSchema } from '../../src/sessions/schema.js'
-import { newSessionRecord, planWorkspace, type WorkspaceFacts } from '../../src/sessions/start-plan.js'
+import {
+  newSessionRecord,
+  planWorkspace,
+  resumeRefusal,
+  type WorkspaceFacts,
+} from '../../src/sessions/start-plan.js'
 import { taskHash } from '../../src/sessions/task.js'
 
 // What `harness run` decides before it makes anything: where the session runs and its first record. The
@@ -186,5 +191,35 @@ describe('newSessionRecord', () => {
       state: null,
     })
     expect(SessionRecordSchema.safeParse(record).success).toBe(true)
+  })
+})
+
+describe('resumeRefusal (run --session-id of an existing session)', () => {
+  const plain = { worktree: true, extraArgs: [] }
+
+  it('resumes when no flag would change the session', () => {
+    expect(resumeRefusal('ab12cd34', plain)).toBeNull()
+  })
+
+  it('names every flag that would change its agent, model, permission or worktree', () => {
+    const refusal = resumeRefusal('ab12cd34', {
+      agent: 'codex',
+      model: 'm',
+      permission: 'readonly',
+      base: 'main',
+      branch: 'b',
+      worktree: false,
+      extraArgs: ['-x'],
+    })
+    expect(refusal?.message).toBe(
+      'session "ab12cd34" exists, so --session-id resumes it: --agent, --model, --permission, --base, --branch, --no-worktree, arguments after -- cannot change it',
+    )
+    expect(refusal?.exitCode).toBe(2)
+  })
+
+  it('refuses --context-from, which only starts new sessions', () => {
+    expect(resumeRefusal('ab12cd34', { ...plain, contextFrom: ['11111111'] })?.message).toMatch(
+      /--context-from only starts new sessions/,
+    )
   })
 })
