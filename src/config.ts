@@ -147,13 +147,13 @@ export function readConfigFile(file: string): HarnessConfig | null {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return null
-    throw new ConfigError(file, `cannot read it: ${code ?? (error as Error).message}`)
+    throw new ConfigError(file, `cannot read it: ${code ?? (error as Error).message}`, error)
   }
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(file, `not valid JSON: ${(error as Error).message}`)
+    throw new ConfigError(file, `not valid JSON: ${(error as Error).message}`, error)
   }
   const result = z.safeParse(HarnessConfigSchema, value)
   if (result.success) return result.data

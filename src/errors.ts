@@ -121,8 +121,8 @@ export class ExternalToolError extends HarnessError {
 }
 
 export class ConfigError extends HarnessError {
-  constructor(file: string, detail: string) {
-    super('INVALID_CONFIG', `invalid config ${file}: ${detail}`, ExitCode.Usage)
+  constructor(file: string, detail: string, cause?: unknown) {
+    super('INVALID_CONFIG', `invalid config ${file}: ${detail}`, ExitCode.Usage, undefined, cause)
   }
 }
 

@@ -107,6 +107,7 @@ function rollbackError(error: unknown, leftovers: string[]): unknown {
     `creating the worktree failed (${reason}) and could not be fully undone: ${leftovers.join('; ')}`,
     'a branch that moved may hold work: check with "git worktree list" and "git log <branch>" first',
     'WORKTREE_ROLLBACK_FAILED',
+    error,
   )
 }
 

@@ -64,12 +64,13 @@ export const ManifestSchema = z.object({
 export type Manifest = z.infer<typeof ManifestSchema>
 
 export class CorruptArchiveError extends HarnessError {
-  constructor(file: string, reason: string) {
+  constructor(file: string, reason: string, cause?: unknown) {
     super(
       'ARCHIVE_CORRUPT',
       `${file} is not a good archive: ${reason}`,
       ExitCode.Failure,
       'nothing was changed; keep the file for inspection, or use another copy',
+      cause,
     )
   }
 }
@@ -190,7 +191,7 @@ export async function readArchive(file: string, extractTo?: string): Promise<Man
     })
     await Promise.all(pending)
   } catch (error) {
-    throw new CorruptArchiveError(file, (error as Error).message)
+    throw new CorruptArchiveError(file, (error as Error).message, error)
   }
   if (!manifestText) throw new CorruptArchiveError(file, `it has no ${MANIFEST}`)
   try {
@@ -198,7 +199,7 @@ export async function readArchive(file: string, extractTo?: string): Promise<Man
     if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid')
     manifest = parsed.data
   } catch (error) {
-    throw new CorruptArchiveError(file, `its ${MANIFEST} is not valid: ${(error as Error).message}`)
+    throw new CorruptArchiveError(file, `its ${MANIFEST} is not valid: ${(error as Error).message}`, error)
   }
   const listed = new Set<string>()
   for (const member of manifest.members) {

@@ -163,7 +163,7 @@ export function attachTmuxSession(socket: string, name: string, env: NodeJS.Proc
     process.on('SIGINT', ignore)
     child.on('error', (error) => {
       process.removeListener('SIGINT', ignore)
-      reject(new ExternalToolError(`tmux attach failed: ${error.message}`, undefined, 'TMUX_FAILED'))
+      reject(new ExternalToolError(`tmux attach failed: ${error.message}`, undefined, 'TMUX_FAILED', error))
     })
     child.on('close', (code) => {
       process.removeListener('SIGINT', ignore)

@@ -229,6 +229,8 @@ describe('loadConfig: invalid files', () => {
     expect(error.code).toBe('INVALID_CONFIG')
     expect(error.message.startsWith(`invalid config ${s.projectFile}: `)).toBe(true)
     expect(error.message).toContain(detail)
+    // A file JSON cannot parse keeps the parser's error as its cause.
+    if (detail.startsWith('not valid JSON')) expect(error.cause).toBeInstanceOf(SyntaxError)
   })
 
   test('an error in the user file names the user file', () => {
