@@ -18,11 +18,15 @@ export default defineConfig({
       },
       {
         extends: true,
-        // Real processes, signals and terminals: each file in its own child process.
+        // Real processes, signals and terminals, in child processes (not worker threads: signals and terminals
+        // belong to a process). Each worker process runs file after file without a fresh start and module graph
+        // for each: the files keep no global state, they only start processes and make temp folders (removed
+        // after each file, file-setup.ts), and the template repositories of tmp.ts are made once per worker.
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts', 'test/reliability/**/*.test.ts'],
           pool: 'forks',
+          isolate: false,
         },
       },
     ],

@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import type { DoctorReport } from '../../src/doctor.js'
@@ -12,7 +12,8 @@ const statusOf = (report: DoctorReport, name: string) => report.checks.find((c) 
 test('doctor: a working setup is usable (exit 0), --json says why line by line', async () => {
   const repo = tmpGitRepo()
   await execSession(repo)
-  const agents = fakeAgents(repo.home, repo.env)
+  // doctor starts every agent it finds two or three times (--version, --help): two are enough to show it.
+  const agents = fakeAgents(repo.home, repo.env, { names: ['claude', 'codex'] })
   const result = await cli(['doctor', '--json'], { cwd: repo.dir, env: agents.env })
   expect(result.exitCode, result.stdout).toBe(0)
   const report = json<DoctorReport>(result)
@@ -21,13 +22,15 @@ test('doctor: a working setup is usable (exit 0), --json says why line by line',
   expect(statusOf(report, '.harness')).toBe('ok')
   expect(statusOf(report, 'sessions')).toBe('ok')
   expect(['ok', 'warn']).toContain(statusOf(report, 'agent claude'))
+  expect(['ok', 'warn']).toContain(statusOf(report, 'agent codex'))
+  // An agent that is not installed is only a note, unless it is the default one (below).
+  expect(statusOf(report, 'agent aider')).toBe('info')
 })
 
 test('doctor: no git, an unusable .harness, an untrusted config and a missing agent are FAIL lines, exit 1', async () => {
   const repo = tmpGitRepo()
-  const agents = fakeAgents(repo.home, repo.env)
-  // PATH holds node and the fake agents but neither git nor claude.
-  rmSync(join(agents.binDir, 'claude'))
+  // PATH holds node and the fake codex but neither git nor claude.
+  const agents = fakeAgents(repo.home, repo.env, { names: ['codex'] })
   symlinkSync(process.execPath, join(agents.binDir, 'node'))
   mkdirSync(join(repo.dir, '.harness'))
   writeFileSync(join(repo.dir, '.harness', 'sessions'), 'not a folder')

@@ -16,6 +16,8 @@ export interface FakeAgentOptions {
   ignoreHup?: boolean
   /** Draw an agent's screen; ask a question once this file exists (see fake-agent.mjs). */
   tui?: { askFile: string }
+  /** Install only these names (default: every agent), for commands that probe each agent they find. */
+  names?: readonly (typeof AGENT_NAMES)[number][]
 }
 
 export interface FakeAgents {
@@ -53,7 +55,7 @@ export function fakeAgents(
 ): FakeAgents {
   const binDir = join(root, 'bin')
   mkdirSync(binDir, { recursive: true })
-  for (const name of AGENT_NAMES) {
+  for (const name of options.names ?? AGENT_NAMES) {
     const link = join(binDir, name)
     if (!existsSync(link)) symlinkSync(FAKE_AGENT, link)
   }

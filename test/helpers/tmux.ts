@@ -59,10 +59,11 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
+/** Polls `probe` until it holds; the ceiling is generous so that a busy machine only makes it slower. */
 export async function waitFor<T>(
   what: string,
   probe: () => T | undefined | false,
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
