@@ -2,16 +2,10 @@ import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
-import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { addSelectionFlags, selectionOptions } from './cleanup.js'
+import { addSelectionFlags, selectionOf, selectionOptions } from './cleanup.js'
 
-const ArchiveOptionsSchema = z.object({
-  ...selectionOptions,
-  output: z.optional(z.string()),
-  force: z.optional(z.boolean()),
-  dryRun: z.optional(z.boolean()),
-})
+const ArchiveOptionsSchema = z.object({ ...selectionOptions, output: z.optional(z.string()) })
 
 export function registerArchive(session: Command, ctx: Context): void {
   addSelectionFlags(
@@ -40,18 +34,11 @@ Examples:
     )
     .action(
       action(ArchiveOptionsSchema, async (options) => {
-        const olderThan = olderThanFlag(options.olderThan)
         const { archiveSessions } = await import('../../sessions/removal/archive.js')
         const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderArchiveReport } = await import('../../render/archive.js')
-        const report = await archiveSessions(ctx, {
-          olderThan,
-          status: options.status,
-          output: options.output,
-          force: options.force === true,
-          dryRun: options.dryRun === true,
-          progress: ctx.out.progress('archive'),
-        })
+        const selection = selectionOf(options, ctx, 'archive')
+        const report = await archiveSessions(ctx, { ...selection, output: options.output })
         ctx.out.result(report, (data) => renderArchiveReport(data))
         if (anyFailed(report.kept)) throw new ExitRequest(1)
       }),

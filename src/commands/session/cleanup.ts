@@ -4,12 +4,29 @@ import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { SessionStatusSchema } from '../../sessions/schema.js'
+import { type SessionStatus, SessionStatusSchema } from '../../sessions/schema.js'
 
 /** How cleanup and archive choose sessions: the same flags, the same selection. */
 export const selectionOptions = {
   olderThan: z.optional(z.string()),
   status: z.optional(z.array(SessionStatusSchema)),
+  force: z.optional(z.boolean()),
+  dryRun: z.optional(z.boolean()),
+}
+
+/** The selection as cleanup's and archive's services take it, with a progress line named `what`. */
+export function selectionOf(
+  options: { olderThan?: string; status?: SessionStatus[]; force?: boolean; dryRun?: boolean },
+  ctx: Context,
+  what: string,
+) {
+  return {
+    olderThan: olderThanFlag(options.olderThan),
+    status: options.status,
+    force: options.force === true,
+    dryRun: options.dryRun === true,
+    progress: ctx.out.progress(what),
+  }
 }
 
 export function addSelectionFlags(command: Command): Command {
@@ -55,11 +72,7 @@ repository), \`git clean -fdx\` deletes .harness/ entirely: records, logs and
 worktrees with their uncommitted work, beyond any rule above. Set worktree.root
 in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
 
-const CleanupOptionsSchema = z.object({
-  ...selectionOptions,
-  force: z.optional(z.boolean()),
-  dryRun: z.optional(z.boolean()),
-})
+const CleanupOptionsSchema = z.object(selectionOptions)
 
 export function registerCleanup(session: Command, ctx: Context): void {
   addSelectionFlags(
@@ -83,17 +96,10 @@ Examples:
     )
     .action(
       action(CleanupOptionsSchema, async (options) => {
-        const olderThan = olderThanFlag(options.olderThan)
         const { cleanupSessions } = await import('../../sessions/removal/cleanup.js')
         const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderRemovalReport } = await import('../../render/cleanup.js')
-        const report = await cleanupSessions(ctx, {
-          olderThan,
-          status: options.status,
-          force: options.force === true,
-          dryRun: options.dryRun === true,
-          progress: ctx.out.progress('cleanup'),
-        })
+        const report = await cleanupSessions(ctx, selectionOf(options, ctx, 'cleanup'))
         ctx.out.result(report, (data) => renderRemovalReport(data))
         if (anyFailed(report.kept)) throw new ExitRequest(1)
       }),
