@@ -12,6 +12,7 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs'
+import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { CorruptRecordError, IllegalStateError, SessionExistsError, SessionNotFoundError } from '../errors.js'
 import { processExists } from '../process/identity.js'
@@ -270,7 +271,8 @@ export class SessionStore {
         const current = this.readForWrite(id, this.namesListedAfter(held))
         const swept = ++this.marks
         await prepare?.(current)
-        unlinkSync(this.recordPath(id))
+        // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
+        await unlink(this.recordPath(id))
         this.sweepLocked(id, this.namesListedAfter(swept))
         await this.folderSynced()
       }),

@@ -1,4 +1,5 @@
-import { existsSync, rmdirSync, rmSync, unlinkSync } from 'node:fs'
+import { existsSync, rmdirSync, rmSync } from 'node:fs'
+import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionNotFoundError } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/git.js'
@@ -160,7 +161,14 @@ async function runStep(
     case 'branch':
       return deleteBranch(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
     case 'file':
-      return removeMissingOk(() => unlinkSync(step.path))
+      // Asynchronous: the batched mode deletes many logs at once, and their waits on the file system overlap.
+      return unlink(step.path).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return false
+          throw error
+        },
+      )
     case 'refs': {
       const { deleteRefs } = await import('../../git/refs.js')
       await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
@@ -283,18 +291,23 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
       }
     }
     for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners, git)
-    // 4. Logs and the agents' own folders; the records go when each member's `outcome` settles.
-    for (const member of members) {
-      if (member.failure) continue
-      await member.attemptAsync(async () => {
-        for (const step of member.candidate.steps) {
-          if (step.kind === 'file' || step.kind === 'folder') {
-            if (await runStep(step, member.forced, member.candidate.describe, git))
-              member.progress.done.push(step)
-          }
-        }
-      })
-    }
+    // 4. Logs and the agents' own folders, several members at a time; the records go when each member's
+    //    `outcome` settles.
+    const files = new Limiter(FOLDER_CONCURRENCY)
+    await Promise.all(
+      members.map((member) =>
+        files.run(() =>
+          member.attemptAsync(async () => {
+            for (const step of member.candidate.steps) {
+              if (step.kind === 'file' || step.kind === 'folder') {
+                if (await runStep(step, member.forced, member.candidate.describe, git))
+                  member.progress.done.push(step)
+              }
+            }
+          }),
+        ),
+      ),
+    )
   } catch (error) {
     for (const member of members) if (!member.failure) member.fail(error)
   } finally {
