@@ -164,3 +164,26 @@ function recordUsage(
   const cost = sumCost(runs)
   return { ...record, runs, cost: cost && { ...cost } }
 }
+
+/**
+ * The record once run `runN`'s agent has a pid (pure): on the run and the record, with its start time and,
+ * for a run with a log, where this run's output starts in it. Undefined when the run is no longer the last.
+ */
+export function startedRecord(
+  record: SessionRecord,
+  runN: number,
+  pid: number,
+  startTime: string | null,
+  logOffset: number | undefined,
+): SessionRecord | undefined {
+  const run = lastRun(record)
+  if (!run || run.n !== runN) return undefined
+  const runs = [...(record.runs ?? [])]
+  runs[runs.length - 1] = {
+    ...run,
+    pid,
+    pid_start_time: startTime,
+    ...(logOffset === undefined ? {} : { log_offset: logOffset }),
+  }
+  return { ...record, pid, runs }
+}

@@ -19,7 +19,7 @@ import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
-import { applyRunExit, endedRecord, runExitOf, signalExitCode } from './outcome.js'
+import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from './outcome.js'
 import type { Run, SessionRecord, StopRequest } from './schema.js'
 import { RecordSealer } from './seal.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
@@ -166,18 +166,10 @@ export async function supervise(
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
       },
       started: async (pid, identity) => {
-        await store.update(plan.id, (current) => {
-          const run = lastRun(current)
-          if (!run || run.n !== plan.runN) return undefined
-          const runs = [...(current.runs ?? [])]
-          runs[runs.length - 1] = {
-            ...run,
-            pid,
-            pid_start_time: identity?.start_time ?? null,
-            ...(launch.logFd === undefined ? {} : { log_offset: logStart }),
-          }
-          return { ...current, pid, runs }
-        })
+        const logOffset = launch.logFd === undefined ? undefined : logStart
+        await store.update(plan.id, (current) =>
+          startedRecord(current, plan.runN, pid, identity?.start_time ?? null, logOffset),
+        )
         extras.started?.()
       },
       stopping: async () => {
@@ -194,48 +186,59 @@ export async function supervise(
     stopWatch?.close()
   }
   try {
-    const { exit } = supervised
     await extras.ended?.()
     await interval.stop()
-    // Side by side (each runs its own git processes, each with a private index): the checkpoint before the
-    // outcome is recorded, so that whoever waits for the session finds it there.
-    // The worktree is read once (three git processes) for both the run-end checkpoint and files_modified.
-    const worktree = worktreeAtEnd(plan)
-    const [, captured, usage, reportedError, files] = await Promise.all([
-      worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
-      capturedSessionId(plan, launch.logFd, logStart),
-      runUsage(launch.logFd, logStart),
-      exit.exitCode === 0 ? reportedFailure(plan, launch.logFd, logStart) : undefined,
-      worktree.then((state) => changedFiles(plan, state)),
-    ])
-    const logError = exit.logFailure && describeLogFailure(exit.logFailure)
-    const runExit = runExitOf(exit, reportedError)
-    // The room kept for this write: a log that filled the disk must not cost the run its outcome.
-    reserve?.release()
-    let record: SessionRecord
-    try {
-      record = await store.update(plan.id, (current) =>
-        endedRecord(current, plan.runN, runExit, {
-          usage: launch.logFd === undefined ? undefined : { logStart, usage },
-          agentSessionId: captured,
-          files,
-          logError,
-        }),
-      )
-    } catch (error) {
-      if (!(error instanceof DiskFaultError)) throw error
-      // Still no room for the whole record: the outcome alone, which is what must not be lost.
-      record = await store.update(plan.id, (current) => {
-        const ended = applyRunExit(current, plan.runN, runExit)
-        return (
-          ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
-        )
-      })
-    }
-    return { record, exit }
+    const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
+    return { record, exit: supervised.exit }
   } finally {
     reserve?.release()
     supervised.release()
+  }
+}
+
+/**
+ * Gathers what the run left (the run-end checkpoint, the log's usage, captured id and reported failure, the
+ * changed files) and records the outcome (`endedRecord`), before anything is printed.
+ */
+async function recordOutcome(
+  plan: RunPlan,
+  store: SessionStore,
+  exit: AgentExit,
+  logFd: number | undefined,
+  logStart: number,
+  reserve: SpaceReserve | undefined,
+): Promise<SessionRecord> {
+  // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
+  // the session finds it there. The worktree is read once (three git processes) for both the run-end
+  // checkpoint and files_modified.
+  const worktree = worktreeAtEnd(plan)
+  const [, captured, usage, reportedError, files] = await Promise.all([
+    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
+    capturedSessionId(plan, logFd, logStart),
+    runUsage(logFd, logStart),
+    exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
+    worktree.then((state) => changedFiles(plan, state)),
+  ])
+  const logError = exit.logFailure && describeLogFailure(exit.logFailure)
+  const runExit = runExitOf(exit, reportedError)
+  // The room kept for this write: a log that filled the disk must not cost the run its outcome.
+  reserve?.release()
+  try {
+    return await store.update(plan.id, (current) =>
+      endedRecord(current, plan.runN, runExit, {
+        usage: logFd === undefined ? undefined : { logStart, usage },
+        agentSessionId: captured,
+        files,
+        logError,
+      }),
+    )
+  } catch (error) {
+    if (!(error instanceof DiskFaultError)) throw error
+    // Still no room for the whole record: the outcome alone, which is what must not be lost.
+    return store.update(plan.id, (current) => {
+      const ended = applyRunExit(current, plan.runN, runExit)
+      return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
+    })
   }
 }
 

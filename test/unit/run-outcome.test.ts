@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { AgentExit } from '../../src/process/supervisor.js'
-import { endedRecord, type RunExit, runExitOf } from '../../src/sessions/outcome.js'
+import { endedRecord, type RunExit, runExitOf, startedRecord } from '../../src/sessions/outcome.js'
 import type { SessionRecord } from '../../src/sessions/schema.js'
 import { sessionRecord } from '../fixtures/records.js'
 
@@ -139,5 +139,18 @@ describe('runExitOf', () => {
       interrupted: false,
       reportedError: 'boom',
     })
+  })
+})
+
+describe('startedRecord', () => {
+  it("puts the agent's pid and start time on the run and the record, and where its output starts in the log", () => {
+    const started = startedRecord(running(), 1, 4242, '123456', 80)
+    expect(started?.pid).toBe(4242)
+    expect(started?.runs?.[0]).toMatchObject({ pid: 4242, pid_start_time: '123456', log_offset: 80 })
+  })
+
+  it('a run without a log (interactive) gets no offset; another run is not touched', () => {
+    expect(startedRecord(running(), 1, 4242, null, undefined)?.runs?.[0]).not.toHaveProperty('log_offset')
+    expect(startedRecord(running(), 2, 4242, '1', 0)).toBeUndefined()
   })
 })
