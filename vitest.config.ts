@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    // End-to-end tests spawn the built CLI and real agents; give them room on a 2-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // End-to-end tests spawn the built CLI and real agents; give them room on a 2-core machine, also while
+    // other suites run beside this one (a test that takes 10 s on an idle machine took 50 s at load 10).
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // One worker per core: the tests spawn processes of their own, so more workers only contend.
     maxWorkers: 2,
     globalSetup: ['test/helpers/global-setup.ts'],

@@ -139,5 +139,5 @@ ${shellQuote(HARNESS_BIN)} run -a aider "fix the flaky test" 2>${shellQuote(err)
     expect(readFileSync(err, 'utf8')).toContain(
       'harness: aider starts without your prompt; paste it into the chat:\nfix the flaky test\n',
     )
-  }, 90_000)
+  })
 })

@@ -85,4 +85,4 @@ test('cleanup.auto: false turns it off', async () => {
   expect(existsSync(join(repo.dir, '.harness', 'auto-cleanup.stamp'))).toBe(false)
   const bad = await cli(['config', 'set', '--user', 'cleanup.auto', 'sometimes'], { cwd: repo.dir, env })
   expect(bad.exitCode).toBe(2)
-}, 120_000)
+})

@@ -67,7 +67,7 @@ describe('automatic checkpoints', () => {
       .filter((f) => f.startsWith('file-'))
     const written = readdirSync(session.worktree_dir).filter((f) => f.startsWith('file-'))
     expect(inCheckpoint.sort()).toEqual(written.sort())
-  }, 120_000)
+  })
 
   test('a run that changed nothing gets no checkpoint; one that did gets a run-end checkpoint', async () => {
     const repo = tmpGitRepo()
@@ -130,7 +130,7 @@ describe('session checkpoint / checkpoints / restore', () => {
     expect(JSON.parse(merge.stderr).error.code).toBe('SESSION_RUNNING')
     await cli(['session', 'kill', live.id], opts)
     await cli(['session', 'wait', live.id, '--timeout', '60s'], opts)
-  }, 180_000)
+  })
 })
 
 describe('removal', () => {

@@ -66,4 +66,4 @@ test('export: a session with 2 runs, 2 checkpoints and changed files, as Markdow
   const bad = await cli(['session', 'export', session.id, '--format', 'pdf'], opts)
   expect(bad.exitCode).toBe(2)
   expect(bad.stderr).toMatch(/^harness: .*pdf|--format/m)
-}, 120_000)
+})

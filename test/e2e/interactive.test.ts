@@ -108,5 +108,5 @@ echo loop-finished >> ${shellQuote(out)}`
       expect(starts[2 * i + 1]?.args, `${p} resume`).toEqual(expected[p]?.[1])
     })
     for (const record of records(repo.dir)) expect(record.status, record.id).toBe('COMPLETED')
-  }, 90_000)
+  })
 })

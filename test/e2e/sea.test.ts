@@ -65,5 +65,5 @@ describe('single executable (npm run build:sea)', () => {
       [sleeper]: 'KILLED',
     })
     expect(listed).toHaveLength(3)
-  }, 120_000)
+  })
 })

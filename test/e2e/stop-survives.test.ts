@@ -138,5 +138,5 @@ describe('stops that survive their requester', () => {
       stop_reason: 'exited',
       stop_request: null,
     })
-  }, 90_000)
+  })
 })

@@ -29,7 +29,8 @@ export function cli(
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000)
+    // A ceiling for a hung command, far above what any command takes on a busy machine.
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000)
     child.on('error', reject)
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer)

@@ -71,7 +71,7 @@ describe('the supervisor watching its record for a stop_request', () => {
       const forged = { ...running('watch003'), stop_request: request }
       writeFileSync(store.recordPath('watch003'), JSON.stringify(forged))
       await store.update('watch002', (current) => ({ ...current, stop_request: request }))
-      await vi.waitFor(() => expect(seen).toEqual(['watch002:kill']), { timeout: 10_000, interval: 20 })
+      await vi.waitFor(() => expect(seen).toEqual(['watch002:kill']), { timeout: 60_000, interval: 20 })
       // Seen at most once, and the foreign one still not after a few polls.
       await new Promise((resolve) => setTimeout(resolve, 3 * STOP_POLL_MS))
       expect(seen).toEqual(['watch002:kill'])
