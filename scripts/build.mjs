@@ -48,7 +48,9 @@ function fullCliEnv(extra = {}) {
 const dir = mkdtempSync(join(tmpdir(), 'harness-build-'))
 try {
   // Warm V8's code cache with the hottest commands (`session path`, which scripts call in loops, and `--help`)
-  // on a throwaway project, so that starting harness deserialises the bundle instead of compiling it.
+  // on a throwaway project, so that starting harness deserialises the bundle instead of compiling it. The small
+  // entry answers most of these without the bundle; the cache serves the rest (a terminal's help, a RUNNING
+  // session's path, errors) and every other command.
   mkdirSync(join(dir, '.harness', 'sessions'), { recursive: true })
   const now = new Date().toISOString()
   const record = {

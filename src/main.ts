@@ -20,7 +20,8 @@ async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Sig
   try {
     const plainPath = plainPathCall(own, passthrough)
     if (plainPath) {
-      // Scripts call this in loops: no command tree to build (cli/fast-path.ts).
+      // Scripts call this in loops. The small entry (cli/fast-entry.ts) answers most of them before the bundle
+      // loads; what it leaves here (a RUNNING session, an error to report) still needs no command tree.
       out.options.dir = plainPath.dir
       const { Context } = await import('./cli/context.js')
       const { printSessionPath } = await import('./commands/session/path.js')
