@@ -302,6 +302,25 @@ describe('SessionStore reading damaged folders', () => {
     expect(readdirSync(dir).sort()).toEqual(['left0001.json', 'left0002.json'])
   })
 
+  it('deletions made together each sweep their own leftovers, also one written while the lock was held', async () => {
+    const { store, dir } = newStore()
+    const ids = ['toge0001', 'toge0002', 'toge0003']
+    for (const id of ids) await store.create(sessionRecord(id))
+    // A killed writer's leftover from before, and one a writer that ignored the lock (an old version) left
+    // during the deletion, after the first sweep: a sweep reading an older listing would miss it.
+    writeFileSync(join(dir, 'toge0001.json.3141592653'), '{"half": ')
+    await Promise.all(
+      ids.map((id) =>
+        store.delete(id, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          if (id === 'toge0002') writeFileSync(join(dir, 'toge0002.json.2718281828'), '{"half": ')
+        }),
+      ),
+    )
+    expect(readdirSync(dir)).toEqual([])
+    expect(store.list()).toEqual([])
+  })
+
   it('repairs a missing record from a valid leftover', async () => {
     const { store, dir, problems } = newStore()
     await store.create(sessionRecord('miss0001'))
