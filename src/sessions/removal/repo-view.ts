@@ -84,8 +84,12 @@ export class RepoView {
     for (const path of await cleanWorktrees(this.dir, paths, this.git)) this.clean.add(path)
   }
 
+  private canonicalCwd: string | undefined
+
   private holdsCwd(entry: WorktreeInfo): boolean {
-    const rel = relative(canonicalPath(entry.path), canonicalPath(this.cwd))
+    // The current directory is resolved once per repository, not once per worktree asked about.
+    this.canonicalCwd ??= canonicalPath(this.cwd)
+    const rel = relative(canonicalPath(entry.path), this.canonicalCwd)
     return !rel.startsWith('..') && !isAbsolute(rel)
   }
 
