@@ -12,5 +12,12 @@ export default function setup(): () => void {
   if (!existsSync(bundle)) throw new Error('dist/harness.cjs is missing: run "npm run build" (npm test does)')
   const state = mkdtempSync(join(tmpdir(), 'harness-test-state-'))
   process.env.XDG_STATE_HOME = state
-  return () => rmSync(state, { recursive: true, force: true })
+  // The per-process template repositories (tmp.ts) live here, so the run's end removes them: a test worker is
+  // stopped without running its own exit handlers, which left one template folder per worker behind.
+  const templates = mkdtempSync(join(tmpdir(), 'harness-test-templates-'))
+  process.env.HARNESS_TEST_TEMPLATES = templates
+  return () => {
+    rmSync(state, { recursive: true, force: true })
+    rmSync(templates, { recursive: true, force: true })
+  }
 }

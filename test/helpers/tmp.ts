@@ -61,8 +61,9 @@ const templates = new Map<boolean, string>()
 function templateRepo(commit: boolean): string {
   const cached = templates.get(commit)
   if (cached) return cached
-  // Outside `created`: it outlives every test file of this process (the OS cleans /tmp).
-  const root = realpathSync(mkdtempSync(join(tmpdir(), 'harness-test-template-')))
+  // Outside `created`: it outlives every test file of this process. Under vitest it sits in the run's folder,
+  // which the global teardown removes (global-setup.ts); the exit hook below covers other callers.
+  const root = realpathSync(mkdtempSync(join(process.env.HARNESS_TEST_TEMPLATES ?? tmpdir(), 'template-')))
   const home = join(root, 'home')
   const dir = join(root, 'repo')
   mkdirSync(home)
