@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
+import { evalModule } from './eval-module.mjs'
 
 const bundle = 'dist/harness.cjs'
 const harness = new URL('../bin/harness', import.meta.url).pathname
@@ -101,19 +102,6 @@ try {
 
 /** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
 async function recordShape() {
-  const out = await build({
-    stdin: {
-      contents: `export { recordShape as default } from './src/cli/record-shape-source.ts'`,
-      resolveDir: process.cwd(),
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    write: false,
-  })
-  const mod = await import(
-    `data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`
-  )
+  const mod = await evalModule(`export { recordShape as default } from './src/cli/record-shape-source.ts'`)
   return mod.default()
 }
