@@ -269,10 +269,13 @@ export class SessionStore {
         const held = ++this.marks
         await Promise.resolve()
         const current = this.readForWrite(id, this.leftoversListedAfter(held, id))
-        const swept = ++this.marks
         await prepare?.(current)
         // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
         await unlink(this.recordPath(id))
+        // The mark comes after `prepare`: what it wrote must be in the listing this sweep reads. Deletions
+        // that reach this point in the same turn of the event loop share one listing taken on the next.
+        const swept = ++this.marks
+        if (!this.listing || this.listing.after < swept) await this.listedSoon()
         this.sweepLocked(id, this.leftoversListedAfter(swept, id))
         await this.folderSynced()
       }),
@@ -300,6 +303,20 @@ export class SessionStore {
       this.listing = { byOwner, after: this.marks }
     }
     return this.listing.byOwner.get(id) ?? []
+  }
+
+  private pendingListing: Promise<void> | null = null
+
+  /** A listing of the folder taken on the next turn of the event loop, shared by everyone waiting for it. */
+  private listedSoon(): Promise<void> {
+    this.pendingListing ??= new Promise((resolve) => {
+      setImmediate(() => {
+        this.pendingListing = null
+        this.listing = null
+        resolve()
+      })
+    })
+    return this.pendingListing
   }
 
   private pendingSync: Promise<void> | null = null

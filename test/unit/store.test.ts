@@ -312,7 +312,8 @@ describe('SessionStore reading damaged folders', () => {
     await Promise.all(
       ids.map((id) =>
         store.delete(id, async () => {
-          await new Promise((resolve) => setTimeout(resolve, 20))
+          // The writer comes late: the others have listed the folder for their sweeps by then.
+          await new Promise((resolve) => setTimeout(resolve, id === 'toge0002' ? 100 : 0))
           if (id === 'toge0002') writeFileSync(join(dir, 'toge0002.json.2718281828'), '{"half": ')
         }),
       ),
