@@ -15,7 +15,7 @@ export default defineConfig({
         extends: true,
         // In-process tests share one module graph per worker (no per-file fork and re-import): they keep no
         // global state between files, and the temp folders are removed after each file (file-setup.ts).
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'threads', isolate: false },
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'], pool: 'forks', isolate: false },
       },
       {
         extends: true,
