@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs'
 import { defineConfig } from 'vitest/config'
 
+const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
+  version: string
+}
+
 export default defineConfig({
+  // As the build defines it (scripts/build.mjs): code run inside the tests records the version the binary does.
+  define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
   test: {
     // End-to-end tests spawn the built CLI and real agents; give them room on a 2-core machine, also while
     // other suites run beside this one (a test that takes 10 s on an idle machine took 50 s at load 10).

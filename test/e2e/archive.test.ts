@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, logPath, recordPath, stateOf } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { logPath, recordPath, stateOf } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 interface ArchiveJson {
@@ -19,10 +20,10 @@ test('archive and unarchive: 3 sessions round trip; dry run, corrupt archives an
   const repo = tmpGitRepo()
   const opts = { cwd: repo.dir, env: repo.env }
   const ids = ['arc1', 'arc2', 'arc3']
-  for (const id of ids) await execSession(repo, WORK, ['--session-id', id])
+  for (const id of ids) await finishedSession(repo, WORK, ['--session-id', id])
   const resumed = await cli(['session', 'resume', 'arc1', '--json'], opts)
   expect(resumed.exitCode, resumed.stderr).toBe(0)
-  await execSession(repo, 'echo uncommitted > dirty.txt', ['--session-id', 'dirty'])
+  await finishedSession(repo, 'echo uncommitted > dirty.txt', ['--session-id', 'dirty'])
   for (const id of ids) repo.git('merge', '-q', '--no-edit', `harness/${id}`)
   mkdirSync(join(repo.dir, '.harness', 'agents', 'arc2'), { recursive: true, mode: 0o700 })
   writeFileSync(join(repo.dir, '.harness', 'agents', 'arc2', 'history.md'), '# chat\n')

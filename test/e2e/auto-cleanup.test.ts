@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { sessionRecord } from '../fixtures/records.js'
 import { cli } from '../helpers/cli.js'
-import { execSession, recordPath, setLastActive, writeRecord } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { recordPath, setLastActive, writeRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 const DAY = 24 * 60 * 60 * 1000
@@ -32,9 +33,9 @@ async function finishedRuns(log: string, count: number): Promise<string> {
 
 test('cleanup.auto: run starts it in the background once a day; it keeps dirty, unmerged and foreign sessions and logs', async () => {
   const repo = tmpGitRepo()
-  const clean = await execSession(repo, 'true')
-  const dirty = await execSession(repo, 'echo wip > wip.txt')
-  const unmerged = await execSession(repo, 'echo done > done.txt; git add -A; git commit -qm done')
+  const clean = await finishedSession(repo, 'true')
+  const dirty = await finishedSession(repo, 'echo wip > wip.txt')
+  const unmerged = await finishedSession(repo, 'echo done > done.txt; git add -A; git commit -qm done')
   writeRecord(repo.dir, repo.env, sessionRecord('foreign1', { worktree_dir: join(repo.dir, 'elsewhere') }), {
     seal: false,
   })

@@ -3,7 +3,8 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, type SessionJson } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import type { SessionJson } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 interface CheckpointJson {
@@ -72,9 +73,9 @@ describe('automatic checkpoints', () => {
   test('a run that changed nothing gets no checkpoint; one that did gets a run-end checkpoint', async () => {
     const repo = tmpGitRepo()
     userConfig(repo.env, { checkpoint: { interval: '0' } })
-    const idle = (await execSession(repo, 'true')) as SessionJson & { checkpoints: CheckpointJson[] }
+    const idle = (await finishedSession(repo, 'true')) as SessionJson & { checkpoints: CheckpointJson[] }
     expect(idle.checkpoints).toEqual([])
-    const busy = (await execSession(repo, 'echo hi > made.txt')) as SessionJson & {
+    const busy = (await finishedSession(repo, 'echo hi > made.txt')) as SessionJson & {
       checkpoints: CheckpointJson[]
     }
     expect(busy.checkpoints).toMatchObject([{ n: 0, trigger: 'run-end', files_changed: 1 }])
@@ -86,7 +87,7 @@ describe('session checkpoint / checkpoints / restore', () => {
     const repo = tmpGitRepo()
     userConfig(repo.env, { checkpoint: { interval: '0' } })
     const opts = { cwd: repo.dir, env: repo.env }
-    const session = await execSession(repo, 'echo one > one.txt')
+    const session = await finishedSession(repo, 'echo one > one.txt')
     const wt = session.worktree_dir
     writeFileSync(join(wt, 'two.txt'), 'two\n')
     const taken = await cli(['session', 'checkpoint', session.id, '-m', 'two files', '--json'], opts)
@@ -138,7 +139,7 @@ describe('removal', () => {
     const repo = tmpGitRepo()
     userConfig(repo.env, { checkpoint: { interval: '0' } })
     const opts = { cwd: repo.dir, env: repo.env }
-    const session = await execSession(repo, 'echo one > one.txt')
+    const session = await finishedSession(repo, 'echo one > one.txt')
     const refs = () => repo.git('for-each-ref', '--format=%(refname)', `refs/harness/${session.id}/`)
     expect(refs()).toBe(`refs/harness/${session.id}/checkpoints/0`)
     const removed = await cli(['session', 'delete', session.id, '--force'], opts)

@@ -4,10 +4,10 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
+import { finishedSession } from '../helpers/finished-session.js'
 import {
   branchExists,
   editRecord,
-  execSession,
   logPath,
   recordPath,
   type SessionJson,
@@ -68,7 +68,7 @@ async function cleanup(repo: ReturnType<typeof tmpGitRepo>, ...args: string[]) {
 describe('harness session cleanup', () => {
   test('an old clean session goes entirely: record, worktree, branch, log', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo output')
+    const session = await finishedSession(repo, 'echo output')
     expect(existsSync(logPath(repo, session.id))).toBe(true)
     setLastActive(repo, session.id, 8 * 24 * HOUR)
     const { result, report } = await cleanup(repo) // default threshold: 7 days
@@ -93,7 +93,7 @@ describe('harness session cleanup', () => {
 
   test('a worktree with only an untracked file is kept and reported (exit 0)', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo new > notes.txt')
+    const session = await finishedSession(repo, 'echo new > notes.txt')
     const { result, report } = await cleanup(repo, '--older-than', '0')
     expect(result.exitCode, result.stderr).toBe(0)
     expect(report.removed).toEqual([])
@@ -128,8 +128,8 @@ describe('harness session cleanup', () => {
     repo.write('.gitignore', 'build/\n')
     repo.git('add', '-A')
     repo.git('commit', '-qm', 'ignore build')
-    const changed = await execSession(repo, 'echo more >> README.md')
-    const ignored = await execSession(repo, 'mkdir build && echo x > build/out.o')
+    const changed = await finishedSession(repo, 'echo more >> README.md')
+    const ignored = await finishedSession(repo, 'mkdir build && echo x > build/out.o')
     const { report } = await cleanup(repo, '--older-than', '0')
     expect(report.kept.map((k) => k.id)).toEqual([changed.id])
     expect(report.kept[0]?.reasons.map((r) => r.code)).toEqual(['DIRTY'])
@@ -142,8 +142,8 @@ describe('harness session cleanup', () => {
   test('an unmerged branch is kept; a merged one is deleted', async () => {
     const repo = tmpGitRepo()
     const commit = (file: string) => `echo work > ${file} && git add ${file} && git commit -qm ${file}`
-    const unmerged = await execSession(repo, commit('a.txt'))
-    const merged = await execSession(repo, commit('b.txt'))
+    const unmerged = await finishedSession(repo, commit('a.txt'))
+    const merged = await finishedSession(repo, commit('b.txt'))
     repo.git('merge', '-q', '--no-edit', `harness/${merged.id}`)
     const { result, report } = await cleanup(repo, '--older-than', '0')
     expect(result.exitCode).toBe(0)
@@ -202,7 +202,7 @@ describe('harness session cleanup', () => {
       'printf "changed line\\n" >> README.md',
       'mkdir -p notes && printf "untracked\\n" > notes/todo.txt',
     ].join(' && ')
-    const session = await execSession(repo, script)
+    const session = await finishedSession(repo, script)
     const id = session.id
     const readme = readFileSync(join(session.worktree_dir, 'README.md'), 'utf8')
     const tip = repo.git('rev-parse', `harness/${id}`)
@@ -246,10 +246,10 @@ describe('harness session cleanup', () => {
 
   test('--dry-run changes nothing at all, not even a stale record', async () => {
     const repo = tmpGitRepo()
-    const clean = await execSession(repo)
-    const dirty = await execSession(repo, 'echo x > x.txt')
-    const unmerged = await execSession(repo, 'echo y > y.txt && git add y.txt && git commit -qm y')
-    const stale = await execSession(repo)
+    const clean = await finishedSession(repo)
+    const dirty = await finishedSession(repo, 'echo x > x.txt')
+    const unmerged = await finishedSession(repo, 'echo y > y.txt && git add y.txt && git commit -qm y')
+    const stale = await finishedSession(repo)
     // A RUNNING record whose processes are gone (another boot): any normal reader would reconcile it.
     editRecord(repo, stale.id, (record) => {
       record.status = 'RUNNING'
@@ -302,8 +302,8 @@ describe('harness session cleanup', () => {
 
   test('--older-than: just older is removed, just younger is kept; config default; bare numbers are days', async () => {
     const repo = tmpGitRepo()
-    const older = await execSession(repo)
-    const younger = await execSession(repo)
+    const older = await finishedSession(repo)
+    const younger = await finishedSession(repo)
     setLastActive(repo, older.id, 61 * 60_000)
     setLastActive(repo, younger.id, 59 * 60_000)
     const { report } = await cleanup(repo, '--older-than', '1h')
@@ -314,7 +314,7 @@ describe('harness session cleanup', () => {
     // cleanup.older_than from the config, and a bare number meaning days.
     writeProjectConfig(repo.dir, repo.env, { cleanup: { older_than: '2' } })
     const day = 24 * HOUR
-    const three = await execSession(repo)
+    const three = await finishedSession(repo)
     setLastActive(repo, three.id, 3 * day)
     setLastActive(repo, younger.id, 1 * day)
     const configured = await cleanup(repo)
@@ -327,7 +327,7 @@ describe('harness session cleanup', () => {
 
   test('invalid --older-than and --status values are usage errors (exit 2) and change nothing', async () => {
     const repo = tmpGitRepo()
-    await execSession(repo)
+    await finishedSession(repo)
     const before = stateOf(repo)
     for (const args of [
       ['--older-than', 'soon'],
@@ -357,8 +357,8 @@ describe('harness session cleanup', () => {
       env: repo.env,
     })
     const failedId = json<SessionJson>(failed).id
-    const completed = await execSession(repo)
-    const noWorktree = await execSession(repo, 'echo here > here.txt', ['--no-worktree'])
+    const completed = await finishedSession(repo)
+    const noWorktree = await finishedSession(repo, 'echo here > here.txt', ['--no-worktree'])
     expect(noWorktree.worktree_dir).toBe(repo.dir)
     const { report } = await cleanup(repo, '--older-than', '0', '--status', 'failed')
     expect(report.removed.map((r) => r.id)).toEqual([failedId])
@@ -388,7 +388,7 @@ describe('harness session cleanup', () => {
 
   test('a branch checked out elsewhere is kept even with --force', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo y > y.txt && git add y.txt && git commit -qm y')
+    const session = await finishedSession(repo, 'echo y > y.txt && git add y.txt && git commit -qm y')
     repo.git('worktree', 'remove', session.worktree_dir)
     const elsewhere = join(tmpDir(), 'elsewhere')
     repo.git('worktree', 'add', '-q', elsewhere, `harness/${session.id}`)
@@ -406,9 +406,9 @@ describe('harness session cleanup', () => {
 
   test('a leftover empty folder and a missing worktree are handled; a foreign folder is left alone', async () => {
     const repo = tmpGitRepo()
-    const gone = await execSession(repo)
-    const empty = await execSession(repo)
-    const foreign = await execSession(repo)
+    const gone = await finishedSession(repo)
+    const empty = await finishedSession(repo)
+    const foreign = await finishedSession(repo)
     // The worktree folder deleted by hand: only git's registration is left.
     execFileSync('rm', ['-rf', gone.worktree_dir])
     // The worktree removed with git, an empty folder left in its place.
@@ -430,7 +430,7 @@ describe('harness session cleanup', () => {
 
   test('the worktree the command runs in is not pulled from under it', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo)
+    const session = await finishedSession(repo)
     const inside = await cli(['session', 'cleanup', '--older-than', '0', '--force', '--json'], {
       cwd: session.worktree_dir,
       env: repo.env,
@@ -447,7 +447,7 @@ describe('harness session cleanup', () => {
   test('progress stays off stdout under --json; many sessions in one run', async () => {
     const repo = tmpGitRepo()
     const sessions = []
-    for (let i = 0; i < 4; i++) sessions.push(await execSession(repo))
+    for (let i = 0; i < 4; i++) sessions.push(await finishedSession(repo))
     const { result, report } = await cleanup(repo, '--older-than', '0')
     expect(result.exitCode).toBe(0)
     expect(report.removed).toHaveLength(4)
@@ -459,8 +459,8 @@ describe('harness session cleanup', () => {
 describe('harness session delete', () => {
   test('removes one clean session; refuses a dirty one (exit 4, reasons, --force hint); --force removes it', async () => {
     const repo = tmpGitRepo()
-    const clean = await execSession(repo)
-    const dirty = await execSession(repo, 'echo wip > wip.txt')
+    const clean = await finishedSession(repo)
+    const dirty = await finishedSession(repo, 'echo wip > wip.txt')
     const ok = await cli(['session', 'delete', clean.id.slice(0, 5)], { cwd: repo.dir, env: repo.env })
     expect(ok.exitCode, ok.stderr).toBe(0)
     expect(ok.stdout).toContain(`Removed 1 session:\n  ${clean.id}  COMPLETED`)
@@ -495,7 +495,7 @@ describe('harness session delete', () => {
 
   test('--force never overwrites an earlier snapshot', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo one > f.txt')
+    const session = await finishedSession(repo, 'echo one > f.txt')
     const earlier = repo.git('commit-tree', '-m', 'earlier', `${repo.git('rev-parse', 'HEAD')}^{tree}`)
     repo.git('update-ref', `refs/harness/${session.id}/worktree`, earlier)
     const forced = await cli(['session', 'rm', session.id, '--force', '--json'], {

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { delimiter, dirname } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { HARNESS_BIN } from '../helpers/cli.js'
-import { execSession } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 const installed = (shell: string) => spawnSync(shell, ['-c', 'true']).status === 0
@@ -18,7 +18,7 @@ function shell(name: string, args: string[]): string {
 
 beforeAll(async () => {
   repo = tmpGitRepo()
-  id = (await execSession(repo, 'true', ['--prompt', 'tidy the docs'])).id
+  id = (await finishedSession(repo, 'true', ['--prompt', 'tidy the docs'])).id
   env = { ...repo.env, PATH: `${dirname(HARNESS_BIN)}${delimiter}${repo.env.PATH ?? ''}` }
 })
 

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, readRecords } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { readRecords } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 // The earlier session's agent prints claude-style events: the last assistant text is the final message.
@@ -15,7 +16,7 @@ const RESULT = JSON.stringify({
 test('--context-from gives the agent the block before its prompt; --dry-run shows it and makes nothing; a new task on an existing session warns', async () => {
   const repo = tmpGitRepo()
   const agents = fakeAgents(join(repo.dir, '..'), repo.env)
-  const first = await execSession(repo, `echo a > a.txt && echo '${RESULT}'`)
+  const first = await finishedSession(repo, `echo a > a.txt && echo '${RESULT}'`)
   const opts = { cwd: repo.dir, env: agents.env }
 
   const run = await cli(

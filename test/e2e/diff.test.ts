@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
 import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 interface DiffJson {
@@ -32,7 +32,7 @@ function repoWithIgnore() {
 describe('harness session diff', () => {
   test('committed, uncommitted and untracked changes against base_commit; --stat, --name-only, --json', async () => {
     const repo = repoWithIgnore()
-    const session = await execSession(repo, WORK)
+    const session = await finishedSession(repo, WORK)
     const base = repo.git('rev-parse', 'HEAD')
     const opts = { cwd: repo.dir, env: repo.env }
 
@@ -74,7 +74,7 @@ describe('harness session diff', () => {
 
   test('after the worktree is gone, the branch is diffed and stderr says so; nothing left is exit 4', async () => {
     const repo = repoWithIgnore()
-    const session = await execSession(repo, WORK)
+    const session = await finishedSession(repo, WORK)
     repo.git('worktree', 'remove', '--force', session.worktree_dir)
     const opts = { cwd: repo.dir, env: repo.env }
     const diff = await cli(['session', 'diff', session.id, '--name-only'], opts)
@@ -98,7 +98,7 @@ describe('harness session diff', () => {
 
   test('usage errors and sessions outside git', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo)
+    const session = await finishedSession(repo)
     const both = await cli(['session', 'diff', session.id, '--stat', '--name-only'], {
       cwd: repo.dir,
       env: repo.env,

@@ -4,14 +4,14 @@ import { expect, test } from 'vitest'
 import type { DoctorReport } from '../../src/doctor.js'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { execSession } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 const statusOf = (report: DoctorReport, name: string) => report.checks.find((c) => c.name === name)?.status
 
 test('doctor: a working setup is usable (exit 0), --json says why line by line', async () => {
   const repo = tmpGitRepo()
-  await execSession(repo)
+  await finishedSession(repo)
   // doctor starts every agent it finds two or three times (--version, --help): two are enough to show it.
   const agents = fakeAgents(repo.home, repo.env, { names: ['claude', 'codex'] })
   const result = await cli(['doctor', '--json'], { cwd: repo.dir, env: agents.env })

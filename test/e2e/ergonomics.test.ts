@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, type SessionJson } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import type { SessionJson } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 const sessions = (dir: string) => {
@@ -65,7 +66,10 @@ describe("a newcomer's first hour", () => {
 
   test('exec sessions show their command as the task; TASK keeps its room beside a long branch', async () => {
     const repo = tmpGitRepo()
-    await execSession(repo, 'echo built', ['--branch', 'feature/a-very-long-branch-name-for-the-table-test'])
+    await finishedSession(repo, 'echo built', [
+      '--branch',
+      'feature/a-very-long-branch-name-for-the-table-test',
+    ])
     const list = await cli(['session', 'list'], { cwd: repo.dir, env: { ...repo.env, COLUMNS: '80' } })
     const row = list.stdout.split('\n')[1] ?? ''
     expect(row.length).toBeLessThanOrEqual(80)
@@ -74,7 +78,7 @@ describe("a newcomer's first hour", () => {
 
   test('session path of a removed worktree is exit 4 with a way back', async () => {
     const repo = tmpGitRepo()
-    const record = await execSession(repo)
+    const record = await finishedSession(repo)
     rmSync(record.worktree_dir, { recursive: true, force: true })
     const path = await cli(['session', 'path', record.id], { cwd: repo.dir, env: repo.env })
     expect(path).toMatchObject({ exitCode: 4, stdout: '' })
@@ -83,7 +87,7 @@ describe("a newcomer's first hour", () => {
 
   test('diff of a --no-worktree session says what it compares', async () => {
     const repo = tmpGitRepo()
-    const record = await execSession(repo, 'echo x > new.txt', ['--no-worktree'])
+    const record = await finishedSession(repo, 'echo x > new.txt', ['--no-worktree'])
     const diff = await cli(['session', 'diff', record.id, '--stat'], { cwd: repo.dir, env: repo.env })
     expect(diff.exitCode).toBe(0)
     expect(diff.stdout).toContain('new.txt')

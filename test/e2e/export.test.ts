@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 const FIXTURE = new URL('../fixtures/export/two-runs.md.txt', import.meta.url)
@@ -19,7 +19,7 @@ test('export: a session with 2 runs, 2 checkpoints and changed files, as Markdow
     'printf "one\\n2\\nthree\\nfour\\n" > src/app.ts',
     'echo "done: \\`\\`\\`\\` | <b>not html</b>"',
   ].join('; ')
-  const session = await execSession(repo, script, ['--session-id', 'exp1'])
+  const session = await finishedSession(repo, script, ['--session-id', 'exp1'])
   const resumed = await cli(['session', 'resume', session.id, '--json'], opts)
   expect(resumed.exitCode, resumed.stderr).toBe(0)
 

@@ -3,7 +3,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, readRecords } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { readRecords } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 interface MergeJson {
@@ -46,7 +47,7 @@ const merge = (repo: TmpRepo, ...args: string[]) =>
 describe('session merge', () => {
   test('dry run, then a merge commit of committed and uncommitted work; the record says so', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(
+    const session = await finishedSession(
       repo,
       'echo one > one.txt && git add one.txt && git commit -qm one && echo two > two.txt',
     )
@@ -78,7 +79,7 @@ describe('session merge', () => {
 
   test('--squash is one commit; afterwards cleanup removes the session without --force', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(
+    const session = await finishedSession(
       repo,
       'echo a > a.txt && git add a.txt && git commit -qm a && echo b > b.txt',
     )
@@ -97,7 +98,7 @@ describe('session merge', () => {
 
   test('--rebase replays the commits onto a base that moved on', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo s > s.txt && git add s.txt && git commit -qm s')
+    const session = await finishedSession(repo, 'echo s > s.txt && git add s.txt && git commit -qm s')
     repo.write('main.txt', 'main\n')
     repo.git('add', 'main.txt')
     repo.git('commit', '-qm', 'main moved')
@@ -109,7 +110,7 @@ describe('session merge', () => {
 
   test('refusals: dirty main worktree, wrong branch, conflicts (listed, main worktree byte-identical)', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo theirs > README.md && echo new > new.txt')
+    const session = await finishedSession(repo, 'echo theirs > README.md && echo new > new.txt')
     // Dirty main worktree.
     writeFileSync(join(repo.dir, 'README.md'), 'local edit\n')
     const dirty = await merge(repo, session.id)

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { branchExists, execSession, recordPath, stateOf } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { branchExists, recordPath, stateOf } from '../helpers/sessions.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
 interface Item {
@@ -40,8 +41,8 @@ function orphan(repo: TmpRepo, name: string, at = join(root(repo), name)): strin
 describe('harness session prune', () => {
   test('removes an orphan harness/* branch and its worktree; never what a record owns', async () => {
     const repo = tmpGitRepo()
-    const owned = await execSession(repo)
-    const dirtyOwned = await execSession(repo, 'echo wip > wip.txt')
+    const owned = await finishedSession(repo)
+    const dirtyOwned = await finishedSession(repo, 'echo wip > wip.txt')
     const path = orphan(repo, 'x')
     repo.git('branch', 'harness/plain') // an orphan branch with no worktree, no commits of its own
     repo.git('branch', 'feature') // not harness/*: never touched
@@ -153,7 +154,7 @@ describe('harness session prune', () => {
 
   test('folders under the worktree root: an empty one goes, one with files is reported and left alone', async () => {
     const repo = tmpGitRepo()
-    await execSession(repo) // creates .harness and the worktree root
+    await finishedSession(repo) // creates .harness and the worktree root
     const empty = join(root(repo), 'empty')
     const full = join(root(repo), 'full')
     mkdirSync(empty)
@@ -196,7 +197,7 @@ describe('harness session prune', () => {
 
   test('fresh orphans are left alone by default (a run may still be setting up); --dry-run changes nothing', async () => {
     const repo = tmpGitRepo()
-    await execSession(repo)
+    await finishedSession(repo)
     const path = orphan(repo, 'fresh')
     const report = await prune(repo)
     expect(report.older_than).toBe('1h')
@@ -222,7 +223,7 @@ describe('harness session prune', () => {
 
   test('a record that cannot be read still owns harness/<id> and <root>/<id>', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo)
+    const session = await finishedSession(repo)
     writeFileSync(recordPath(repo, session.id), '{ not json')
     const result = await cli(['session', 'prune', '--older-than', '0', '--json'], {
       cwd: repo.dir,

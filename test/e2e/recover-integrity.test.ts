@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, recordPath } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { recordPath } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 interface Candidate {
@@ -14,7 +15,7 @@ interface Candidate {
 describe('recover: integrity', () => {
   test('a deleted checkpoint ref and a removed worktree are repaired from the record', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'echo work > work.txt')
+    const session = await finishedSession(repo, 'echo work > work.txt')
     const checkpoints = session.checkpoints as { n: number; ref: string; commit: string }[]
     expect(checkpoints).toHaveLength(1)
     const checkpoint = checkpoints[0] as { ref: string; commit: string }
@@ -53,7 +54,7 @@ describe('recover: integrity', () => {
 
   test('an unrepairable corrupt record moves to .harness/corrupt/ with its report, and listings stop warning', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo)
+    const session = await finishedSession(repo)
     const path = recordPath(repo, session.id)
     const garbage = '{"id": "half a record\u001b[31m'
     writeFileSync(path, garbage)
@@ -88,7 +89,7 @@ describe('recover: integrity', () => {
 
   test('a symlinked .harness/corrupt is refused and the record stays where it is', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo)
+    const session = await finishedSession(repo)
     writeFileSync(recordPath(repo, session.id), 'nope')
     const elsewhere = join(repo.dir, '..', 'elsewhere')
     const { mkdirSync, symlinkSync } = await import('node:fs')

@@ -3,7 +3,8 @@ import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
-import { execSession, recordPath, setLastActive } from '../helpers/sessions.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { recordPath, setLastActive } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 
 interface Reason {
@@ -50,7 +51,7 @@ function detachedThenGone(repo: Repo, path: string): string {
 describe('cleanup, delete and prune: review cases', () => {
   test('--force never removes a worktree holding a nested repository (a snapshot cannot keep it)', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(
+    const session = await finishedSession(
       repo,
       'mkdir nested && cd nested && git init -q && echo precious > p.txt && git add p.txt && git commit -qm work',
     )
@@ -64,7 +65,10 @@ describe('cleanup, delete and prune: review cases', () => {
 
   test('a session whose worktree folder is gone keeps its detached HEAD: kept, --force stores it', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(repo, 'git checkout -q --detach && git commit -q --allow-empty -m mine')
+    const session = await finishedSession(
+      repo,
+      'git checkout -q --detach && git commit -q --allow-empty -m mine',
+    )
     const head = execFileSync('git', ['rev-parse', 'HEAD'], {
       cwd: session.worktree_dir,
       env: repo.env,
@@ -106,7 +110,7 @@ describe('cleanup, delete and prune: review cases', () => {
 
   test('--force snapshot restores names with spaces, newlines and unicode, modes and symlinks exactly', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(
+    const session = await finishedSession(
       repo,
       `printf a > 'sp ace.txt'; printf b > "$(printf 'new\\nline')"; printf c > ünï.txt; printf '#!/bin/sh\\n' > run.sh; chmod +x run.sh; ln -s README.md link; mkdir -p u/v; printf d > u/v/w; git rm -q README.md; printf s > staged; git add staged; printf i > x.log`,
     )
@@ -132,7 +136,7 @@ describe('cleanup, delete and prune: review cases', () => {
 
   test('an edit hidden behind assume-unchanged or skip-worktree is dirty, and --force keeps it', async () => {
     const repo = tmpGitRepo()
-    const session = await execSession(
+    const session = await finishedSession(
       repo,
       'git update-index --assume-unchanged README.md && echo hidden-edit > README.md && echo a > b.txt && git add b.txt && git -c user.name=a -c user.email=a@b commit -qm b && git update-index --skip-worktree b.txt && echo hidden-too > b.txt',
     )
