@@ -203,6 +203,11 @@ export class RepoCache {
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
+  /** Starts reading `dir` now, for a `get` later; a failure then is that `get`'s. */
+  prefetch(dir: string): void {
+    this.get(dir).catch(() => {})
+  }
+
   get(dir: string): Promise<RepoView | null> {
     const key = canonicalPath(dir)
     let repo = this.repos.get(key)
