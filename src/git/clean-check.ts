@@ -17,34 +17,43 @@ const EXECUTABLE = 0o100755
 const SYMLINK = 0o120000
 
 /**
- * Whether every entry is one git's status would pass on its stat data alone, and the folder holds exactly
- * the index's files. `indexMtimeSec` is the index file's mtime in whole seconds: an entry modified in that
- * second or later is racily clean, and git would compare its content (the seconds rule is the stricter of
- * git's two builds, with and without nanosecond timestamps).
+ * What a worktree proven clean held when it was proven: its files and the folders leading to them (paths
+ * relative to it, `.git` aside). A removal deletes these by name instead of walking the folder again.
  */
-export function entriesProvenClean(dir: string, index: ParsedIndex, indexMtimeSec: bigint): boolean {
+export interface WorktreeLayout {
+  files: string[]
+  dirs: string[]
+}
+
+/**
+ * Whether every entry is one git's status would pass on its stat data alone, and the folder holds exactly
+ * the index's files: the layout proven, or null. `indexMtimeSec` is the index file's mtime in whole seconds:
+ * an entry modified in that second or later is racily clean, and git would compare its content (the seconds
+ * rule is the stricter of git's two builds, with and without nanosecond timestamps).
+ */
+export function provenLayout(dir: string, index: ParsedIndex, indexMtimeSec: bigint): WorktreeLayout | null {
   const files = new Set<string>()
   const dirs = new Set<string>()
   for (const entry of index.entries) {
     // Any flag (assume-unchanged, skip-worktree, intent-to-add), a conflict stage, a submodule or an odd
     // path needs git.
-    if ((entry.flags & 0xf000) !== 0 || entry.extendedFlags !== 0) return false
-    if (entry.mode !== REGULAR && entry.mode !== EXECUTABLE && entry.mode !== SYMLINK) return false
-    if (!plainPath(entry.path) || files.has(entry.path)) return false
-    if (BigInt(entry.mtimeSec) >= (indexMtimeSec & 0xffffffffn)) return false
+    if ((entry.flags & 0xf000) !== 0 || entry.extendedFlags !== 0) return null
+    if (entry.mode !== REGULAR && entry.mode !== EXECUTABLE && entry.mode !== SYMLINK) return null
+    if (!plainPath(entry.path) || files.has(entry.path)) return null
+    if (BigInt(entry.mtimeSec) >= (indexMtimeSec & 0xffffffffn)) return null
     let st: BigIntStats
     try {
       st = lstatSync(join(dir, entry.path), { bigint: true })
     } catch {
-      return false
+      return null
     }
-    if (!statMatches(entry, st)) return false
+    if (!statMatches(entry, st)) return null
     files.add(entry.path)
     for (let slash = entry.path.indexOf('/'); slash > 0; slash = entry.path.indexOf('/', slash + 1)) {
       dirs.add(entry.path.slice(0, slash))
     }
   }
-  return folderHoldsOnly(dir, files, dirs)
+  return folderHoldsOnly(dir, files, dirs) ? { files: [...files], dirs: [...dirs] } : null
 }
 
 function plainPath(path: string): boolean {
@@ -145,6 +154,8 @@ export async function provenCleanWorktrees(
   repo: string,
   paths: string[],
   options: GitEnvOptions,
+  /** Given, receives the layout of each worktree proven clean. */
+  layouts?: Map<string, WorktreeLayout>,
 ): Promise<Set<string>> {
   const proven = new Set<string>()
   const candidates: { path: string; gitDir: string; revision: string }[] = []
@@ -167,12 +178,15 @@ export async function provenCleanWorktrees(
   })
   for (const { path, gitDir, revision } of candidates) {
     const tree = trees.get(revision)
-    if (tree !== undefined && worktreeProvenClean(path, gitDir, tree)) proven.add(path)
+    const layout = tree === undefined ? null : worktreeProvenClean(path, gitDir, tree)
+    if (layout === null) continue
+    proven.add(path)
+    layouts?.set(path, layout)
   }
   return proven
 }
 
-function worktreeProvenClean(path: string, gitDir: string, headTree: string): boolean {
+function worktreeProvenClean(path: string, gitDir: string, headTree: string): WorktreeLayout | null {
   const indexFile = join(gitDir, 'index')
   let buffer: Buffer
   let indexMtimeSec: bigint
@@ -181,10 +195,10 @@ function worktreeProvenClean(path: string, gitDir: string, headTree: string): bo
     indexMtimeSec = lstatSync(indexFile, { bigint: true }).mtimeNs / NS
     buffer = readFileSync(indexFile)
   } catch {
-    return false
+    return null
   }
   const index = parseIndex(buffer, headTree.length / 2)
-  if (index === null || index.root === null) return false
-  if (index.root.oid !== headTree || index.root.entries !== index.entries.length) return false
-  return entriesProvenClean(path, index, indexMtimeSec)
+  if (index === null || index.root === null) return null
+  if (index.root.oid !== headTree || index.root.entries !== index.entries.length) return null
+  return provenLayout(path, index, indexMtimeSec)
 }

@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs'
-import { readdir, rm, rmdir, unlink } from 'node:fs/promises'
+import { lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { IllegalStateError } from '../errors.js'
+import type { WorktreeLayout } from './clean-check.js'
 import { assertRefArg, canonicalPath } from './common.js'
 import { type GitEnvOptions, gitAt, splitZ } from './git.js'
 import { refuseUnremovable } from './worktree.js'
@@ -102,9 +103,11 @@ export async function onSomeBranch(repo: string, commit: string, options: GitEnv
  * directly, and `dropRegistrations` then drops what git keeps of it. Refuses the main worktree, a locked one,
  * and a folder whose `.git` is not a file naming this registration (replaced since it was listed). Everything
  * but `.git` goes first, so that a failure midway leaves a registration git still knows. False when the
- * folder was already gone.
+ * folder was already gone. `layout`, what the worktree held when it was proven clean, is deleted by name
+ * first (no lstat of each file, no reading of each folder); whatever it does not cover is then found and
+ * deleted by the walk of the folder, as without it.
  */
-export async function removeWorktreeFolder(entry: WorktreeInfo): Promise<boolean> {
+export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: WorktreeLayout): Promise<boolean> {
   refuseUnremovable(entry)
   if (!existsSync(entry.path)) return false
   const dotGit = join(entry.path, '.git')
@@ -115,6 +118,7 @@ export async function removeWorktreeFolder(entry: WorktreeInfo): Promise<boolean
       'NOT_A_WORKTREE',
     )
   }
+  if (layout) await removeLayout(entry.path, layout)
   // Asynchronous: a batch deletes several folders at once, and node's thread pool waits on the file system for
   // them in parallel (about three times faster than one after the other, or than rm -rf).
   for (const name of await readdir(entry.path)) {
@@ -125,6 +129,31 @@ export async function removeWorktreeFolder(entry: WorktreeInfo): Promise<boolean
   return true
 }
 
+/**
+ * Deletes a proven layout's files, then its folders deepest first, as far as it can: only while every folder
+ * of it is still a real folder (never through a link put in one's place since), and anything it cannot
+ * delete (a file that appeared, a folder no longer empty) is left for the caller's walk of the folder.
+ */
+async function removeLayout(root: string, layout: WorktreeLayout): Promise<void> {
+  const dirs = [...layout.dirs].sort((a, b) => a.length - b.length)
+  for (const dir of dirs) {
+    const stat = await lstat(join(root, dir)).catch(() => null)
+    if (!stat?.isDirectory()) return
+  }
+  const gone = await Promise.all(
+    layout.files.map((file) =>
+      unlink(join(root, file)).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+      ),
+    ),
+  )
+  if (gone.includes(false)) return
+  try {
+    for (const dir of dirs.reverse()) await rmdir(join(root, dir))
+  } catch {}
+}
+
 /** A `.git` file (not a folder, not a link) naming an admin folder whose `gitdir` names this file back. */
 function isLinkedCheckout(dotGit: string): boolean {
   try {
@@ -132,8 +161,9 @@ function isLinkedCheckout(dotGit: string): boolean {
     const admin = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim()
     if (!admin) return false
     const adminDir = resolve(dirname(dotGit), admin)
-    const back = readFileSync(join(adminDir, 'gitdir'), 'utf8').trim()
-    return canonicalPath(resolve(adminDir, back)) === canonicalPath(dotGit)
+    const back = resolve(adminDir, readFileSync(join(adminDir, 'gitdir'), 'utf8').trim())
+    // The same absolute path is the same file; only different spellings need resolving (two realpaths).
+    return back === resolve(dotGit) || canonicalPath(back) === canonicalPath(dotGit)
   } catch {
     return false
   }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
-import { provenCleanWorktrees } from './clean-check.js'
+import { provenCleanWorktrees, type WorktreeLayout } from './clean-check.js'
 import { assertBranchName, resolveCommit, samePath } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitFailed, splitZ } from './git.js'
 import { branchTip, deleteBranch } from './repo.js'
@@ -404,15 +404,17 @@ const CLEAN_CHUNK = 50
  * worktree of it is clean; a chunk with any answer or failure is left out, to be inspected one by one.
  * Every path must be a worktree's top folder holding its `.git` (else git would answer for the folder above).
  * Worktrees proven clean in process (`provenCleanWorktrees`: index, stat data and folder read as git reads
- * them) are not asked about; git answers only for the rest.
+ * them) are not asked about; git answers only for the rest. `layouts`, when given, receives what each worktree
+ * proven in process held (git's answers give none).
  */
 export async function cleanWorktrees(
   repo: string,
   paths: string[],
   options: GitEnvOptions,
+  layouts?: Map<string, WorktreeLayout>,
 ): Promise<Set<string>> {
   const git = gitAt(repo, options)
-  const clean = await provenCleanWorktrees(repo, paths, options)
+  const clean = await provenCleanWorktrees(repo, paths, options, layouts)
   const usable = paths.filter((path) => !clean.has(path) && !/[\0\n\r]/.test(path))
   const chunks: string[][] = []
   for (let start = 0; start < usable.length; start += CLEAN_CHUNK) {

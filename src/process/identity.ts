@@ -109,6 +109,20 @@ export function identify(pid: number): ProcessIdentity | null {
   return { pid, start_time: stat.startTime, ...hostFacts() }
 }
 
+let cachedSelf: ProcessIdentity | undefined
+
+/**
+ * This process's own identity, read once: its pid and start time cannot change while it runs. A lock is
+ * taken for every record a batch touches (a cleanup of 1,000 sessions read /proc/self/stat 1,000 times).
+ * A failed read is not kept: the next call tries again.
+ */
+export function selfIdentity(): ProcessIdentity | null {
+  if (cachedSelf?.pid === process.pid) return cachedSelf
+  const self = identify(process.pid)
+  if (self) cachedSelf = self
+  return self
+}
+
 export function isDeadState(state: string): boolean {
   return state === 'Z' || state === 'X' || state === 'x'
 }

@@ -1,6 +1,6 @@
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import { LockTimeoutError } from '../errors.js'
-import { checkIdentity, identify } from '../process/identity.js'
+import { checkIdentity, selfIdentity } from '../process/identity.js'
 import { asDiskFault } from './durable.js'
 
 /**
@@ -59,7 +59,7 @@ export class FileLock {
 
   /** One attempt: takes the lock, or breaks a dead holder's lock and takes it, or returns null when busy. */
   static tryAcquire(path: string, options: LockOptions = {}): FileLock | null {
-    const self = identify(process.pid)
+    const self = selfIdentity()
     const content: LockContent = {
       pid: process.pid,
       start_time: self?.start_time ?? null,

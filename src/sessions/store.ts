@@ -260,7 +260,15 @@ export class SessionStore {
    * current record: it may veto by throwing, or remove what the record owns (worktree, branch, log) so that no
    * other command can resume the session halfway through. The record goes last.
    */
-  async delete(id: string, prepare?: (current: SessionRecord) => void | Promise<void>): Promise<void> {
+  async delete(
+    id: string,
+    prepare?: (current: SessionRecord) => void | Promise<void>,
+    /**
+     * The record as the caller read it from this store: if the file still holds exactly the bytes it was
+     * read from, `prepare` gets it as it is, without parsing and verifying those bytes a second time.
+     */
+    known?: SessionRecord,
+  ): Promise<void> {
     assertValidSessionId(id)
     await this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), async () => {
@@ -268,7 +276,7 @@ export class SessionStore {
         // lists the folder, so that one listing serves them all.
         const held = ++this.marks
         await Promise.resolve()
-        const current = this.readForWrite(id, this.leftoversListedAfter(held, id))
+        const current = this.readForWrite(id, this.leftoversListedAfter(held, id), known)
         await prepare?.(current)
         // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
         await unlink(this.recordPath(id))
@@ -410,17 +418,24 @@ export class SessionStore {
     }
   }
 
-  private readForWrite(id: string, leftovers?: string[]): SessionRecord {
+  private readForWrite(id: string, leftovers?: string[], known?: SessionRecord): SessionRecord {
     const repaired = this.sweepLocked(id, leftovers)
     if (repaired) return repaired
-    const read = this.readRecord(id)
+    const read = this.readRecord(id, known)
     if (read.kind === 'ok') return read.record
     if (read.kind === 'missing') throw new SessionNotFoundError(id)
     throw new CorruptRecordError(this.recordPath(id), read.reason)
   }
 
+  /**
+   * The text each record returned by a read was parsed from, for as long as the record is kept: a caller
+   * that hands the record back (`delete`'s `known`) spares a second parse and seal check of the same bytes.
+   */
+  private readonly texts = new WeakMap<SessionRecord, string>()
+
   private readRecord(
     id: string,
+    known?: SessionRecord,
   ): { kind: 'ok'; record: SessionRecord } | { kind: 'missing' } | { kind: 'corrupt'; reason: string } {
     let text: string
     try {
@@ -430,7 +445,10 @@ export class SessionStore {
       if (code === 'ENOENT') return { kind: 'missing' }
       return { kind: 'corrupt', reason: `cannot read: ${code ?? String(error)}` }
     }
-    return this.verified(parseRecordText(text, id))
+    if (known && known.id === id && this.texts.get(known) === text) return { kind: 'ok', record: known }
+    const read = this.verified(parseRecordText(text, id))
+    if (read.kind === 'ok') this.texts.set(read.record, text)
+    return read
   }
 
   private get sealer(): RecordSealer {

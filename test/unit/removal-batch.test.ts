@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { removeWorktreeFolder } from '../../src/git/removal.js'
+import { listWorktrees } from '../../src/git/worktree-list.js'
 import { decideRemoval } from '../../src/sessions/removal/decision.js'
 import { executeRemovals } from '../../src/sessions/removal/executor.js'
 import { RepoCache } from '../../src/sessions/removal/repo-view.js'
@@ -139,5 +141,40 @@ describe('batched removal (cleanup)', () => {
     expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/harness/')).toBe(
       'refs/heads/harness/ffff0006',
     )
+  })
+})
+
+describe('removeWorktreeFolder with the layout proven clean', () => {
+  async function worktreeWithFolder() {
+    const repo = tmpGitRepo()
+    const wt = join(repo.dir, '..', 'wt')
+    repo.git('worktree', 'add', '-q', '--detach', wt)
+    mkdirSync(join(wt, 'src', 'deep'), { recursive: true })
+    writeFileSync(join(wt, 'src', 'deep', 'a.js'), 'a\n')
+    writeFileSync(join(wt, 'README.md'), 'r\n')
+    const entry = (await listWorktrees(repo.dir, { env: repo.env })).find((w) => !w.isMain)
+    if (!entry) throw new Error('no worktree listed')
+    const layout = { files: ['README.md', 'src/deep/a.js'], dirs: ['src', 'src/deep'] }
+    return { wt, entry, layout }
+  }
+
+  test('deletes the layout by name, and whatever appeared since as the walk always did', async () => {
+    const { wt, entry, layout } = await worktreeWithFolder()
+    writeFileSync(join(wt, 'src', 'deep', 'new.txt'), 'new\n')
+    writeFileSync(join(wt, 'top.txt'), 'top\n')
+    expect(await removeWorktreeFolder(entry, layout)).toBe(true)
+    expect(existsSync(wt)).toBe(false)
+  })
+
+  test('never follows a link put in place of one of its folders', async () => {
+    const { wt, entry, layout } = await worktreeWithFolder()
+    const outside = join(wt, '..', 'outside')
+    mkdirSync(join(outside, 'deep'), { recursive: true })
+    writeFileSync(join(outside, 'deep', 'a.js'), 'keep\n')
+    rmSync(join(wt, 'src'), { recursive: true, force: true })
+    symlinkSync(outside, join(wt, 'src'))
+    expect(await removeWorktreeFolder(entry, layout)).toBe(true)
+    expect(existsSync(wt)).toBe(false)
+    expect(readFileSync(join(outside, 'deep', 'a.js'), 'utf8')).toBe('keep\n')
   })
 })

@@ -6,6 +6,7 @@ import { listRefs } from '../../src/git/refs.js'
 import { branchesMergedInto, onSomeBranch, readRemovalState } from '../../src/git/removal.js'
 import { branchCreatedAt, countCommitsNotIn, deleteBranch, isAncestor } from '../../src/git/repo.js'
 import { removeListedWorktree } from '../../src/git/worktree.js'
+import { RepoCache } from '../../src/sessions/removal/repo-view.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
 function commitOn(repo: ReturnType<typeof tmpGitRepo>, dir: string, file: string): string {
@@ -86,5 +87,21 @@ describe('git removal helpers', () => {
     expect(await deleteBranch(repo.dir, 'harness/c', tip, env)).toBe(false)
     repo.git('update-ref', 'refs/harness/c/branch', head)
     expect([...(await listRefs(repo.dir, 'refs/harness/c/', env)).keys()]).toEqual(['refs/harness/c/branch'])
+  })
+})
+
+describe('RepoCache.prefetch', () => {
+  test('the state read ahead is the one get answers with; a folder that is no repository is null', async () => {
+    const repo = tmpGitRepo()
+    const repos = new RepoCache(repo.dir, repo.env)
+    repos.prefetch(repo.dir)
+    const first = await repos.get(repo.dir)
+    expect(first?.state.branches.has('main')).toBe(true)
+    expect(await repos.get(repo.dir)).toBe(first)
+    const plain = tmpDir()
+    repos.prefetch(plain)
+    repos.prefetch(join(plain, 'missing'))
+    expect(await repos.get(plain)).toBeNull()
+    expect(await repos.get(join(plain, 'missing'))).toBeNull()
   })
 })

@@ -148,6 +148,63 @@ describe('SessionStore basics', () => {
   })
 })
 
+describe('SessionStore delete of a known record', () => {
+  /** A store whose seal checks are counted. */
+  function countingStore(): { store: SessionStore; dir: string; verified: () => number } {
+    const dir = join(tmpDir(), 'sessions')
+    const sealer = testSealer()
+    let count = 0
+    const verify = sealer.verify.bind(sealer)
+    sealer.verify = (record) => {
+      count++
+      return verify(record)
+    }
+    return { store: new SessionStore(dir, { sealer }), dir, verified: () => count }
+  }
+
+  it('does not parse and verify again the bytes a record handed back was read from', async () => {
+    const { store, verified } = countingStore()
+    await store.create(sessionRecord('aaaa1111'))
+    const [read] = store.list()
+    const before = verified()
+    let seen: unknown = null
+    await store.delete(
+      'aaaa1111',
+      (current) => {
+        seen = current
+      },
+      read,
+    )
+    expect(verified() - before).toBe(0)
+    expect(seen).toBe(read)
+    expect(store.exists('aaaa1111')).toBe(false)
+  })
+
+  it('reads the record again when its file changed since, or the record was not read by this store', async () => {
+    const { store, verified } = countingStore()
+    await store.create(sessionRecord('aaaa1111'))
+    await store.create(sessionRecord('bbbb2222'))
+    const [first] = store.list().filter((r) => r.id === 'aaaa1111')
+    await store.update('aaaa1111', (r) => ({ ...r, prompt: 'changed' }))
+    let seen: unknown = null
+    const before = verified()
+    await store.delete(
+      'aaaa1111',
+      (current) => {
+        seen = current
+      },
+      first,
+    )
+    expect(verified() - before).toBe(1)
+    expect(seen).toMatchObject({ rev: 2, prompt: 'changed' })
+    // A copy was not read from the file by this store: its bytes are unknown, so the file is read again.
+    const copy = structuredClone(store.get('bbbb2222'))
+    const again = verified()
+    await store.delete('bbbb2222', undefined, copy ?? undefined)
+    expect(verified() - again).toBe(1)
+  })
+})
+
 describe('SessionStore create', () => {
   it('never takes an existing id', async () => {
     const { store, dir } = newStore()

@@ -46,10 +46,14 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   const report = emptyRemovalReport(options.dryRun, olderThan)
   if (!paths.exists) return report
   const store = await ctx.store()
+  // The project repository's state is read by git while node reads the records (most sessions' worktrees
+  // are in it); only when there is a record to read.
+  const repos = new RepoCache(ctx.cwd, ctx.env)
+  if (store.ids().length > 0) repos.prefetch(paths.root)
   const selected = await selectOldSessions(store, options, olderThan.ms)
   report.skipped = selected.skipped
   const candidates = selected.candidates
-  const plans = await planSessions(ctx, paths, candidates, options)
+  const plans = await planSessions(ctx, paths, candidates, options, repos)
   // One batched removal for all of them (docs/design.md, "Removal").
   const items: { record: SessionRecord; plan: SessionPlan }[] = []
   for (const [index, plan] of plans.entries()) {
@@ -80,8 +84,9 @@ export async function planSessions(
   paths: { root: string; logsDir: string; configFile: string },
   candidates: SessionRecord[],
   options: { force: boolean; progress?: ProgressReporter },
+  repos?: RepoCache,
 ): Promise<(SessionPlan | Error)[]> {
-  const where = removalScope(ctx, paths, options)
+  const where = removalScope(ctx, paths, options, repos)
   const progress = options.progress ?? silentProgress
   const plans: (SessionPlan | Error)[] = []
   try {
@@ -200,7 +205,7 @@ async function checkCleanAhead(
   const byRepo = new Map<string, SessionRecord[]>()
   for (const record of candidates) {
     if (record.sealed === false || !(record.is_worktree ?? Boolean(record.git_branch))) continue
-    if (!isInsideRoots(record.worktree_dir, where.roots)) continue
+    if (!where.isInsideRoots(record.worktree_dir)) continue
     const dir = record.base_dir ?? where.projectRoot
     byRepo.set(dir, [...(byRepo.get(dir) ?? []), record])
   }
@@ -220,12 +225,24 @@ function removalScope(
   ctx: SessionEnv,
   paths: { root: string; logsDir: string; configFile: string },
   options: { force: boolean },
+  repos = new RepoCache(ctx.cwd, ctx.env),
 ) {
+  const roots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
+  // Asked twice per session (ahead of planning, then by its plan): each path is resolved once per command.
+  const inside = new Map<string, boolean>()
   return {
-    repos: new RepoCache(ctx.cwd, ctx.env),
+    repos,
     projectRoot: paths.root,
     logsDir: paths.logsDir,
-    roots: allowedWorktreeRoots(paths.root, paths.configFile, ctx.env),
+    roots,
+    isInsideRoots: (path: string): boolean => {
+      let answer = inside.get(path)
+      if (answer === undefined) {
+        answer = isInsideRoots(path, roots)
+        inside.set(path, answer)
+      }
+      return answer
+    },
     force: options.force,
   }
 }

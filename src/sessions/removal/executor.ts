@@ -2,6 +2,7 @@ import { existsSync, rmdirSync, rmSync } from 'node:fs'
 import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { SessionNotFoundError } from '../../errors.js'
+import type { WorktreeLayout } from '../../git/clean-check.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { type RefChange, updateRefs } from '../../git/refs.js'
 import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
@@ -220,22 +221,26 @@ export async function executeRemovals(
     // it; store.delete then deletes the record, under the same lock, or keeps it if `prepare` threw.
     const settled = members.map((member) =>
       store
-        .delete(member.record.id, async (current) => {
-          if (
-            current.status === 'RUNNING' ||
-            current.rev !== member.record.rev ||
-            current.updated_at !== member.record.updated_at
-          ) {
-            throw new VetoError(changedReason(current))
-          }
-          const plan = member.candidate.snapshot
-          if (member.forced && plan) {
-            member.progress.snapshot = await snapshots.run(() => storeSnapshots(plan, false, options))
-          }
-          member.ready(true)
-          const failure = await member.outcome
-          if (failure) throw failure
-        })
+        .delete(
+          member.record.id,
+          async (current) => {
+            if (
+              current.status === 'RUNNING' ||
+              current.rev !== member.record.rev ||
+              current.updated_at !== member.record.updated_at
+            ) {
+              throw new VetoError(changedReason(current))
+            }
+            const plan = member.candidate.snapshot
+            if (member.forced && plan) {
+              member.progress.snapshot = await snapshots.run(() => storeSnapshots(plan, false, options))
+            }
+            member.ready(true)
+            const failure = await member.outcome
+            if (failure) throw failure
+          },
+          member.record,
+        )
         .then(
           () => member.removed(),
           (error: unknown) => {
@@ -332,12 +337,16 @@ async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions):
     }
   }
   for (const [repo, list] of byRepo) {
+    const layouts = new Map<string, WorktreeLayout>()
     const clean = await cleanWorktrees(
       repo,
       list.map((item) => item.path),
       git,
+      layouts,
     )
     for (const { path, member } of list) {
+      const layout = layouts.get(path)
+      if (layout) member.layouts.set(path, layout)
       if (clean.has(path)) continue
       try {
         const { changes, submodules } = await inspectWorktree(path, git)
@@ -366,7 +375,7 @@ async function removeFoldersOf(
 ): Promise<void> {
   for (const step of member.candidate.steps) {
     if (step.kind === 'worktree') {
-      await removeWorktreeFolder(step.entry)
+      await removeWorktreeFolder(step.entry, member.layouts.get(step.entry.path))
       member.progress.done.push(step)
       const repo = removedByRepo.get(step.repo) ?? { paths: [], members: [] }
       repo.paths.push(step.entry.path)
@@ -414,6 +423,8 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
 /** One session in the batched mode: its lock is held while `outcome` is pending. */
 class BatchMember {
   readonly progress: Progress = { snapshot: null, done: [], dirty: false }
+  /** What each of its worktrees held when proven clean under its lock (deleted by name, then walked). */
+  readonly layouts = new Map<string, WorktreeLayout>()
   failure: unknown = null
   readonly isReady: Promise<boolean>
   readonly outcome: Promise<unknown>

@@ -31,10 +31,27 @@ export class RepoView {
     return this.state.repo
   }
 
+  /**
+   * The registered worktree at `path`, by real path. Like the listing it searches, the answer is read once:
+   * each worktree's real path is resolved once and kept (for `holdsCwd` too), and so is each path looked up.
+   */
   worktreeAt(path: string): WorktreeInfo | undefined {
-    this.byPath ??= new Map(this.state.worktrees.map((w) => [canonicalPath(w.path), w]))
-    return this.byPath.get(canonicalPath(path))
+    if (!this.byPath) {
+      this.byPath = new Map()
+      for (const w of this.state.worktrees) {
+        const canonical = canonicalPath(w.path)
+        this.canonicalOf.set(w, canonical)
+        this.byPath.set(canonical, w)
+      }
+    }
+    if (this.lookedUp.has(path)) return this.lookedUp.get(path)
+    const found = this.byPath.get(canonicalPath(path))
+    this.lookedUp.set(path, found)
+    return found
   }
+
+  private readonly canonicalOf = new Map<WorktreeInfo, string>()
+  private readonly lookedUp = new Map<string, WorktreeInfo | undefined>()
 
   /** The worktree other than `except` that has `branch` checked out. */
   holderOf(branch: string, except?: WorktreeInfo): WorktreeInfo | undefined {
@@ -89,7 +106,7 @@ export class RepoView {
   private holdsCwd(entry: WorktreeInfo): boolean {
     // The current directory is resolved once per repository, not once per worktree asked about.
     this.canonicalCwd ??= canonicalPath(this.cwd)
-    const rel = relative(canonicalPath(entry.path), this.canonicalCwd)
+    const rel = relative(this.canonicalOf.get(entry) ?? canonicalPath(entry.path), this.canonicalCwd)
     return !rel.startsWith('..') && !isAbsolute(rel)
   }
 
@@ -185,6 +202,11 @@ export class RepoCache {
     private readonly cwd: string,
     private readonly env: NodeJS.ProcessEnv,
   ) {}
+
+  /** Starts reading `dir` now, for a `get` later; a failure then is that `get`'s. */
+  prefetch(dir: string): void {
+    this.get(dir).catch(() => {})
+  }
 
   get(dir: string): Promise<RepoView | null> {
     const key = canonicalPath(dir)

@@ -48,6 +48,8 @@ export async function planSession(
     logsDir: string
     /** Where worktrees may be removed from (docs/security.md). */
     roots: string[]
+    /** `isInsideRoots` of `roots`, when the caller keeps its answers; else asked here. */
+    isInsideRoots?: (path: string) => boolean
     force: boolean
   },
 ): Promise<SessionPlan> {
@@ -87,7 +89,9 @@ export async function planSession(
   const name = record.git_branch ?? undefined
   const tip = name ? repo.state.branches.get(name) : undefined
   const found = repo.worktreeAt(record.worktree_dir)
-  const contained = isInsideRoots(record.worktree_dir, where.roots)
+  const contained = where.isInsideRoots
+    ? where.isInsideRoots(record.worktree_dir)
+    : isInsideRoots(record.worktree_dir, where.roots)
   if ((found && (found.isMain || !contained)) || (!found && !contained && existsSync(record.worktree_dir))) {
     plan.reasons.push({
       code: 'OUTSIDE_WORKTREE_ROOT',
