@@ -1,13 +1,12 @@
-// `npm test` after lint and build: the type check and the tests run side by side. The check needs one core for
-// about 8 s and the suite leaves gaps while its workers wait on the processes they start, so running them one
-// after the other only added the check's time to the total. The check's output is printed once the tests end,
-// so the two never interleave; the exit status is the first failure's (tests first), else 0.
+// `npm test`: the build, then the tests, with the lint and the type check running beside them. The type check
+// needs one core for about 8 s and the suite leaves gaps while its workers wait on the processes they start,
+// so running the checks first only added their time to the total. Their output is printed once the tests
+// end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/store.test.ts`).
 import { spawn } from 'node:child_process'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const bin = (name) => fileURLToPath(new URL(join('..', 'node_modules', '.bin', name), import.meta.url))
+const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url))
 
 /** Runs a command to its end; `capture` keeps its output (both streams, in order) instead of passing it on. */
 function run(command, args, capture) {
@@ -22,9 +21,17 @@ function run(command, args, capture) {
   })
 }
 
-const typecheck = run(bin('tsc'), ['--noEmit'], true)
-const tests = await run(bin('vitest'), ['run', ...process.argv.slice(2)], false)
-const checked = await typecheck
-process.stdout.write(checked.output)
-process.stdout.write(checked.code === 0 ? 'typecheck: no errors\n' : 'typecheck: failed\n')
-process.exitCode = tests.code || checked.code
+const checks = [
+  ['typecheck', run(bin('tsc'), ['--noEmit'], true)],
+  ['lint', run(bin('biome'), ['check', '.'], true)],
+]
+const build = await run(process.execPath, [fileURLToPath(new URL('build.mjs', import.meta.url))], false)
+const tests = build.code === 0 ? await run(bin('vitest'), ['run', ...process.argv.slice(2)], false) : build
+let code = build.code || tests.code
+for (const [name, running] of checks) {
+  const { code: checkCode, output } = await running
+  process.stdout.write(output)
+  process.stdout.write(`${name}: ${checkCode === 0 ? 'passed' : 'failed'}\n`)
+  code ||= checkCode
+}
+process.exitCode = code
