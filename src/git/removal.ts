@@ -130,28 +130,47 @@ export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: Worktre
 }
 
 /**
- * Deletes a proven layout's files, then its folders deepest first, as far as it can: only while every folder
- * of it is still a real folder (never through a link put in one's place since), and anything it cannot
- * delete (a file that appeared, a folder no longer empty) is left for the caller's walk of the folder.
+ * Deletes a proven layout's files, then its folders deepest first, as far as it can; anything it cannot delete
+ * (a file that appeared, a folder no longer empty, a folder that is no longer one) is left for the caller's
+ * walk of the folder. Each folder, and every folder above it, is checked to be a real folder right before its
+ * own files go, not once for the whole tree: deletion by path cannot rule out a folder swapped for a link
+ * between that check and the unlinks (node has no unlink relative to an open folder), so the window is kept to
+ * one folder's files, as in the walk.
  */
 async function removeLayout(root: string, layout: WorktreeLayout): Promise<void> {
-  const dirs = [...layout.dirs].sort((a, b) => a.length - b.length)
-  for (const dir of dirs) {
-    const stat = await lstat(join(root, dir)).catch(() => null)
-    if (!stat?.isDirectory()) return
+  const filesByFolder = new Map<string, string[]>()
+  for (const file of layout.files) {
+    const folder = dirname(file)
+    filesByFolder.set(folder, [...(filesByFolder.get(folder) ?? []), file])
   }
-  const gone = await Promise.all(
-    layout.files.map((file) =>
-      unlink(join(root, file)).then(
-        () => true,
-        (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+  for (const [folder, files] of filesByFolder) {
+    if (!(await isRealFolderPath(root, folder))) return
+    const gone = await Promise.all(
+      files.map((file) =>
+        unlink(join(root, file)).then(
+          () => true,
+          (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+        ),
       ),
-    ),
-  )
-  if (gone.includes(false)) return
+    )
+    if (gone.includes(false)) return
+  }
+  // rmdir never follows a link (ENOTDIR): no check needed here.
+  const deepestFirst = [...layout.dirs].sort((a, b) => b.length - a.length)
   try {
-    for (const dir of dirs.reverse()) await rmdir(join(root, dir))
+    for (const dir of deepestFirst) await rmdir(join(root, dir))
   } catch {}
+}
+
+/** Whether `folder` (relative to `root`, `/`-separated as git writes paths) and each folder above it are folders, not links. */
+async function isRealFolderPath(root: string, folder: string): Promise<boolean> {
+  if (folder === '.') return true
+  const parts = folder.split('/')
+  for (let depth = 1; depth <= parts.length; depth++) {
+    const stat = await lstat(join(root, ...parts.slice(0, depth))).catch(() => null)
+    if (!stat?.isDirectory()) return false
+  }
+  return true
 }
 
 /** A `.git` file (not a folder, not a link) naming an admin folder whose `gitdir` names this file back. */
