@@ -88,6 +88,11 @@ function signalListeners(): string {
  *
  * Flags it cannot honour as the CLI would, and a project where the run would start auto cleanup in the
  * background (a detached harness), go through the binary instead.
+ *
+ * Its record names the test worker as the run's supervisor (a live process with its true start time), where
+ * the binary's supervisor has exited. A test that edits such a record back to RUNNING must also change the
+ * supervisor's identity (its pid, start time or `boot_id`): otherwise harness sees a live supervisor, and a
+ * `session kill` would signal the test worker.
  */
 export async function finishedSession(
   repo: TmpRepo,
