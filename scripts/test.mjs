@@ -4,20 +4,35 @@
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/store.test.ts`).
 import { spawn } from 'node:child_process'
+import { constants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
+const root = fileURLToPath(new URL('..', import.meta.url))
 const bin = (name) => fileURLToPath(new URL(`../node_modules/.bin/${name}`, import.meta.url))
+
+// A signal to this script (CI cancelling the job, Ctrl-C) goes on to every command still running, so none is
+// left behind; each then ends, and the status says which signal ended the run.
+const running = new Set()
+let interrupted = 0
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    interrupted = 128 + constants.signals[signal]
+    for (const child of running) child.kill(signal)
+  })
+}
 
 /** Runs a command to its end; `capture` keeps its output (both streams, in order) instead of passing it on. */
 function run(command, args, capture) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+    const child = spawn(command, args, { cwd: root, stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+    running.add(child)
     const chunks = []
     if (capture) for (const stream of [child.stdout, child.stderr]) stream.on('data', (c) => chunks.push(c))
     child.on('error', (error) => resolve({ code: 1, output: `${command}: ${error.message}\n` }))
-    child.on('close', (code, signal) =>
-      resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString() }),
-    )
+    child.on('close', (code, signal) => {
+      running.delete(child)
+      resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString() })
+    })
   })
 }
 
@@ -26,12 +41,15 @@ const checks = [
   ['lint', run(bin('biome'), ['check', '.'], true)],
 ]
 const build = await run(process.execPath, [fileURLToPath(new URL('build.mjs', import.meta.url))], false)
-const tests = build.code === 0 ? await run(bin('vitest'), ['run', ...process.argv.slice(2)], false) : build
+const tests =
+  build.code === 0 && !interrupted
+    ? await run(bin('vitest'), ['run', ...process.argv.slice(2)], false)
+    : build
 let code = build.code || tests.code
-for (const [name, running] of checks) {
-  const { code: checkCode, output } = await running
+for (const [name, pending] of checks) {
+  const { code: checkCode, output } = await pending
   process.stdout.write(output)
   process.stdout.write(`${name}: ${checkCode === 0 ? 'passed' : 'failed'}\n`)
   code ||= checkCode
 }
-process.exitCode = code
+process.exitCode = interrupted || code
