@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { isInsideRoots } from '../../src/config.js'
 import { removeWorktreeFolder } from '../../src/git/removal.js'
 import { listWorktrees } from '../../src/git/worktree-list.js'
 import { decideRemoval } from '../../src/sessions/removal/decision.js'
@@ -39,7 +40,7 @@ async function sessionsFixture(ids: string[]) {
     repos: new RepoCache(repo.dir, repo.env),
     projectRoot: repo.dir,
     logsDir,
-    roots: [root],
+    isInsideRoots: (path: string) => isInsideRoots(path, [root]),
     force: false,
   }
   const plan = async () =>

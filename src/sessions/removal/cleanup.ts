@@ -234,7 +234,6 @@ function removalScope(
     repos,
     projectRoot: paths.root,
     logsDir: paths.logsDir,
-    roots,
     isInsideRoots: (path: string): boolean => {
       let answer = inside.get(path)
       if (answer === undefined) {

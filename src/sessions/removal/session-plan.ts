@@ -1,6 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { isInsideRoots } from '../../config.js'
 import { isAncestor } from '../../git/repo.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import { agentDirFor } from '../agent-files.js'
@@ -46,10 +45,8 @@ export async function planSession(
     repos: RepoCache
     projectRoot: string
     logsDir: string
-    /** Where worktrees may be removed from (docs/security.md). */
-    roots: string[]
-    /** `isInsideRoots` of `roots`, when the caller keeps its answers; else asked here. */
-    isInsideRoots?: (path: string) => boolean
+    /** Whether a path lies where worktrees may be removed from (docs/security.md; `isInsideRoots`). */
+    isInsideRoots: (path: string) => boolean
     force: boolean
   },
 ): Promise<SessionPlan> {
@@ -89,9 +86,7 @@ export async function planSession(
   const name = record.git_branch ?? undefined
   const tip = name ? repo.state.branches.get(name) : undefined
   const found = repo.worktreeAt(record.worktree_dir)
-  const contained = where.isInsideRoots
-    ? where.isInsideRoots(record.worktree_dir)
-    : isInsideRoots(record.worktree_dir, where.roots)
+  const contained = where.isInsideRoots(record.worktree_dir)
   if ((found && (found.isMain || !contained)) || (!found && !contained && existsSync(record.worktree_dir))) {
     plan.reasons.push({
       code: 'OUTSIDE_WORKTREE_ROOT',
