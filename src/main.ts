@@ -1,56 +1,8 @@
-import { plainPathCall } from './cli/fast-path.js'
-import { type GlobalOptions, Output } from './cli/output.js'
-import { ExitRequest } from './errors.js'
+import { runCli } from './cli/entry.js'
+import { processIo } from './cli/io.js'
 
-/**
- * The entry point, and the only place that sets process.exitCode (or re-raises a signal). Global flags are
- * pre-read from argv so that errors thrown before commander has parsed anything still honour --json.
- */
-async function main(argv: string[]): Promise<{ code: number; signal?: NodeJS.Signals }> {
-  // Everything after the first `--` belongs to the agent, never to harness's own parser.
-  const split = argv.indexOf('--')
-  const own = split < 0 ? argv : argv.slice(0, split)
-  const passthrough = split < 0 ? [] : argv.slice(split + 1)
-  const options: GlobalOptions = {
-    json: own.includes('--json'),
-    color: !own.includes('--no-color'),
-    quiet: own.includes('-q') || own.includes('--quiet'),
-  }
-  const out = new Output(options)
-  try {
-    const plainPath = plainPathCall(own, passthrough)
-    if (plainPath) {
-      // Scripts call this in loops. The small entry (cli/fast-entry.ts) answers most of them before the bundle
-      // loads; what it leaves here (a RUNNING session, an error to report) still needs no command tree.
-      out.options.dir = plainPath.dir
-      const { Context } = await import('./cli/context.js')
-      const { printSessionPath } = await import('./commands/session/path.js')
-      await printSessionPath(new Context(out, passthrough), plainPath.id)
-      return { code: 0 }
-    }
-    const { buildProgram, fromCommanderError, MissingCommandError } = await import('./cli/program.js')
-    const { CommanderError } = await import('commander')
-    const program = buildProgram(out, passthrough)
-    try {
-      await program.parseAsync(own, { from: 'user' })
-    } catch (error) {
-      if (error instanceof CommanderError) {
-        const usage = fromCommanderError(error)
-        if (!usage) return { code: 0 }
-        // Without --json the help that commander printed on stderr is the message.
-        if (usage instanceof MissingCommandError && !out.json) return { code: usage.exitCode }
-        throw usage
-      }
-      throw error
-    }
-    return { code: 0 }
-  } catch (error) {
-    if (error instanceof ExitRequest && error.signal) return { code: error.exitCode, signal: error.signal }
-    return { code: out.error(error) }
-  }
-}
-
-void main(process.argv.slice(2)).then(({ code, signal }) => {
+/** The entry point, and the only place that sets process.exitCode (or re-raises a signal). */
+void runCli(process.argv.slice(2), processIo()).then(({ code, signal }) => {
   process.exitCode = code
   if (signal) {
     // The agent died from SIGINT/SIGQUIT: die the same way so a calling shell loop stops too.

@@ -5,6 +5,7 @@ import { UsageError } from '../errors.js'
 import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
 import type { SessionEnv } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/store.js'
+import type { CliIo } from './io.js'
 import type { GlobalOptions, Output } from './output.js'
 
 /** What a command needs from its surroundings, resolved lazily so cheap commands stay cheap. */
@@ -12,13 +13,21 @@ export class Context implements SessionEnv {
   private projectPromise: Promise<ProjectPaths> | undefined
   private storeInstance: SessionStore | undefined
 
+  readonly cwd: string
+  readonly env: NodeJS.ProcessEnv
+  /** Where a piped prompt or a confirmation comes from. */
+  readonly stdin: CliIo['stdin']
+
   constructor(
     readonly out: Output,
     /** Arguments after `--`, for the agent (`harness run -a exec -- npm test`). */
-    readonly passthrough: string[] = [],
-    readonly cwd: string = process.cwd(),
-    readonly env: NodeJS.ProcessEnv = process.env,
-  ) {}
+    readonly passthrough: string[],
+    io: Pick<CliIo, 'cwd' | 'env' | 'stdin'>,
+  ) {
+    this.cwd = io.cwd
+    this.env = io.env
+    this.stdin = io.stdin
+  }
 
   get options(): GlobalOptions {
     return this.out.options
@@ -30,11 +39,18 @@ export class Context implements SessionEnv {
   }
 
   get stdinIsTerminal(): boolean {
-    return process.stdin.isTTY === true
+    return this.stdin.isTTY === true
   }
 
   get agentOutput(): NodeJS.WritableStream {
-    return this.options.json ? process.stderr : process.stdout
+    return this.options.json ? this.out.stderr : this.out.stdout
+  }
+
+  /** All of stdin, as text (a piped prompt, a plan sent to a detached harness). */
+  async readStdin(): Promise<string> {
+    const chunks: Buffer[] = []
+    for await (const chunk of this.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+    return Buffer.concat(chunks).toString('utf8')
   }
 
   notice(message: string): void {

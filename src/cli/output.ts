@@ -19,8 +19,9 @@ export class Output {
 
   constructor(
     readonly options: GlobalOptions,
-    private readonly stdout: NodeJS.WriteStream = process.stdout,
-    private readonly stderr: NodeJS.WriteStream = process.stderr,
+    readonly stdout: NodeJS.WriteStream,
+    readonly stderr: NodeJS.WriteStream,
+    private readonly env: NodeJS.ProcessEnv,
   ) {
     stdout.on('error', (error: NodeJS.ErrnoException) => {
       ignoreBrokenPipe(error)
@@ -40,15 +41,13 @@ export class Output {
 
   /** Columns available for tables: the terminal's, or COLUMNS; undefined means do not truncate. */
   get width(): number | undefined {
-    const fromEnv = Number(process.env.COLUMNS)
+    const fromEnv = Number(this.env.COLUMNS)
     if (Number.isInteger(fromEnv) && fromEnv > 0) return fromEnv
     return this.stdout.isTTY ? this.stdout.columns : undefined
   }
 
   get color(): boolean {
-    return (
-      this.options.color && !!this.stdout.isTTY && !('NO_COLOR' in process.env && process.env.NO_COLOR !== '')
-    )
+    return this.options.color && !!this.stdout.isTTY && !('NO_COLOR' in this.env && this.env.NO_COLOR !== '')
   }
 
   /**
@@ -150,7 +149,7 @@ export class Output {
   }
 
   error(error: unknown): number {
-    const { text, exitCode } = formatError(error, this.options.json)
+    const { text, exitCode } = formatError(error, this.options.json, this.env.HARNESS_DEBUG === '1')
     if (text) this.stderr.write(text)
     return exitCode
   }
@@ -177,8 +176,15 @@ function messageLines(text: string): { first: string; rest: string[] } {
   return { first: lines[0]?.trim() ?? '', rest: lines.slice(1) }
 }
 
-/** Renders an error for people (`harness: …` + hint) or as one JSON object, and picks the exit code. */
-export function formatError(error: unknown, json: boolean): { text: string; exitCode: number } {
+/**
+ * Renders an error for people (`harness: …` + hint) or as one JSON object, and picks the exit code; `debug`
+ * (HARNESS_DEBUG=1) adds the stack of an unexpected error.
+ */
+export function formatError(
+  error: unknown,
+  json: boolean,
+  debug = false,
+): { text: string; exitCode: number } {
   if (error instanceof ExitRequest) return { text: '', exitCode: error.exitCode }
   if (error instanceof HarnessError) {
     const { first, rest } = messageLines(error.message)
@@ -199,16 +205,15 @@ export function formatError(error: unknown, json: boolean): { text: string; exit
     }
   }
   const message = oneLine(error instanceof Error ? error.message : String(error))
-  const debug =
-    process.env.HARNESS_DEBUG === '1' && error instanceof Error && error.stack ? `${error.stack}\n` : ''
+  const stack = debug && error instanceof Error && error.stack ? `${error.stack}\n` : ''
   if (json) {
     return {
-      text: `${JSON.stringify({ error: { code: 'UNEXPECTED', message, exit_code: 1 } })}\n${debug}`,
+      text: `${JSON.stringify({ error: { code: 'UNEXPECTED', message, exit_code: 1 } })}\n${stack}`,
       exitCode: 1,
     }
   }
   return {
-    text: `harness: unexpected error: ${terminalSafe(message)}\n${debug || 'hint: set HARNESS_DEBUG=1 for a stack trace\n'}`,
+    text: `harness: unexpected error: ${terminalSafe(message)}\n${stack || 'hint: set HARNESS_DEBUG=1 for a stack trace\n'}`,
     exitCode: 1,
   }
 }

@@ -29,14 +29,15 @@ import { registerTrust } from '../commands/trust.js'
 import { ExitRequest, UsageError } from '../errors.js'
 import { commandPath } from './action.js'
 import { Context } from './context.js'
+import type { CliIo } from './io.js'
 import type { GlobalOptions, Output } from './output.js'
 
 declare const HARNESS_VERSION: string
 export const VERSION = typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev'
 
 /** Builds the whole command tree. Commands register themselves; none holds logic. */
-export function buildProgram(out: Output, passthrough: string[] = []): Command {
-  const ctx = new Context(out, passthrough)
+export function buildProgram(out: Output, passthrough: string[], io: CliIo): Command {
+  const ctx = new Context(out, passthrough, io)
   const program = new Command('harness')
     .description('run AI coding agents as sessions: one worktree, one branch, one record each')
     .option('-V, --version', 'print the version')
@@ -71,8 +72,12 @@ Examples:
       writeOut: (text) => out.writeOut(text),
       // Only help shown for a missing command comes here; under --json that becomes one JSON error instead.
       writeErr: (text) => {
-        if (!out.json) process.stderr.write(text)
+        if (!out.json) out.stderr.write(text)
       },
+      // Help wraps to the terminal harness writes to (commander would look at process.stdout itself), else
+      // at commander's own 80 columns.
+      getOutHelpWidth: () => (out.stdout.isTTY && out.stdout.columns) || 80,
+      getErrHelpWidth: () => (out.stderr.isTTY && out.stderr.columns) || 80,
     })
   program.on('option:version', () => {
     out.result({ version: VERSION }, (data) => data.version)
@@ -134,7 +139,7 @@ Examples:
   registerCompletion(program, ctx)
   registerHelp(session)
   registerHelp(program)
-  registerSupervise(program)
+  registerSupervise(program, ctx)
   registerAutoCleanup(program, ctx)
   tagErrors(program)
   return program

@@ -173,10 +173,9 @@ Example:
     .description('internal: the detached runner of a chain')
     .action(
       action(z.object({}), async () => {
-        const chunks: Buffer[] = []
-        for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+        const plan = await ctx.readStdin()
         const { runChainDetached } = await import('../sessions/chains.js')
-        await runChainDetached(ctx, Buffer.concat(chunks).toString('utf8'))
+        await runChainDetached(ctx, plan)
       }),
     )
 }

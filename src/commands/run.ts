@@ -82,9 +82,9 @@ Examples:
           ...options,
           detach: options.detach === true,
           tmux: options.attach || options.tmux,
-          prompt: explicitStdin ? [await readStdin()] : prompt,
+          prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
           extraArgs: ctx.passthrough,
-          promptFromStdin: process.stdin.isTTY ? undefined : readStdin,
+          promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
         }
         if (options.dryRun) {
           const { dryRunSession } = await import('../sessions/start.js')
@@ -102,13 +102,6 @@ Examples:
         if (options.attach) await attachAfterStart(ctx, outcome.record.id)
       }),
     )
-}
-
-/** All of stdin, for a piped prompt (`echo "fix the tests" | harness run -a claude`). */
-export async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = []
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** `--attach`: the session runs (and its id is printed); now show it in this terminal. */

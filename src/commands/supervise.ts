@@ -1,12 +1,13 @@
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../cli/action.js'
+import type { Context } from '../cli/context.js'
 
 /**
  * Hidden: the detached supervisor of a background run. Its plan arrives on stdin from `harness run --detach`,
  * or, for a run hosted in tmux, in the file `--tmux-plan` names.
  */
-export function registerSupervise(program: Command): void {
+export function registerSupervise(program: Command, ctx: Context): void {
   program
     .command('__supervise', { hidden: true })
     .description('internal: supervise a background run')
@@ -16,15 +17,14 @@ export function registerSupervise(program: Command): void {
         if (options.tmuxPlan) {
           const { superviseInTmux } = await import('../sessions/tmux-run.js')
           await superviseInTmux(options.tmuxPlan, {
-            TMUX: process.env.TMUX,
-            TMUX_PANE: process.env.TMUX_PANE,
+            TMUX: ctx.env.TMUX,
+            TMUX_PANE: ctx.env.TMUX_PANE,
           })
           return
         }
-        const chunks: Buffer[] = []
-        for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+        const plan = await ctx.readStdin()
         const { superviseDetached } = await import('../sessions/runner.js')
-        await superviseDetached(Buffer.concat(chunks).toString('utf8'))
+        await superviseDetached(plan)
       }),
     )
 }

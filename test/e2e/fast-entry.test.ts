@@ -57,7 +57,7 @@ describe('the small entry of the built binary (dist/fast.cjs)', () => {
     ] as const) {
       const [fast, bundle] = await Promise.all([
         runBin(fastOnly, [...args], cwd, env),
-        cli([...args], { cwd, env: full }),
+        cli([...args], { cwd, env: full, process: true }),
       ])
       expect(fast, args.join(' ')).toEqual(bundle)
     }

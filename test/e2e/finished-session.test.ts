@@ -119,7 +119,11 @@ test('finishedSession makes the session "harness run -a exec --json" makes: reco
   // The binary reads the fixture's record as its own: sealed for this user, not foreign.
   const shown = await Promise.all(
     [fixture, binary].map(async (session) => {
-      const show = await cli(['session', 'show', session.id, '--json'], { cwd: repo.dir, env: repo.env })
+      const show = await cli(['session', 'show', session.id, '--json'], {
+        cwd: repo.dir,
+        env: repo.env,
+        process: true,
+      })
       expect(show.exitCode, show.stderr).toBe(0)
       return normalized(repo, json<SessionJson>(show))
     }),

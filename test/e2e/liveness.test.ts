@@ -130,6 +130,8 @@ describe('liveness and recovery', () => {
     const run = json<Rec>(
       await cli(['run', '-a', 'gemini', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
     )
+    // Its start is logged before anything ends it (the commands below take milliseconds).
+    await waitUntil(() => agents.starts().length === 1)
     const supervisor = run.runs[0]?.supervisor_pid as number
     process.kill(supervisor, 'SIGKILL')
     await waitUntil(() => !isAlive(supervisor))

@@ -1,6 +1,8 @@
 // The layering rules of docs/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
 // imports the CLI (cli/, commands/), never does its own terminal I/O or reads the environment, and git is
-// run only by src/git/. Checked by test/unit/layers.test.ts.
+// run only by src/git/. The CLI itself reaches the process's streams, environment and directory only through
+// cli/io.ts (and the small entry, which runs as the process before anything else), so that a command runs the
+// same against any CliIo. Checked by test/unit/layers.test.ts.
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 
@@ -13,6 +15,8 @@ const PROCESS_IO: [string, string][] = [
   ['stdin', 'reads'],
   ['env', 'reads'],
 ]
+/** The CLI files that stand for the process itself: main.ts's io, and the small entry bin/harness runs first. */
+const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts', 'main.ts']
 const GIT_SPAWN =
   /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
 
@@ -45,6 +49,12 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
     }
     if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    if (CLI.includes(top) && !PROCESS_ENTRIES.includes(file)) {
+      for (const [name, verb] of [...PROCESS_IO, ['cwd', 'reads'] as const]) {
+        if (new RegExp(`\\bprocess\\.${name}\\b`).test(code))
+          report(`${verb} process.${name} (not through CliIo)`)
+      }
+    }
     if (!DOMAIN.includes(top)) continue
     const specifiers = code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)
     for (const [, specifier] of specifiers) {

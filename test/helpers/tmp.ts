@@ -82,7 +82,9 @@ function templateRepo(commit: boolean): string {
   return dir
 }
 
-const GITCONFIG = '[init]\n\tdefaultBranch = main\n'
+// No automatic maintenance: after a commit git would start `git maintenance run --auto` (about a hundred extra
+// git processes over the suite) to pack repositories that live for one test.
+const GITCONFIG = '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n'
 
 /** A real git repository with one commit on `main`, and an isolated HOME/git config. */
 export function tmpGitRepo(options: { commit?: boolean } = {}): TmpRepo {

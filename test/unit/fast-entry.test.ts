@@ -1,7 +1,8 @@
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import { describe, expect, test } from 'vitest'
-import { Context } from '../../src/cli/context.js'
+import { runCli } from '../../src/cli/entry.js'
 import {
   type BuiltAnswers,
   type FastAnswer,
@@ -9,9 +10,7 @@ import {
   type Surroundings,
 } from '../../src/cli/fast-entry.js'
 import { plainPathCall } from '../../src/cli/fast-path.js'
-import { Output } from '../../src/cli/output.js'
 import { recordShape } from '../../src/cli/record-shape-source.js'
-import { printSessionPath } from '../../src/commands/session/path.js'
 import { sessionRecord } from '../fixtures/records.js'
 import { writeRecord } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
@@ -36,24 +35,19 @@ function sink(): NodeJS.WriteStream & { text: string } {
   return stream as unknown as NodeJS.WriteStream & { text: string }
 }
 
-/** What the full CLI answers to a plain `session path` line: the steps src/main.ts takes for it. */
+/** What the full CLI answers to a plain `session path` line: the binary's entry, run in this process. */
 async function fullAnswer(argv: string[], around: Surroundings): Promise<FastAnswer> {
-  const call = plainPathCall(argv, []) as NonNullable<ReturnType<typeof plainPathCall>>
+  expect(plainPathCall(argv, [])).not.toBeNull()
   const stdout = sink()
   const stderr = sink()
-  const out = new Output(
-    { json: argv.includes('--json'), color: !argv.includes('--no-color'), quiet: argv.includes('-q') },
+  const { code } = await runCli(argv, {
+    cwd: around.cwd,
+    env: around.env,
+    stdin: Readable.from([]),
     stdout,
     stderr,
-  )
-  out.options.dir = call.dir
-  let exitCode = 0
-  try {
-    await printSessionPath(new Context(out, [], around.cwd, around.env), call.id)
-  } catch (error) {
-    exitCode = out.error(error)
-  }
-  return { stdout: stdout.text, stderr: stderr.text, exitCode }
+  })
+  return { stdout: stdout.text, stderr: stderr.text, exitCode: code }
 }
 
 const NOT_TERMINALS = { stdoutIsTerminal: false, stderrIsTerminal: false }

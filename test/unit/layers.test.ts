@@ -18,6 +18,8 @@ describe('layers', () => {
       writeFileSync(join(src, path), text)
     }
     write('cli/context.ts', 'export class Context {}\n')
+    write('cli/output.ts', 'export const width = () => process.stdout.columns ?? process.cwd().length\n')
+    write('cli/io.ts', 'export const io = () => ({ cwd: process.cwd(), env: process.env })\n')
     write(
       'commands/run.ts',
       "import { execa } from 'execa'\nexport const ok = () => execa('git', ['status'])\n",
@@ -32,6 +34,8 @@ describe('layers', () => {
       .map((p) => `${p.file}: ${p.rule}`)
       .sort()
     expect(problems).toEqual([
+      'cli/output.ts: reads process.cwd (not through CliIo)',
+      'cli/output.ts: writes process.stdout (not through CliIo)',
       'commands/run.ts: git is run outside src/git/',
       'process/b.ts: imports commands/',
       'providers/c.ts: git is run outside src/git/',

@@ -85,6 +85,7 @@ describe('--json list output', () => {
         { json: true, color: false, quiet: false },
         stdout as unknown as NodeJS.WriteStream,
         new PassThrough() as unknown as NodeJS.WriteStream,
+        {},
       )
       async function* produce() {
         yield* items

@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream'
+import { Readable, Writable } from 'node:stream'
 import type { Command } from 'commander'
 import { describe, expect, test } from 'vitest'
 import { Output } from '../../src/cli/output.js'
@@ -38,7 +38,12 @@ test("every command's --help has an example", () => {
       done()
     },
   }) as unknown as NodeJS.WriteStream
-  const program = buildProgram(new Output({ json: false, color: false, quiet: false }, sink, sink))
+  const io = { cwd: '/', env: {}, stdin: Readable.from([]), stdout: sink, stderr: sink }
+  const program = buildProgram(
+    new Output({ json: false, color: false, quiet: false }, sink, sink, {}),
+    [],
+    io,
+  )
   const missing: string[] = []
   const visit = (command: Command, path: string) => {
     text = ''
@@ -58,7 +63,11 @@ describe('completion from the command tree', () => {
     agents: async () => [{ value: 'claude' }, { value: 'codex' }],
     chains: async () => [{ value: 'auth', description: '3 steps' }],
   }
-  const program = () => buildProgram(new Output({ json: false, color: false, quiet: false }), [])
+  const program = () => {
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() }) as unknown as NodeJS.WriteStream
+    const io = { cwd: '/', env: {}, stdin: Readable.from([]), stdout: sink, stderr: sink }
+    return buildProgram(new Output({ json: false, color: false, quiet: false }, sink, sink, {}), [], io)
+  }
   const values = async (words: string[]) => {
     const { complete } = await import('../../src/cli/completion.js')
     const result = await complete(program(), words, sources)
@@ -99,6 +108,7 @@ describe('progress on stderr', () => {
       { json: flags.json ?? false, color: false, quiet: flags.quiet ?? false },
       stream(false) as unknown as NodeJS.WriteStream,
       err as unknown as NodeJS.WriteStream,
+      {},
     )
     const progress = out.progress('cleanup')
     progress.step(0, 2, 'aaaa1111')

@@ -34,8 +34,8 @@ Examples:
           const result = await adoptSessions(ctx, id, {
             all: options.all === true,
             yes: options.yes === true,
-            interactive: process.stdin.isTTY === true,
-            confirm: (items) => confirm(items),
+            interactive: ctx.stdinIsTerminal,
+            confirm: (items) => confirm(ctx, items),
           })
           ctx.out.result(result, renderAdoption)
         },
@@ -52,10 +52,10 @@ function describeItem(item: AdoptionItem): string {
   ].join('\n')
 }
 
-async function confirm(items: AdoptionItem[]): Promise<boolean> {
+async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {
   const { terminalSafe } = await import('../../render/safe.js')
-  process.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
-  const rl = createInterface({ input: process.stdin, output: process.stderr })
+  ctx.out.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
+  const rl = createInterface({ input: ctx.stdin, output: ctx.out.stderr })
   try {
     const answer = await rl.question(
       `Seal ${items.length === 1 ? 'this record' : `these ${items.length} records`} as yours? [y/N] `,

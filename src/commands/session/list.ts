@@ -46,17 +46,17 @@ Examples:
         const { listSessions } = await import('../../sessions/query.js')
         const { renderSessionList } = await import('../../render/session.js')
         if (options.watch) {
-          if (ctx.options.json || !process.stdout.isTTY) {
+          if (ctx.options.json || !ctx.out.stdout.isTTY) {
             throw new UsageError('--watch needs a terminal on stdout (and no --json)')
           }
           const { watchScreen } = await import('../../cli/watch.js')
           await watchScreen(async () => {
             const views = []
             for await (const view of listSessions(ctx, options)) views.push(view)
-            const table = renderSessionList(views, { width: process.stdout.columns, color: ctx.out.color })
+            const table = renderSessionList(views, { width: ctx.out.stdout.columns, color: ctx.out.color })
             // The table escapes what it shows from records (and keeps its colours).
             return `harness session list --watch (Ctrl-C to quit)\n\n${table}`
-          }, process.stdout)
+          }, ctx.out.stdout)
           return
         }
         await ctx.out.resultList(

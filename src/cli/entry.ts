@@ -1,0 +1,58 @@
+import { ExitRequest } from '../errors.js'
+import { plainPathCall } from './fast-path.js'
+import type { CliIo } from './io.js'
+import { type GlobalOptions, Output } from './output.js'
+
+/** How a run of the command line ended: the exit status, or the signal to die by (the agent's). */
+export interface CliOutcome {
+  code: number
+  signal?: NodeJS.Signals
+}
+
+/**
+ * Runs one command line against `io` and says how it ended; main.ts turns that into the process's exit. Global
+ * flags are pre-read from argv so that errors thrown before commander has parsed anything still honour --json.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
+  // Everything after the first `--` belongs to the agent, never to harness's own parser.
+  const split = argv.indexOf('--')
+  const own = split < 0 ? argv : argv.slice(0, split)
+  const passthrough = split < 0 ? [] : argv.slice(split + 1)
+  const options: GlobalOptions = {
+    json: own.includes('--json'),
+    color: !own.includes('--no-color'),
+    quiet: own.includes('-q') || own.includes('--quiet'),
+  }
+  const out = new Output(options, io.stdout, io.stderr, io.env)
+  try {
+    const plainPath = plainPathCall(own, passthrough)
+    if (plainPath) {
+      // Scripts call this in loops. The small entry (cli/fast-entry.ts) answers most of them before the bundle
+      // loads; what it leaves here (a RUNNING session, an error to report) still needs no command tree.
+      out.options.dir = plainPath.dir
+      const { Context } = await import('./context.js')
+      const { printSessionPath } = await import('../commands/session/path.js')
+      await printSessionPath(new Context(out, passthrough, io), plainPath.id)
+      return { code: 0 }
+    }
+    const { buildProgram, fromCommanderError, MissingCommandError } = await import('./program.js')
+    const { CommanderError } = await import('commander')
+    const program = buildProgram(out, passthrough, io)
+    try {
+      await program.parseAsync(own, { from: 'user' })
+    } catch (error) {
+      if (error instanceof CommanderError) {
+        const usage = fromCommanderError(error)
+        if (!usage) return { code: 0 }
+        // Without --json the help that commander printed on stderr is the message.
+        if (usage instanceof MissingCommandError && !out.json) return { code: usage.exitCode }
+        throw usage
+      }
+      throw error
+    }
+    return { code: 0 }
+  } catch (error) {
+    if (error instanceof ExitRequest && error.signal) return { code: error.exitCode, signal: error.signal }
+    return { code: out.error(error) }
+  }
+}
