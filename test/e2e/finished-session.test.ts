@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
-import { execSession, logPath, recordPath, type SessionJson } from '../helpers/sessions.js'
+import { logPath, recordPath, type SessionJson } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 /**
@@ -103,11 +103,11 @@ function logLines(repo: TmpRepo, session: SessionJson): string[] {
   return readFileSync(logPath(repo, session.id), 'utf8').replaceAll(session.id, '<id>').split('\n').sort()
 }
 
-test('finishedSession makes the session "harness run -a exec --json" makes: record, log, worktree, branch and refs', async () => {
+test('a run in the test worker makes the session the binary makes: record, log, worktree, branch and refs', async () => {
   const repo = tmpGitRepo()
   // The fixture first: it also makes the project's folders the binary then finds.
   const fixture = await finishedSession(repo, SCRIPT)
-  const binary = await execSession(repo, SCRIPT)
+  const binary = await finishedSession(repo, SCRIPT, [], { process: true })
   expect(fixture.id).not.toBe(binary.id)
   expect(fixture.status).toBe('COMPLETED')
 
@@ -139,7 +139,7 @@ test('finishedSession makes the session "harness run -a exec --json" makes: reco
   expect(existsSync(fixture.worktree_dir)).toBe(true)
 })
 
-test('finishedSession honours --session-id, --branch, --prompt and --no-worktree as run does', async () => {
+test('a run in the test worker honours --session-id, --branch, --prompt and --no-worktree as the binary does', async () => {
   const repo = tmpGitRepo()
   // The same flags for both, but for the id (and the branch named after it).
   const flagSets = [
@@ -149,7 +149,7 @@ test('finishedSession honours --session-id, --branch, --prompt and --no-worktree
   for (const [n, flags] of flagSets.entries()) {
     // Idempotent: without a worktree both agents write in the project itself, one after the other.
     const fixture = await finishedSession(repo, 'echo x > x.txt', flags(`fix${n}`))
-    const binary = await execSession(repo, 'echo x > x.txt', flags(`bin${n}`))
+    const binary = await finishedSession(repo, 'echo x > x.txt', flags(`bin${n}`), { process: true })
     expect(normalized(repo, fixture)).toEqual(normalized(repo, binary))
   }
 })

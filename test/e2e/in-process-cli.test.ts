@@ -59,7 +59,7 @@ describe('commands run in the test worker answer as the binary does', () => {
     ]
     for (const line of lines) {
       const options = { cwd: line.cwd ?? repo.dir, env: line.env ?? repo.env, input: line.input }
-      expect(needsProcess(line.args), line.args.join(' ')).toBe(false)
+      expect(needsProcess(line.args, options.env), line.args.join(' ')).toBe(false)
       const binary = await cli(line.args, { ...options, process: true })
       const inWorker = await cliInProcess(line.args, options)
       expect(comparable(inWorker), line.args.join(' ')).toEqual(comparable(binary))
@@ -67,12 +67,13 @@ describe('commands run in the test worker answer as the binary does', () => {
     expect(stateOf(repo)).toBe(before)
   }, 240_000) // about 20 binary starts: a generous ceiling for a loaded machine
 
-  test('commands that start, stop or follow processes always run as the binary', () => {
+  test('commands that start harness in the background, stop or follow processes always run as the binary', () => {
+    const env = { HARNESS_AUTO_CLEANUP: 'off' }
     const asProcess = [
-      ['run', '-a', 'exec', '--', 'true'],
-      ['--json', 'chat', '-a', 'claude'],
-      ['--dir', '/x', 'session', 'resume', 'abcd'],
-      ['session', 'continue', 'abcd'],
+      ['run', '-a', 'exec', '--detach', '--', 'true'],
+      ['--json', 'chat', '-d', '-a', 'claude'],
+      ['--dir', '/x', 'session', 'resume', 'abcd', '--tmux'],
+      ['session', 'continue', 'abcd', '--attach'],
       ['session', 'kill', 'abcd'],
       ['-q', 'session', 'pause', 'abcd'],
       ['session', 'attach', 'abcd'],
@@ -83,8 +84,15 @@ describe('commands run in the test worker answer as the binary does', () => {
       ['__supervise'],
       ['chain', '__chain-run', 'auth'],
     ]
-    for (const args of asProcess) expect(needsProcess(args), args.join(' ')).toBe(true)
+    for (const args of asProcess) expect(needsProcess(args, env), args.join(' ')).toBe(true)
+    // A foreground run starts auto cleanup in the background unless it is turned off.
+    expect(needsProcess(['run', '-a', 'exec', '--', 'true'], {})).toBe(true)
+    expect(needsProcess(['session', 'resume', 'abcd'], { HARNESS_AUTO_CLEANUP: '30d' })).toBe(true)
     const inWorker = [
+      ['run', '-a', 'exec', '--', 'true'],
+      ['--json', 'chat', '-a', 'claude', 'fix', 'it'],
+      ['session', 'resume', 'abcd', '--', '--detach'],
+      ['run', '-a', 'exec', '--', 'sh', '-c', 'harness run --tmux'],
       ['session', 'logs', 'abcd'],
       ['session', 'logs', 'abcd', '--', '-f'],
       ['session', 'list', '--dir', 'run'],
@@ -92,6 +100,6 @@ describe('commands run in the test worker answer as the binary does', () => {
       ['chain', 'status', 'run'],
       ['session', 'show', 'kill'],
     ]
-    for (const args of inWorker) expect(needsProcess(args), args.join(' ')).toBe(false)
+    for (const args of inWorker) expect(needsProcess(args, env), args.join(' ')).toBe(false)
   })
 })

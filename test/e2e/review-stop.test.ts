@@ -113,7 +113,8 @@ describe('stop requests and resumes', () => {
     repo.git('worktree', 'remove', '--force', worktree_dir as string)
     const env = racingGit(repo, 'worktree add')
     const both = await Promise.all(
-      [0, 1].map(() => cli(['session', 'resume', id, '--json'], { cwd: repo.dir, env })),
+      // Two processes: each its own pid behind its lock.
+      [0, 1].map(() => cli(['session', 'resume', id, '--json'], { cwd: repo.dir, env, process: true })),
     )
     const codes = both.map((r) => r.exitCode).sort()
     expect(codes, both.map((r) => r.stderr).join('\n')).toEqual([0, 4])
@@ -129,9 +130,11 @@ describe('stop requests and resumes', () => {
     const script = 'sleep 0.5; test -f README.md'
     const both = await Promise.all(
       [0, 1].map(() =>
+        // Two processes: each its own pid behind its lock.
         cli(['run', '-a', 'exec', '--json', '--session-id', 'same', '--', 'sh', '-c', script], {
           cwd: repo.dir,
           env,
+          process: true,
         }),
       ),
     )

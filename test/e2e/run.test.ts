@@ -19,7 +19,12 @@ describe('harness run', () => {
     repo.write('pkg/api/index.ts', 'export {}\n')
     repo.git('add', '-A')
     repo.git('commit', '-qm', 'pkg')
-    const run = await cli(['run', '-a', 'claude', '--json', 'add', 'auth'], { cwd: sub, env: agents.env })
+    // The built binary, as a user starts it (most runs in the suite run inside the test worker: helpers/cli.ts).
+    const run = await cli(['run', '-a', 'claude', '--json', 'add', 'auth'], {
+      cwd: sub,
+      env: agents.env,
+      process: true,
+    })
     expect(run.exitCode, run.stderr).toBe(0)
     const record = json<Rec>(run)
     expect(record).toMatchObject({

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const FAKE_AGENT = fileURLToPath(new URL('../fixtures/agents/fake-agent.mjs', import.meta.url))
+const FAKE_AGENT = fileURLToPath(new URL('../fixtures/agents/fake-agent.cjs', import.meta.url))
 export const AGENT_NAMES = ['claude', 'codex', 'opencode', 'gemini', 'agy', 'pi', 'aider'] as const
 
 export interface FakeAgentOptions {
@@ -14,7 +14,7 @@ export interface FakeAgentOptions {
   stderr?: string
   onSigint?: boolean
   ignoreHup?: boolean
-  /** Draw an agent's screen; ask a question once this file exists (see fake-agent.mjs). */
+  /** Draw an agent's screen; ask a question once this file exists (see fake-agent.cjs). */
   tui?: { askFile: string }
   /** Install only these names (default: every agent), for commands that probe each agent they find. */
   names?: readonly (typeof AGENT_NAMES)[number][]

@@ -24,16 +24,23 @@ export interface CliOptions {
 /**
  * Runs `harness <args>` and returns its exit status and output.
  *
- * A command that starts, stops or follows processes (`run`, `resume`, `kill`, `pause`, `attach`, `logs -f`,
- * `chain run`, `chain kill`, the hidden ones) runs as the built `bin/harness`, a real process as a user starts
- * it: its signals, its pid in the record, its exit. Every other command runs inside the test worker, through the
- * same entry the binary runs (`runCli`, src/cli/entry.ts) with the given directory, environment and stdin and
- * captured stdout and stderr: the same parsing, output and exit status, without starting node (about a quarter
- * of a second of CPU each, most of what the suite spends). test/e2e/in-process-cli.test.ts checks the two ways
- * give the same answers; `HARNESS_TEST_BINARY=1` runs every command as a process, `process: true` one call.
+ * A command that starts a process in the background, stops one or follows one (`run --detach`, `--tmux`,
+ * `kill`, `pause`, `attach`, `logs -f`, `chain run`, `chain kill`, the hidden ones) runs as the built
+ * `bin/harness`, a real process as a user starts it: its signals, its pid in records, its exit. So does a
+ * foreground run in a project where it would start auto cleanup (a detached harness). Every other command,
+ * a foreground `run` or `resume` too, runs inside the test worker through the same entry the binary runs
+ * (`runCli`, src/cli/entry.ts) with the given directory, environment and stdin and captured stdout and stderr:
+ * the same parsing, output and exit status without starting node, which costs about a quarter of a second of
+ * CPU each and was most of what the suite spent. A foreground run's record then names the test worker as its
+ * supervisor. test/e2e/in-process-cli.test.ts checks that both ways give the same answers;
+ * `HARNESS_TEST_BINARY=1` runs every command as a process, and `process: true` one call (a test whose subject
+ * is the process: its signals, its pid, two processes racing).
  */
 export function cli(args: string[], options: CliOptions): Promise<CliResult> {
-  const binary = options.process === true || process.env.HARNESS_TEST_BINARY === '1' || needsProcess(args)
+  const binary =
+    options.process === true ||
+    process.env.HARNESS_TEST_BINARY === '1' ||
+    needsProcess(args, options.env ?? process.env)
   return binary ? cliProcess(args, options) : cliInProcess(args, options)
 }
 
@@ -50,24 +57,40 @@ function commandWords(args: string[]): string[] {
 }
 
 const PROCESS_COMMANDS = new Set([
-  'run',
-  'chat',
-  'session resume',
-  'session continue',
   'session attach',
   'session kill',
   'session pause',
   'chain run',
   'chain kill',
 ])
+/** They run the agent in the foreground, supervised by the calling process, unless a flag below says otherwise. */
+const FOREGROUND_RUNS = new Set(['run', 'chat', 'session resume', 'session continue'])
+/** Flags that start harness itself again in the background, which a test worker cannot stand in for. */
+const BACKGROUND_FLAGS = ['-d', '--detach', '--tmux', '--attach']
+/** How the product reads HARNESS_AUTO_CLEANUP (sessions/auto-cleanup.ts): these values turn it off. */
+const AUTO_CLEANUP_OFF = ['0', 'off', 'false']
 
-/** Whether the command starts, signals or follows a process, which only a real harness process can show. */
-export function needsProcess(args: string[]): boolean {
+/**
+ * Whether the command needs a real harness process: it starts harness again in the background, signals or
+ * follows a process, or (a foreground run) would start auto cleanup in the background under `env`.
+ */
+export function needsProcess(args: string[], env: NodeJS.ProcessEnv): boolean {
   const [first = '', second = ''] = commandWords(args)
+  const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args
   if (first.startsWith('__') || second.startsWith('__')) return true
   if (PROCESS_COMMANDS.has(first) || PROCESS_COMMANDS.has(`${first} ${second}`)) return true
-  const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args
+  if (FOREGROUND_RUNS.has(first) || FOREGROUND_RUNS.has(`${first} ${second}`)) {
+    const autoCleanupOff = AUTO_CLEANUP_OFF.includes(env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
+    return !autoCleanupOff || own.some((arg) => BACKGROUND_FLAGS.includes(arg))
+  }
   return first === 'session' && second === 'logs' && (own.includes('-f') || own.includes('--follow'))
+}
+
+/** Signals a foreground run listens to while it works; none may stay behind in the worker. */
+const RUN_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']
+
+function signalListeners(): string {
+  return RUN_SIGNALS.map((signal) => `${signal}:${process.listenerCount(signal)}`).join(' ')
 }
 
 /** Text written to it is kept. */
@@ -98,9 +121,25 @@ export async function cliInProcess(
     stdout: stdout as unknown as NodeJS.WriteStream,
     stderr: stderr as unknown as NodeJS.WriteStream,
   }
-  const outcome = await runCli(args, io)
-  if (outcome.signal)
-    throw new Error(`an in-process command asked to die by ${outcome.signal}: ${args.join(' ')}`)
+  const listenersBefore = signalListeners()
+  // What harness runs to start itself again (a supervisor in tmux for a resume of a session hosted there,
+  // src/process/supervisor.ts `harnessCommand`) is node with the entry script: the binary's, not the worker's.
+  const entry = process.argv[1]
+  process.argv[1] = HARNESS_BIN
+  let outcome: Awaited<ReturnType<typeof runCli>>
+  try {
+    outcome = await runCli(args, io)
+  } finally {
+    process.argv[1] = entry as string
+  }
+  const listenersAfter = signalListeners()
+  if (listenersAfter !== listenersBefore) {
+    throw new Error(
+      `${args.join(' ')} left signal listeners behind: ${listenersBefore}, then ${listenersAfter}`,
+    )
+  }
+  // The binary would die by it (an agent killed by SIGINT): a test of that needs the process.
+  if (outcome.signal) throw new Error(`${args.join(' ')} ended by ${outcome.signal}: give it process: true`)
   return { exitCode: outcome.code, signal: null, stdout: stdout.text, stderr: stderr.text }
 }
 

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
-import { expect } from 'vitest'
 import { trustProject } from '../../src/trust.js'
 import { sealRecord } from '../fixtures/records.js'
-import { cli, json } from './cli.js'
 import type { TmpRepo } from './tmp.js'
 
 export type SessionJson = Record<string, unknown> & {
@@ -13,20 +11,6 @@ export type SessionJson = Record<string, unknown> & {
   worktree_dir: string
   git_branch: string | null
   runs: Record<string, unknown>[]
-}
-
-/** A finished session whose agent ran `script` with sh in its worktree (exit 0 expected). */
-export async function execSession(
-  repo: TmpRepo,
-  script = 'true',
-  extra: string[] = [],
-): Promise<SessionJson> {
-  const run = await cli(['run', '-a', 'exec', '--json', ...extra, '--', 'sh', '-c', script], {
-    cwd: repo.dir,
-    env: repo.env,
-  })
-  expect(run.exitCode, run.stderr).toBe(0)
-  return json<SessionJson>(run)
 }
 
 export function recordPath(repo: TmpRepo, id: string): string {
