@@ -1,7 +1,8 @@
 /**
  * What a run of the command line works against: the process's own streams, directory and environment when
  * harness runs as a program (main.ts), or a caller's (the tests run most commands in process this way). Nothing
- * under cli/ and commands/ reads `process.stdin`, `process.stdout`, `process.cwd()` or `process.env` itself.
+ * else under cli/ and commands/ reads `process.stdin`, `process.stdout`, `process.cwd()` or `process.env`, but
+ * the small entry (cli/fast-entry.ts), which bin/harness runs as the process itself before the bundle.
  */
 export interface CliIo {
   readonly cwd: string

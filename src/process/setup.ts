@@ -11,6 +11,8 @@ import { stopProcessTree } from './stop.js'
 export async function runSetupCommand(
   setup: { command: string; args: string[] },
   cwd: string,
+  /** Its whole environment (the caller's, as the agent's is given): nothing is taken from this process. */
+  env: NodeJS.ProcessEnv,
   signal: AbortSignal,
   /** Each line of its output as it comes, for people watching a long `npm ci`. */
   onLine: (line: string) => void = () => {},
@@ -20,6 +22,8 @@ export async function runSetupCommand(
   signal.throwIfAborted()
   const child = execa(command, args, {
     cwd,
+    env,
+    extendEnv: false,
     reject: false,
     all: true,
     stdin: 'ignore',

@@ -718,7 +718,7 @@ async function setUpWorktree(
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
   ctx.notice(`harness: running worktree setup in ${dir}`)
-  await runSetupCommand(setup, dir, signal, (line) => ctx.notice(`setup| ${line}`))
+  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`))
 }
 
 export interface ResumeOptions {

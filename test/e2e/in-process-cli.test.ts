@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { fakeAgents } from '../helpers/agents.js'
 import { type CliResult, cli, cliInProcess, needsProcess } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { stateOf } from '../helpers/sessions.js'
@@ -9,12 +10,16 @@ import { tmpGitRepo } from '../helpers/tmp.js'
 /**
  * The tests run most commands inside the test worker through the binary's own entry (test/helpers/cli.ts). Here
  * the same command lines run both ways, the binary first, and must answer alike: exit status, stdout and stderr.
- * Only the relative times of text output ("3s ago", which may tick between the two) and the spacing of the
- * table columns around them are evened out.
+ * Only what differs from one call to the next is evened out: relative times of text output ("3s ago", which may
+ * tick between the two) and the spacing of the table columns around them, and the ids a planned run draws.
  */
 function comparable(result: CliResult): CliResult {
   const even = (text: string) =>
-    text.replace(/\b\d+(?:ms|[smhdw]) ago\b|\bjust now\b/g, '<ago>').replace(/ +/g, ' ')
+    text
+      .replace(/\b\d+(?:ms|[smhdw]) ago\b|\bjust now\b/g, '<ago>')
+      .replace(/ +/g, ' ')
+      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, '<uuid>')
+      .replace(/\b[0-9a-f]{8}\b/g, '<id>')
   return { ...result, stdout: even(result.stdout), stderr: even(result.stderr) }
 }
 
@@ -27,6 +32,7 @@ describe('commands run in the test worker answer as the binary does', () => {
     mkdirSync(sub, { recursive: true })
     const elsewhere = join(repo.home, 'elsewhere')
     mkdirSync(elsewhere)
+    const agents = fakeAgents(repo.home, repo.env, { names: ['claude'] })
     const before = stateOf(repo)
 
     const lines: { args: string[]; cwd?: string; env?: NodeJS.ProcessEnv; input?: string }[] = [
@@ -54,8 +60,12 @@ describe('commands run in the test worker answer as the binary does', () => {
       { args: ['--help'] },
       { args: ['session', '--help'] },
       { args: ['--version'] },
-      // stdin: a prompt piped to a chain step that is only planned (--dry-run is not a chain flag: a usage error).
-      { args: ['chain', 'add', 'nochain', '-a', 'claude', '-'], input: 'from stdin\n' },
+      // stdin: a prompt piped to a run that is only planned.
+      {
+        args: ['run', '--dry-run', '--json', '-a', 'claude', '-'],
+        env: agents.env,
+        input: 'from stdin, with "quotes"\n',
+      },
     ]
     for (const line of lines) {
       const options = { cwd: line.cwd ?? repo.dir, env: line.env ?? repo.env, input: line.input }
@@ -65,6 +75,13 @@ describe('commands run in the test worker answer as the binary does', () => {
       expect(comparable(inWorker), line.args.join(' ')).toEqual(comparable(binary))
     }
     expect(stateOf(repo)).toBe(before)
+    // The piped prompt reached the planned run (the comparison above would also pass on two equal errors).
+    const planned = await cliInProcess(['run', '--dry-run', '--json', '-a', 'claude', '-'], {
+      cwd: repo.dir,
+      env: agents.env,
+      input: 'piped\n',
+    })
+    expect(JSON.parse(planned.stdout)).toMatchObject({ dry_run: true, prompt: 'piped' })
   }, 240_000) // about 20 binary starts: a generous ceiling for a loaded machine
 
   test('commands that start harness in the background, stop or follow processes always run as the binary', () => {
@@ -78,6 +95,8 @@ describe('commands run in the test worker answer as the binary does', () => {
       ['-q', 'session', 'pause', 'abcd'],
       ['session', 'attach', 'abcd'],
       ['session', 'logs', '-f', 'abcd'],
+      ['session', 'logs', '-qf', 'abcd'],
+      ['run', '-qd', '-a', 'exec', '--', 'true'],
       ['session', 'logs', 'abcd', '--follow'],
       ['chain', 'run', 'auth'],
       ['chain', 'kill', 'auth'],
@@ -85,9 +104,9 @@ describe('commands run in the test worker answer as the binary does', () => {
       ['chain', '__chain-run', 'auth'],
     ]
     for (const args of asProcess) expect(needsProcess(args, env), args.join(' ')).toBe(true)
-    // A foreground run starts auto cleanup in the background unless it is turned off.
+    // A new run starts the daily auto cleanup in the background unless it is turned off; a resume never does.
     expect(needsProcess(['run', '-a', 'exec', '--', 'true'], {})).toBe(true)
-    expect(needsProcess(['session', 'resume', 'abcd'], { HARNESS_AUTO_CLEANUP: '30d' })).toBe(true)
+    expect(needsProcess(['session', 'resume', 'abcd'], { HARNESS_AUTO_CLEANUP: '30d' })).toBe(false)
     const inWorker = [
       ['run', '-a', 'exec', '--', 'true'],
       ['--json', 'chat', '-a', 'claude', 'fix', 'it'],

@@ -115,7 +115,12 @@ describe('foreground signals', () => {
       worktree: { setup: `sleep 30 & echo $! > ${shellQuote(left)}; echo set up` },
     })
     const agents = fakeAgents(repo.home, repo.env)
-    const run = await cli(['run', '-a', 'claude', '--json', 'task'], { cwd: repo.dir, env: agents.env })
+    // The binary: that its process exits (nothing holds it) is the point.
+    const run = await cli(['run', '-a', 'claude', '--json', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      process: true,
+    })
     // The setup's leftover still runs, yet the run has already ended.
     expect(isAliveFromFile(left)).toBe(true)
     killLeftover(left)

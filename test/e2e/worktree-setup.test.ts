@@ -28,7 +28,11 @@ describe('worktree set-up', () => {
     repo.write('config/db.local.json', '{"db":1}\n')
     repo.write('config/other.json', 'not included\n')
     configure(repo.dir, {
-      worktree: { include: ['.env', 'config/*.local.json'], setup: 'echo "setup ran in $PWD" > setup.txt' },
+      // Its environment is the caller's (HOME here is the test's own).
+      worktree: {
+        include: ['.env', 'config/*.local.json'],
+        setup: 'echo "setup ran in $PWD for $HOME" > setup.txt',
+      },
     })
     const agents = fakeAgents(repo.home, repo.env)
     const run = await cli(['run', '-a', 'claude', '--json', 'task'], { cwd: repo.dir, env: agents.env })
@@ -38,7 +42,7 @@ describe('worktree set-up', () => {
     expect(readFileSync(join(record.worktree_dir, 'config', 'db.local.json'), 'utf8')).toBe('{"db":1}\n')
     expect(existsSync(join(record.worktree_dir, 'config', 'other.json'))).toBe(false)
     expect(readFileSync(join(record.worktree_dir, 'setup.txt'), 'utf8')).toBe(
-      `setup ran in ${record.worktree_dir}\n`,
+      `setup ran in ${record.worktree_dir} for ${repo.home}\n`,
     )
     expect(agents.starts()).toHaveLength(1)
   })

@@ -16,7 +16,7 @@ const PROCESS_IO: [string, string][] = [
   ['env', 'reads'],
 ]
 /** The CLI files that stand for the process itself: main.ts's io, and the small entry bin/harness runs first. */
-const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts', 'main.ts']
+const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts']
 const GIT_SPAWN =
   /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
 

@@ -65,8 +65,8 @@ const PROCESS_COMMANDS = new Set([
 ])
 /** They run the agent in the foreground, supervised by the calling process, unless a flag below says otherwise. */
 const FOREGROUND_RUNS = new Set(['run', 'chat', 'session resume', 'session continue'])
-/** Flags that start harness itself again in the background, which a test worker cannot stand in for. */
-const BACKGROUND_FLAGS = ['-d', '--detach', '--tmux', '--attach']
+/** They run the agent in the background: its supervisor is a harness process, so the test starts one too. */
+const BACKGROUND_FLAGS = ['--detach', '--tmux', '--attach']
 /** How the product reads HARNESS_AUTO_CLEANUP (sessions/auto-cleanup.ts): these values turn it off. */
 const AUTO_CLEANUP_OFF = ['0', 'off', 'false']
 
@@ -77,13 +77,19 @@ const AUTO_CLEANUP_OFF = ['0', 'off', 'false']
 export function needsProcess(args: string[], env: NodeJS.ProcessEnv): boolean {
   const [first = '', second = ''] = commandWords(args)
   const own = args.includes('--') ? args.slice(0, args.indexOf('--')) : args
+  // `-d`, or a bundle of short flags holding it (`-qd`), as commander reads them.
+  const hasShort = (letter: string) => own.some((arg) => /^-[a-zA-Z]+$/.test(arg) && arg.includes(letter))
   if (first.startsWith('__') || second.startsWith('__')) return true
   if (PROCESS_COMMANDS.has(first) || PROCESS_COMMANDS.has(`${first} ${second}`)) return true
   if (FOREGROUND_RUNS.has(first) || FOREGROUND_RUNS.has(`${first} ${second}`)) {
-    const autoCleanupOff = AUTO_CLEANUP_OFF.includes(env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
-    return !autoCleanupOff || own.some((arg) => BACKGROUND_FLAGS.includes(arg))
+    if (hasShort('d') || own.some((arg) => BACKGROUND_FLAGS.includes(arg))) return true
+    // A new run (not a resume) may start the daily auto cleanup, a detached harness, unless it is off.
+    return (
+      (first === 'run' || first === 'chat') &&
+      !AUTO_CLEANUP_OFF.includes(env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
+    )
   }
-  return first === 'session' && second === 'logs' && (own.includes('-f') || own.includes('--follow'))
+  return first === 'session' && second === 'logs' && (hasShort('f') || own.includes('--follow'))
 }
 
 /** Signals a foreground run listens to while it works; none may stay behind in the worker. */
@@ -92,6 +98,9 @@ const RUN_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']
 function signalListeners(): string {
   return RUN_SIGNALS.map((signal) => `${signal}:${process.listenerCount(signal)}`).join(' ')
 }
+
+/** Commands running in the worker at the moment, and the worker's own entry script while they do. */
+const inWorker: { depth: number; entry: string | undefined } = { depth: 0, entry: undefined }
 
 /** Text written to it is kept. */
 class CapturedStream extends Writable {
@@ -121,19 +130,24 @@ export async function cliInProcess(
     stdout: stdout as unknown as NodeJS.WriteStream,
     stderr: stderr as unknown as NodeJS.WriteStream,
   }
+  // What harness runs to start itself again (the supervisor in tmux of a resumed session hosted there, by
+  // src/process/supervisor.ts `harnessCommand`) is node with this process's entry script: while any command
+  // runs in the worker, that is the binary's, not vitest's.
+  if (inWorker.depth++ === 0) {
+    inWorker.entry = process.argv[1]
+    process.argv[1] = HARNESS_BIN
+  }
+  const alone = inWorker.depth === 1
   const listenersBefore = signalListeners()
-  // What harness runs to start itself again (a supervisor in tmux for a resume of a session hosted there,
-  // src/process/supervisor.ts `harnessCommand`) is node with the entry script: the binary's, not the worker's.
-  const entry = process.argv[1]
-  process.argv[1] = HARNESS_BIN
   let outcome: Awaited<ReturnType<typeof runCli>>
   try {
     outcome = await runCli(args, io)
   } finally {
-    process.argv[1] = entry as string
+    if (--inWorker.depth === 0) process.argv[1] = inWorker.entry as string
   }
   const listenersAfter = signalListeners()
-  if (listenersAfter !== listenersBefore) {
+  // Counted only for a command that ran alone: another one's run may hold its own listeners meanwhile.
+  if (alone && inWorker.depth === 0 && listenersAfter !== listenersBefore) {
     throw new Error(
       `${args.join(' ')} left signal listeners behind: ${listenersBefore}, then ${listenersAfter}`,
     )

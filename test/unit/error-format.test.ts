@@ -8,6 +8,7 @@ async function setupFailure(script: string): Promise<unknown> {
   return runSetupCommand(
     { command: 'sh', args: ['-c', script] },
     tmpDir(),
+    process.env,
     new AbortController().signal,
   ).then(
     () => {
