@@ -38,7 +38,11 @@ function run(command, args, capture) {
 
 // The type check keeps what it learnt between runs (under node_modules/.cache, which a fresh clone lacks), so a
 // second `npm test` re-checks only what changed: about 5 s of CPU instead of 12 s on a 2-core machine.
-const typecheckState = ['--incremental', '--tsBuildInfoFile', 'node_modules/.cache/harness/tsconfig.tsbuildinfo']
+const typecheckState = [
+  '--incremental',
+  '--tsBuildInfoFile',
+  'node_modules/.cache/harness/tsconfig.tsbuildinfo',
+]
 const checks = [
   ['typecheck', run(bin('tsc'), ['--noEmit', ...typecheckState], true)],
   ['lint', run(bin('biome'), ['check', '.'], true)],
