@@ -24,6 +24,14 @@ const DAY_MS = 24 * 60 * 60 * 1000
 /** A claim older than this was left by a process that died while it held it. */
 const STALE_CLAIM_MS = 60 * 1000
 
+/**
+ * Whether HARNESS_AUTO_CLEANUP turns auto cleanup off for this process tree (a CI job, a test suite) that must
+ * leave no background process behind.
+ */
+export function autoCleanupOffByEnv(env: NodeJS.ProcessEnv): boolean {
+  return ['0', 'off', 'false'].includes(env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
+}
+
 /** The threshold auto cleanup uses, or null when `cleanup.auto` is false. */
 export function autoCleanupThreshold(config: HarnessConfig): string | null {
   const auto = config.cleanup?.auto
@@ -85,9 +93,7 @@ export async function maybeStartAutoCleanup(
 ): Promise<void> {
   try {
     const threshold = autoCleanupThreshold(config)
-    // For one process tree (a CI job, a test suite) that must leave no background process behind.
-    const off = ['0', 'off', 'false'].includes(ctx.env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
-    if (threshold === null || off || !claimAutoCleanup(paths.harnessDir)) return
+    if (threshold === null || autoCleanupOffByEnv(ctx.env) || !claimAutoCleanup(paths.harnessDir)) return
     const { startDetachedHarness } = await import('../process/supervisor.js')
     const child = await startDetachedHarness(
       ['--dir', paths.root, '__auto-cleanup', '--older-than', threshold],

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { CliIo } from '../../src/cli/io.js'
+import { autoCleanupOffByEnv } from '../../src/sessions/auto-cleanup.js'
 
 export const HARNESS_BIN = fileURLToPath(new URL('../../bin/harness', import.meta.url))
 
@@ -67,8 +68,6 @@ const PROCESS_COMMANDS = new Set([
 const FOREGROUND_RUNS = new Set(['run', 'chat', 'session resume', 'session continue'])
 /** They run the agent in the background: its supervisor is a harness process, so the test starts one too. */
 const BACKGROUND_FLAGS = ['--detach', '--tmux', '--attach']
-/** How the product reads HARNESS_AUTO_CLEANUP (sessions/auto-cleanup.ts): these values turn it off. */
-const AUTO_CLEANUP_OFF = ['0', 'off', 'false']
 
 /**
  * Whether the command needs a real harness process: it starts harness again in the background, signals or
@@ -84,10 +83,7 @@ export function needsProcess(args: string[], env: NodeJS.ProcessEnv): boolean {
   if (FOREGROUND_RUNS.has(first) || FOREGROUND_RUNS.has(`${first} ${second}`)) {
     if (hasShort('d') || own.some((arg) => BACKGROUND_FLAGS.includes(arg))) return true
     // A new run (not a resume) may start the daily auto cleanup, a detached harness, unless it is off.
-    return (
-      (first === 'run' || first === 'chat') &&
-      !AUTO_CLEANUP_OFF.includes(env.HARNESS_AUTO_CLEANUP?.toLowerCase() ?? '')
-    )
+    return (first === 'run' || first === 'chat') && !autoCleanupOffByEnv(env)
   }
   return first === 'session' && second === 'logs' && (hasShort('f') || own.includes('--follow'))
 }

@@ -1,5 +1,6 @@
+import { PassThrough } from 'node:stream'
 import { describe, expect, test } from 'vitest'
-import { formatError } from '../../src/cli/output.js'
+import { formatError, Output } from '../../src/cli/output.js'
 import { ExternalToolError, UsageError } from '../../src/errors.js'
 import { runSetupCommand } from '../../src/process/setup.js'
 import { tmpDir } from '../helpers/tmp.js'
@@ -48,5 +49,29 @@ describe('error text', () => {
     )
     const forged = new ExternalToolError('git failed\nharness: all good\x1b[2J', undefined, 'GIT_FAILED')
     expect(formatError(forged, false).text).toBe('harness: git failed\n  harness: all good\\x1b[2J\n')
+  })
+
+  test('an unexpected error shows its stack only when HARNESS_DEBUG=1 is in the environment the CLI was given', () => {
+    const unexpected = new TypeError('x is not a function')
+    const shown = (env: NodeJS.ProcessEnv, json: boolean) => {
+      const stderr = new PassThrough()
+      const out = new Output(
+        { json, color: false, quiet: false },
+        new PassThrough() as never,
+        stderr as never,
+        env,
+      )
+      expect(out.error(unexpected)).toBe(1)
+      return String(stderr.read() ?? '')
+    }
+    expect(shown({}, false)).toBe(
+      'harness: unexpected error: x is not a function\nhint: set HARNESS_DEBUG=1 for a stack trace\n',
+    )
+    expect(shown({ HARNESS_DEBUG: '1' }, false)).toBe(
+      `harness: unexpected error: x is not a function\n${unexpected.stack}\n`,
+    )
+    expect(shown({ HARNESS_DEBUG: '1' }, true)).toBe(
+      `${JSON.stringify({ error: { code: 'UNEXPECTED', message: 'x is not a function', exit_code: 1 } })}\n${unexpected.stack}\n`,
+    )
   })
 })
