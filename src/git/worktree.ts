@@ -412,9 +412,11 @@ export async function cleanWorktrees(
   paths: string[],
   options: GitEnvOptions,
   layouts?: Map<string, WorktreeLayout>,
+  /** Told of each worktree proven clean in process as soon as it is (`provenCleanWorktrees`). */
+  onProven?: (path: string) => void,
 ): Promise<Set<string>> {
   const git = gitAt(repo, options)
-  const clean = await provenCleanWorktrees(repo, paths, options, layouts)
+  const clean = await provenCleanWorktrees(repo, paths, options, layouts, onProven)
   const usable = paths.filter((path) => !clean.has(path) && !/[\0\n\r]/.test(path))
   const chunks: string[][] = []
   for (let start = 0; start < usable.length; start += CLEAN_CHUNK) {

@@ -162,6 +162,53 @@ describe('harness session cleanup', () => {
     expect(repo.git('log', '--format=%s', '-1', 'main')).toBe('b.txt')
   })
 
+  test('without --force each worktree is looked at once, under its lock; the report still says every reason', async () => {
+    const repo = tmpGitRepo()
+    const commit = (file: string) => `echo work > ${file} && git add ${file} && git commit -qm ${file}`
+    const clean = await finishedSession(repo, 'true')
+    const dirtyUnmerged = await finishedSession(repo, `${commit('a.txt')} && echo scratch > notes.txt`)
+    const nested = await finishedSession(
+      repo,
+      'mkdir nested && cd nested && git init -q && echo precious > p.txt && git add p.txt && git commit -qm work',
+    )
+    const dirty = await finishedSession(repo, 'echo more >> README.md')
+    // What planning says when it looks at every worktree (--dry-run takes no lock, so it looks then).
+    const { report: predicted } = await cleanup(repo, '--older-than', '0', '--dry-run')
+    const { result, report } = await cleanup(repo, '--older-than', '0')
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(report.removed.map((r) => r.id)).toEqual([clean.id])
+    expect(report.kept).toEqual(predicted.kept)
+    const reasons = Object.fromEntries(report.kept.map((k) => [k.id, k.reasons.map((r) => r.code)]))
+    expect(reasons).toEqual({
+      [dirtyUnmerged.id]: ['DIRTY', 'UNMERGED'],
+      [nested.id]: ['NESTED_REPO', 'DIRTY'],
+      [dirty.id]: ['DIRTY'],
+    })
+    for (const session of [dirtyUnmerged, nested, dirty]) expectIntact(repo, session)
+    expect(readFileSync(join(nested.worktree_dir, 'nested', 'p.txt'), 'utf8')).toBe('precious\n')
+    expectGone(repo, clean)
+
+    // Only clean sessions: their worktrees are proven clean once, under the locks (one `cat-file` for all
+    // their HEADs), not once at planning and again under the locks.
+    const other = tmpGitRepo()
+    const trace = join(other.home, 'git-trace.txt')
+    const more = [await finishedSession(other, 'true'), await finishedSession(other, 'true')]
+    const traced = await cli(['session', 'cleanup', '--json', '--older-than', '0'], {
+      cwd: other.dir,
+      env: { ...other.env, GIT_TRACE: trace },
+    })
+    expect(traced.exitCode, traced.stderr).toBe(0)
+    expect(
+      json<Report>(traced)
+        .removed.map((r) => r.id)
+        .sort(),
+    ).toEqual(more.map((s) => s.id).sort())
+    const proofs = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((line) => /built-in: git cat-file/.test(line))
+    expect(proofs).toHaveLength(1)
+  })
+
   test('a RUNNING session is never touched, even with --older-than 0 --force; delete refuses it (exit 4)', async () => {
     const repo = tmpGitRepo()
     const agents = fakeAgents(repo.home, repo.env, { sleepMs: 60_000 })

@@ -53,7 +53,11 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   const selected = await selectOldSessions(store, options, olderThan.ms)
   report.skipped = selected.skipped
   const candidates = selected.candidates
-  const plans = await planSessions(ctx, paths, candidates, options, repos)
+  // The batched removal checks each worktree's files under its lock anyway: without --force that check is the
+  // only one (planning looks only at the sessions it keeps for other reasons). --force snapshots instead of
+  // checking, and --dry-run takes no lock, so both look at planning.
+  const deferContent = !options.force && !options.dryRun
+  const plans = await planSessions(ctx, paths, candidates, { ...options, deferContent }, repos)
   // One batched removal for all of them (docs/design.md, "Removal").
   const items: { record: SessionRecord; plan: SessionPlan }[] = []
   for (const [index, plan] of plans.entries()) {
@@ -83,14 +87,14 @@ export async function planSessions(
   ctx: SessionEnv,
   paths: { root: string; logsDir: string; configFile: string },
   candidates: SessionRecord[],
-  options: { force: boolean; progress?: ProgressReporter },
+  options: { force: boolean; progress?: ProgressReporter; deferContent?: boolean },
   repos?: RepoCache,
 ): Promise<(SessionPlan | Error)[]> {
-  const where = removalScope(ctx, paths, options, repos)
+  const where = { ...removalScope(ctx, paths, options, repos), deferContent: options.deferContent ?? false }
   const progress = options.progress ?? silentProgress
   const plans: (SessionPlan | Error)[] = []
   try {
-    await checkCleanAhead(candidates, where)
+    if (!where.deferContent) await checkCleanAhead(candidates, where)
     // Planning asks git about each worktree (status, index): a few sessions at a time, in order.
     let next = 0
     const planner = async () => {
@@ -103,6 +107,7 @@ export async function planSessions(
       }
     }
     await Promise.all(Array.from({ length: Math.min(PLAN_CONCURRENCY, candidates.length) }, planner))
+    if (where.deferContent) await checkKeptContent(plans, where)
   } finally {
     progress.end()
   }
@@ -215,6 +220,36 @@ async function checkCleanAhead(
       const entries = records.map((r) => repo?.worktreeAt(r.worktree_dir)).filter((e) => e !== undefined)
       await repo?.checkClean(entries)
     } catch {}
+  }
+}
+
+/**
+ * A session kept for another reason is not removed, so no check under a lock will look at its files: they
+ * are looked at now (batched, like `checkCleanAhead`), and their reasons go where planning would have put
+ * them, so that the report says everything that keeps it.
+ */
+async function checkKeptContent(
+  plans: (SessionPlan | Error)[],
+  where: ReturnType<typeof removalScope>,
+): Promise<void> {
+  const kept = plans.filter(
+    (plan): plan is SessionPlan =>
+      !(plan instanceof Error) && plan.contentCheck !== null && plan.reasons.length > 0,
+  )
+  if (kept.length === 0) return
+  await checkCleanAhead(
+    kept.map((plan) => plan.record),
+    where,
+  )
+  for (const plan of kept) {
+    if (!plan.repo || !plan.worktree || !plan.contentCheck) continue
+    try {
+      const reasons = await plan.repo.contentReasons(plan.worktree.path)
+      plan.reasons.splice(plan.contentCheck.at, 0, ...reasons)
+    } catch (error) {
+      plan.reasons.push(classifyError(error))
+    }
+    plan.contentCheck = null
   }
 }
 

@@ -12,6 +12,7 @@ import type { WorktreeInfo } from '../../git/worktree-list.js'
 import type { SessionRecord } from '../schema.js'
 import type { SessionStore } from '../store.js'
 import { classifyError, type KeepReason, type Verdict } from './decision.js'
+import { worktreeContentReasons } from './repo-view.js'
 import { type SnapshotPlan, type SnapshotRefs, storeSnapshots } from './snapshots.js'
 
 /**
@@ -47,6 +48,11 @@ export interface RemovalCandidate {
   record?: SessionRecord
   /** How a change found during the removal is worded (a worktree that became dirty). */
   describe: string
+  /**
+   * Its worktree's files were not looked at when it was planned (cleanup leaves that to the check under the
+   * lock, which is then the only one): what that check finds is worded as planning words it.
+   */
+  contentUnchecked?: boolean
 }
 
 export type RemovalResult =
@@ -266,25 +272,25 @@ export async function executeRemovals(
 async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promise<void> {
   try {
     // 0. Planning may be seconds old for a large batch: what was clean then is checked again now that every
-    //    record is locked, as `git worktree remove` did for each one before the batched mode.
-    await vetoChangedWorktrees(members, git)
-    // 1. Worktree folders (and empty folders left where a worktree was), several members at a time.
+    //    record is locked, as `git worktree remove` did for each one before the batched mode (and without
+    //    --force it is the only check: planning left it here).
+    // 1. Worktree folders (and empty folders left where a worktree was), several members at a time: each
+    //    member's as soon as its check has passed, while the others are still being checked.
     const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
     const folders = new Limiter(FOLDER_CONCURRENCY)
-    await Promise.all(
-      members.map((member) =>
-        folders.run(() => member.attemptAsync(() => removeFoldersOf(member, removedByRepo))),
-      ),
-    )
-    // 2. One prune per repository for their registrations.
-    for (const [repo, removed] of removedByRepo) {
-      try {
-        await dropRegistrations(repo, removed.paths, git)
-      } catch (error) {
-        for (const member of removed.members) member.fail(error)
-      }
+    const deletions: Promise<void>[] = []
+    try {
+      await vetoChangedWorktrees(members, git, (member) => {
+        deletions.push(folders.run(() => member.attemptAsync(() => removeFoldersOf(member, removedByRepo))))
+      })
+    } finally {
+      // Never settle (release a lock) while a deletion is under way; attemptAsync never rejects.
+      await Promise.all(deletions)
     }
-    // 3. One transaction per repository for branches and checkpoint refs.
+    // 2. One prune per repository for their registrations, and 3. one transaction per repository for
+    //    branches and checkpoint refs, side by side: neither git command looks at what the other changes
+    //    (`update-ref` does not check worktrees), and with every folder gone either order leaves nothing a
+    //    second cleanup would not finish. A member whose folders could not be deleted keeps its refs.
     const refsByRepo = new Map<string, BatchMember[]>()
     for (const member of members) {
       if (member.failure) continue
@@ -295,7 +301,19 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
         refsByRepo.set(step.repo, list)
       }
     }
-    for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners, git)
+    const registrations = (async () => {
+      for (const [repo, removed] of removedByRepo) {
+        try {
+          await dropRegistrations(repo, removed.paths, git)
+        } catch (error) {
+          for (const member of removed.members) member.fail(error)
+        }
+      }
+    })()
+    const refs = (async () => {
+      for (const [repo, owners] of refsByRepo) await deleteRefsOf(repo, owners, git)
+    })()
+    await Promise.all([registrations, refs])
     // 4. Logs and the agents' own folders, several members at a time; the records go when each member's
     //    `outcome` settles.
     const files = new Limiter(FOLDER_CONCURRENCY)
@@ -322,11 +340,19 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
 
 /**
  * Keeps (DIRTY) every unforced member whose worktree gained uncommitted or untracked files since it was
- * planned. One batched check per repository; a worktree that needs a closer look (hidden edits, submodules)
- * is inspected on its own. Forced members are covered by the snapshot taken under their lock.
+ * planned, or, when planning did not look at its files (`contentUnchecked`), that has any (DIRTY,
+ * NESTED_REPO). One batched check per repository; a worktree that needs a closer look (hidden edits,
+ * submodules) is inspected on its own. Forced members are covered by the snapshot taken under their lock.
  */
-async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions): Promise<void> {
+async function vetoChangedWorktrees(
+  members: BatchMember[],
+  git: GitEnvOptions,
+  /** Told of each member whose check has passed (or that needs none), once, as soon as it has. */
+  onCleared: (member: BatchMember) => void,
+): Promise<void> {
   const byRepo = new Map<string, { path: string; member: BatchMember }[]>()
+  // How many of each member's worktrees are still to be found clean.
+  const unchecked = new Map<BatchMember, number>()
   for (const member of members) {
     if (member.forced || member.failure) continue
     for (const step of member.candidate.steps) {
@@ -334,23 +360,57 @@ async function vetoChangedWorktrees(members: BatchMember[], git: GitEnvOptions):
       const list = byRepo.get(step.repo) ?? []
       list.push({ path: step.entry.path, member })
       byRepo.set(step.repo, list)
+      unchecked.set(member, (unchecked.get(member) ?? 0) + 1)
     }
+  }
+  for (const member of members) if (!unchecked.has(member)) onCleared(member)
+  const passed = (member: BatchMember) => {
+    const left = (unchecked.get(member) ?? 0) - 1
+    unchecked.set(member, left)
+    if (left === 0) onCleared(member)
   }
   for (const [repo, list] of byRepo) {
     const layouts = new Map<string, WorktreeLayout>()
-    const clean = await cleanWorktrees(
-      repo,
-      list.map((item) => item.path),
-      git,
-      layouts,
-    )
+    const owners = new Map(list.map(({ path, member }) => [path, member]))
+    let clean: Set<string>
+    try {
+      clean = await cleanWorktrees(
+        repo,
+        list.map((item) => item.path),
+        git,
+        layouts,
+        (path) => {
+          const member = owners.get(path)
+          const layout = layouts.get(path)
+          if (!member) return
+          if (layout) member.layouts.set(path, layout)
+          passed(member)
+        },
+      )
+    } catch (error) {
+      // Those already found clean are being deleted; the rest are kept.
+      for (const { path, member } of list) if (!layouts.has(path)) member.fail(error)
+      continue
+    }
     for (const { path, member } of list) {
-      const layout = layouts.get(path)
-      if (layout) member.layouts.set(path, layout)
-      if (clean.has(path)) continue
+      if (layouts.has(path)) continue // proven clean in process, and told so already
+      if (clean.has(path)) {
+        passed(member)
+        continue
+      }
       try {
         const { changes, submodules } = await inspectWorktree(path, git)
-        if (changes.length === 0 && submodules.length === 0) continue
+        if (changes.length === 0 && submodules.length === 0) {
+          passed(member)
+          continue
+        }
+        if (member.candidate.contentUnchecked) {
+          // The first look at its files: kept for what they hold, worded as planning words it.
+          const reasons = worktreeContentReasons(path, changes, submodules)
+          if (reasons.length > 0) member.fail(new VetoError(...(reasons as [KeepReason, ...KeepReason[]])))
+          else passed(member)
+          continue
+        }
         member.fail(
           new VetoError({
             code: 'DIRTY',
@@ -488,7 +548,7 @@ class BatchMember {
 /** What a removal that threw comes to, one-by-one or batched: gone, vetoed, or kept for a classified error. */
 function failedRemoval(error: unknown, snapshot: Progress['snapshot']): RemovalResult {
   if (error instanceof SessionNotFoundError) return { status: 'gone' }
-  if (error instanceof VetoError) return { status: 'kept', reasons: [error.reason], snapshot }
+  if (error instanceof VetoError) return { status: 'kept', reasons: error.reasons, snapshot }
   return {
     status: 'kept',
     reasons: [classifyError(error)],
@@ -555,9 +615,12 @@ function changedReason(current: SessionRecord): KeepReason {
   }
 }
 
-/** Stops a removal under the lock: what was planned is no longer true (kept, with this reason). */
+/** Stops a removal under the lock: what was planned is no longer true (kept, with these reasons). */
 class VetoError extends Error {
-  constructor(readonly reason: KeepReason) {
-    super(reason.message)
+  readonly reasons: KeepReason[]
+
+  constructor(...reasons: [KeepReason, ...KeepReason[]]) {
+    super(reasons.map((r) => r.message).join('; '))
+    this.reasons = reasons
   }
 }

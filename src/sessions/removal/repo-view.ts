@@ -53,9 +53,18 @@ export class RepoView {
   private readonly canonicalOf = new Map<WorktreeInfo, string>()
   private readonly lookedUp = new Map<string, WorktreeInfo | undefined>()
 
+  private byBranch: Map<string, WorktreeInfo[]> | undefined
+
   /** The worktree other than `except` that has `branch` checked out. */
   holderOf(branch: string, except?: WorktreeInfo): WorktreeInfo | undefined {
-    return this.state.worktrees.find((w) => w.branch === branch && w !== except)
+    // Asked once per session: the listing is indexed by branch once, not searched each time.
+    if (!this.byBranch) {
+      this.byBranch = new Map()
+      for (const w of this.state.worktrees) {
+        if (w.branch) this.byBranch.set(w.branch, [...(this.byBranch.get(w.branch) ?? []), w])
+      }
+    }
+    return this.byBranch.get(branch)?.find((w) => w !== except)
   }
 
   private mergedInto(target: string): Promise<Set<string>> {
@@ -112,6 +121,19 @@ export class RepoView {
 
   /** Worktree and branch facts that make removing it lose work, as reasons. */
   async worktreeReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
+    const found = await this.reasonsBeforeContent(entry, branchTip)
+    if (found) return found
+    return [...(await this.contentReasons(entry.path)), ...(await this.detachedReasons(entry, branchTip))]
+  }
+
+  /**
+   * The reasons found without looking at the worktree's files (main, locked, gone, holding the current
+   * directory, no `.git`); null when its files must be looked at: `contentReasons`, then `detachedReasons`.
+   */
+  async reasonsBeforeContent(
+    entry: WorktreeInfo,
+    branchTip: string | undefined,
+  ): Promise<KeepReason[] | null> {
     if (entry.isMain) {
       return [{ code: 'MAIN_WORKTREE', kind: 'blocked', message: `${entry.path} is the main worktree` }]
     }
@@ -146,38 +168,18 @@ export class RepoView {
         },
       ]
     }
-    const reasons: KeepReason[] = []
-    const { changes: entries, submodules } = this.clean.has(entry.path)
-      ? { changes: [], submodules: [] }
-      : await inspectWorktree(entry.path, this.git)
-    const changes = entries.length
-    // A nested repository (untracked, or a checked-out submodule) keeps its files and commits in its own
-    // git dir, which no snapshot of this worktree can hold: never removed, even with --force. (Without
-    // --force git refuses such a worktree too, and the batched removal deletes folders directly.)
-    const nested = entries
-      .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
-      .map((e) => e.slice(3, -1))
-      .filter((path) => existsSync(join(entry.path, path, '.git')))
-    nested.push(...submodules)
-    if (nested.length > 0) {
-      reasons.push({
-        code: 'NESTED_REPO',
-        kind: 'blocked',
-        message: `worktree ${entry.path} holds ${nested.length === 1 ? 'a git repository' : 'git repositories'} (${nested.join(', ')}) whose work a snapshot cannot keep: move ${nested.length === 1 ? 'it' : 'them'} out first`,
-      })
-    }
-    if (changes > 0) {
-      reasons.push({
-        code: 'DIRTY',
-        kind: 'unsafe',
-        message: `worktree ${entry.path} has ${changes} uncommitted or untracked ${changes === 1 ? 'file' : 'files'}`,
-      })
-    }
-    reasons.push(...(await this.detachedReasons(entry, branchTip)))
-    return reasons
+    return null
   }
 
-  private async detachedReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
+  /** What the worktree's files hold that its removal would lose (DIRTY, NESTED_REPO), as reasons. */
+  async contentReasons(path: string): Promise<KeepReason[]> {
+    if (this.clean.has(path)) return []
+    const { changes, submodules } = await inspectWorktree(path, this.git)
+    return worktreeContentReasons(path, changes, submodules)
+  }
+
+  /** DETACHED_HEAD: the worktree's detached HEAD is on no branch (its registration may be all that keeps it). */
+  async detachedReasons(entry: WorktreeInfo, branchTip: string | undefined): Promise<KeepReason[]> {
     if (!entry.detached || !entry.head || entry.head === branchTip) return []
     if (await onSomeBranch(this.dir, entry.head, this.git)) return []
     return [
@@ -188,6 +190,37 @@ export class RepoView {
       },
     ]
   }
+}
+
+/**
+ * The reasons a worktree's files give to keep it, from `inspectWorktree`'s answer: a nested repository
+ * (untracked, or a checked-out submodule) keeps its files and commits in its own git dir, which no snapshot of
+ * this worktree can hold (NESTED_REPO: never removed, even with --force; without --force git refuses such a
+ * worktree too, and the batched removal deletes folders directly); uncommitted or untracked files (DIRTY).
+ * Planning and the batched removal's check under the lock word them alike.
+ */
+export function worktreeContentReasons(path: string, changes: string[], submodules: string[]): KeepReason[] {
+  const reasons: KeepReason[] = []
+  const nested = changes
+    .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
+    .map((e) => e.slice(3, -1))
+    .filter((folder) => existsSync(join(path, folder, '.git')))
+  nested.push(...submodules)
+  if (nested.length > 0) {
+    reasons.push({
+      code: 'NESTED_REPO',
+      kind: 'blocked',
+      message: `worktree ${path} holds ${nested.length === 1 ? 'a git repository' : 'git repositories'} (${nested.join(', ')}) whose work a snapshot cannot keep: move ${nested.length === 1 ? 'it' : 'them'} out first`,
+    })
+  }
+  if (changes.length > 0) {
+    reasons.push({
+      code: 'DIRTY',
+      kind: 'unsafe',
+      message: `worktree ${path} has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}`,
+    })
+  }
+  return reasons
 }
 
 export function shortRef(ref: string): string {

@@ -21,6 +21,12 @@ export interface SessionPlan {
   branch: { name: string; tip: string; mergedInto: string | null; configured: boolean } | null
   log: string
   reasons: KeepReason[]
+  /**
+   * Set when the worktree's files were not looked at (`deferContent`): their reasons (DIRTY, NESTED_REPO)
+   * belong at `reasons[at]`. Cleanup looks at them under the session's lock instead (docs/design.md,
+   * "Removal"), or at planning's end when the session is kept anyway, so that its report is whole.
+   */
+  contentCheck: { at: number } | null
 }
 
 /** The last sign of activity: the latest of completed_at, the last run's ended_at and created_at. */
@@ -48,6 +54,8 @@ export async function planSession(
     /** Whether a path lies where worktrees may be removed from (docs/security.md; `isInsideRoots`). */
     isInsideRoots: (path: string) => boolean
     force: boolean
+    /** Leave the look at the worktree's files to later (`SessionPlan.contentCheck`). */
+    deferContent?: boolean
   },
 ): Promise<SessionPlan> {
   const plan: SessionPlan = {
@@ -57,6 +65,7 @@ export async function planSession(
     branch: null,
     log: logPathFor(where.logsDir, record.id),
     reasons: [],
+    contentCheck: null,
   }
   if (record.sealed === false) {
     // Shown, never acted on: what a record harness did not seal names may be anyone's (docs/security.md).
@@ -97,7 +106,13 @@ export async function planSession(
   const entry = found && !found.isMain && contained ? found : undefined
   if (entry) {
     plan.worktree = { path: entry.path, entry }
-    plan.reasons.push(...(await repo.worktreeReasons(entry, tip)))
+    const found = await repo.reasonsBeforeContent(entry, tip)
+    if (found) plan.reasons.push(...found)
+    else {
+      if (where.deferContent) plan.contentCheck = { at: plan.reasons.length }
+      else plan.reasons.push(...(await repo.contentReasons(entry.path)))
+      plan.reasons.push(...(await repo.detachedReasons(entry, tip)))
+    }
   } else if (contained && existsSync(record.worktree_dir)) {
     if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
     else {
@@ -215,6 +230,7 @@ function sessionSnapshot(plan: SessionPlan): SnapshotPlan | null {
 export function sessionCandidate(plan: SessionPlan): RemovalCandidate {
   return {
     reasons: plan.reasons,
+    contentUnchecked: plan.contentCheck !== null,
     snapshot: sessionSnapshot(plan),
     steps: sessionArtefacts(plan),
     record: plan.record,
