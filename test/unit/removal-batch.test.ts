@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { existsSync, lutimesSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { isInsideRoots } from '../../src/config.js'
@@ -43,10 +44,10 @@ async function sessionsFixture(ids: string[]) {
     isInsideRoots: (path: string) => isInsideRoots(path, [root]),
     force: false,
   }
-  const plan = async () =>
+  const plan = async (deferContent = false) =>
     Promise.all(
       store.list().map(async (record) => {
-        const planned = await planSession(record, where)
+        const planned = await planSession(record, { ...where, deferContent })
         return { candidate: sessionCandidate(planned), verdict: decideRemoval(planned.reasons, false) }
       }),
     )
@@ -142,6 +143,113 @@ describe('batched removal (cleanup)', () => {
     expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/harness/')).toBe(
       'refs/heads/harness/ffff0006',
     )
+  })
+})
+
+/**
+ * Dates a worktree's files a few seconds back and refreshes its index, so that no entry is racily clean and
+ * the worktree can be proven clean in process (as after any `git status` a second or more after checkout).
+ */
+function settle(repo: ReturnType<typeof tmpGitRepo>, wt: string): void {
+  const past = Date.now() / 1000 - 5
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: wt, env: repo.env, encoding: 'utf8' })
+  for (const file of files.split('\0').filter(Boolean)) lutimesSync(join(wt, file), past, past)
+  execFileSync('git', ['update-index', '-q', '--refresh'], { cwd: wt, env: repo.env })
+}
+
+describe('batched removal without a look at planning (cleanup without --force)', () => {
+  test("the check under the lock keeps dirty and nested worktrees in planning's words, releasing them at once; the rest go as each is proven", async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `a${String(i).padStart(7, '0')}`)
+    const { repo, store, root, plan } = await sessionsFixture(ids)
+    for (const id of ids) settle(repo, join(root, id))
+    const [dirty, nested, shared] = ids.map((id) => join(root, id))
+    if (!dirty || !nested || !shared) throw new Error('fixture')
+    writeFileSync(join(dirty, 'notes.txt'), 'mine\n')
+    mkdirSync(join(nested, 'inner'))
+    writeFileSync(join(nested, 'inner', 'p.txt'), 'precious\n')
+    for (const args of [
+      ['init', '-q'],
+      ['add', 'p.txt'],
+      ['commit', '-qm', 'work'],
+    ]) {
+      execFileSync('git', args, { cwd: join(nested, 'inner'), env: repo.env })
+    }
+    // A second record naming one worktree (made by hand, no branch of its own): both are told it is clean.
+    await store.create(
+      sessionRecord('b0000001', {
+        worktree_dir: shared,
+        base_dir: repo.dir,
+        git_branch: null,
+        is_worktree: true,
+        branch_created: false,
+        checkpoints: [],
+      }),
+    )
+    const items = await plan(true)
+    expect(items.map((item) => [item.verdict.action, item.candidate.contentUnchecked])).toEqual(
+      Array(13).fill(['remove', true]),
+    )
+
+    // Watches the lock files while the batch runs: a kept session's lock goes before the batch's git work.
+    const lock = (id: string) => join(repo.dir, '.harness', 'sessions', `${id}.lock`)
+    let done = false
+    let keptReleasedEarly = false
+    const watch = () => {
+      if (done) return
+      // Before the registrations are pruned, with the other sessions still locked.
+      const registered = existsSync(join(repo.dir, '.git', 'worktrees', ids[11] as string))
+      if (registered && existsSync(lock(ids[11] as string)) && !existsSync(lock(ids[0] as string))) {
+        keptReleasedEarly = true
+      }
+      setImmediate(watch)
+    }
+    setImmediate(watch)
+    const results = await executeRemovals(items, { dryRun: false, store, env: repo.env }).finally(() => {
+      done = true
+    })
+    const byId = new Map(items.map((item, i) => [item.candidate.record?.id, results[i]]))
+    const reasons = (id: string) => {
+      const result = byId.get(id)
+      return result?.status === 'kept' ? result.reasons : result?.status
+    }
+    expect(reasons(ids[0] as string)).toEqual([
+      { code: 'DIRTY', kind: 'unsafe', message: `worktree ${dirty} has 1 uncommitted or untracked file` },
+    ])
+    expect(
+      (reasons(ids[1] as string) as { code: string; kind: string }[]).map((r) => [r.code, r.kind]),
+    ).toEqual([
+      ['NESTED_REPO', 'blocked'],
+      ['DIRTY', 'unsafe'],
+    ])
+    expect(keptReleasedEarly).toBe(true)
+    for (const id of [...ids.slice(2), 'b0000001']) {
+      const result = byId.get(id)
+      // Each removed session's own worktree step ran (two records naming one worktree: both of them).
+      expect(
+        result?.status === 'removed' && result.done.map((step) => step.kind).includes('worktree'),
+        id,
+      ).toBe(true)
+    }
+    expect(store.ids().sort()).toEqual([ids[0], ids[1]])
+    expect(readFileSync(join(dirty, 'notes.txt'), 'utf8')).toBe('mine\n')
+    expect(readFileSync(join(nested, 'inner', 'p.txt'), 'utf8')).toBe('precious\n')
+    for (const id of ids.slice(2)) expect(existsSync(join(root, id)), id).toBe(false)
+    expect(repo.git('for-each-ref', '--format=%(refname)', 'refs/heads/harness/').split('\n').sort()).toEqual(
+      [`refs/heads/harness/${ids[0]}`, `refs/heads/harness/${ids[1]}`],
+    )
+  })
+
+  test('a worktree that lost its .git after planning is left alone (NOT_A_WORKTREE), as planning would say', async () => {
+    const { root, store, repo, plan } = await sessionsFixture(['c0000001'])
+    const items = await plan(true)
+    const wt = join(root, 'c0000001')
+    rmSync(join(wt, '.git'))
+    const [result] = await executeRemovals(items, { dryRun: false, store, env: repo.env })
+    expect(result?.status === 'kept' && result.reasons).toEqual([
+      { code: 'NOT_A_WORKTREE', kind: 'blocked', message: `${wt} has lost its .git file: left alone` },
+    ])
+    expect(existsSync(join(wt, 'README.md'))).toBe(true)
+    expect(store.ids()).toEqual(['c0000001'])
   })
 })
 

@@ -232,25 +232,31 @@ async function checkKeptContent(
   plans: (SessionPlan | Error)[],
   where: ReturnType<typeof removalScope>,
 ): Promise<void> {
-  const kept = plans.filter(
-    (plan): plan is SessionPlan =>
-      !(plan instanceof Error) && plan.contentCheck !== null && plan.reasons.length > 0,
+  const kept = plans.flatMap((plan, index) =>
+    !(plan instanceof Error) && plan.contentCheck !== null && plan.reasons.length > 0
+      ? [{ plan, index }]
+      : [],
   )
   if (kept.length === 0) return
   await checkCleanAhead(
-    kept.map((plan) => plan.record),
+    kept.map(({ plan }) => plan.record),
     where,
   )
-  for (const plan of kept) {
-    if (!plan.repo || !plan.worktree || !plan.contentCheck) continue
-    try {
-      const reasons = await plan.repo.contentReasons(plan.worktree.path)
-      plan.reasons.splice(plan.contentCheck.at, 0, ...reasons)
-    } catch (error) {
-      plan.reasons.push(classifyError(error))
+  // As planning does: a few at a time; a failure is that session's own, in place of its plan.
+  let next = 0
+  const checker = async () => {
+    for (let i = next++; i < kept.length; i = next++) {
+      const { plan, index } = kept[i] as (typeof kept)[number]
+      if (!plan.repo || !plan.worktree || !plan.contentCheck) continue
+      try {
+        plan.reasons.splice(plan.contentCheck.at, 0, ...(await plan.repo.contentReasons(plan.worktree.path)))
+        plan.contentCheck = null
+      } catch (error) {
+        plans[index] = error instanceof Error ? error : new Error(String(error))
+      }
     }
-    plan.contentCheck = null
   }
+  await Promise.all(Array.from({ length: Math.min(PLAN_CONCURRENCY, kept.length) }, checker))
 }
 
 /** How many sessions are planned at once: each plan waits mostly on git processes. */

@@ -279,9 +279,12 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
     const removedByRepo = new Map<string, { paths: string[]; members: BatchMember[] }>()
     const folders = new Limiter(FOLDER_CONCURRENCY)
     const deletions: Promise<void>[] = []
+    const underway = new Map<string, Promise<unknown>>()
     try {
       await vetoChangedWorktrees(members, git, (member) => {
-        deletions.push(folders.run(() => member.attemptAsync(() => removeFoldersOf(member, removedByRepo))))
+        deletions.push(
+          folders.run(() => member.attemptAsync(() => removeFoldersOf(member, removedByRepo, underway))),
+        )
       })
     } finally {
       // Never settle (release a lock) while a deletion is under way; attemptAsync never rejects.
@@ -351,67 +354,77 @@ async function vetoChangedWorktrees(
   onCleared: (member: BatchMember) => void,
 ): Promise<void> {
   const byRepo = new Map<string, { path: string; member: BatchMember }[]>()
-  // How many of each member's worktrees are still to be found clean.
-  const unchecked = new Map<BatchMember, number>()
+  // Each member's worktrees still to be found clean.
+  const unchecked = new Map<BatchMember, Set<string>>()
   for (const member of members) {
     if (member.forced || member.failure) continue
     for (const step of member.candidate.steps) {
-      if (step.kind !== 'worktree' || !existsSync(join(step.entry.path, '.git'))) continue
+      if (step.kind !== 'worktree') continue
+      if (!existsSync(join(step.entry.path, '.git'))) {
+        // Planning found a .git here; its files were never looked at: kept as planning would keep it now.
+        if (member.candidate.contentUnchecked && existsSync(step.entry.path)) {
+          member.keep(
+            new VetoError({
+              code: 'NOT_A_WORKTREE',
+              kind: 'blocked',
+              message: `${step.entry.path} has lost its .git file: left alone`,
+            }),
+          )
+        }
+        continue
+      }
       const list = byRepo.get(step.repo) ?? []
       list.push({ path: step.entry.path, member })
       byRepo.set(step.repo, list)
-      unchecked.set(member, (unchecked.get(member) ?? 0) + 1)
+      unchecked.set(member, (unchecked.get(member) ?? new Set()).add(step.entry.path))
     }
   }
-  for (const member of members) if (!unchecked.has(member)) onCleared(member)
-  const passed = (member: BatchMember) => {
-    const left = (unchecked.get(member) ?? 0) - 1
-    unchecked.set(member, left)
-    if (left === 0) onCleared(member)
+  for (const member of members) if (!unchecked.has(member) && !member.failure) onCleared(member)
+  // Told once per member, when the last of its worktrees is found clean (a path may be told twice).
+  const passed = (member: BatchMember, path: string) => {
+    const left = unchecked.get(member)
+    if (!left?.delete(path) || left.size > 0) return
+    if (!member.failure) onCleared(member)
   }
   for (const [repo, list] of byRepo) {
     const layouts = new Map<string, WorktreeLayout>()
-    const owners = new Map(list.map(({ path, member }) => [path, member]))
+    // Two records may name one worktree: each of them is told.
+    const owners = new Map<string, BatchMember[]>()
+    for (const { path, member } of list) owners.set(path, [...(owners.get(path) ?? []), member])
     let clean: Set<string>
     try {
-      clean = await cleanWorktrees(
-        repo,
-        list.map((item) => item.path),
-        git,
-        layouts,
-        (path) => {
-          const member = owners.get(path)
-          const layout = layouts.get(path)
-          if (!member) return
+      clean = await cleanWorktrees(repo, [...owners.keys()], git, layouts, (path) => {
+        const layout = layouts.get(path)
+        for (const member of owners.get(path) ?? []) {
           if (layout) member.layouts.set(path, layout)
-          passed(member)
-        },
-      )
+          passed(member, path)
+        }
+      })
     } catch (error) {
       // Those already found clean are being deleted; the rest are kept.
-      for (const { path, member } of list) if (!layouts.has(path)) member.fail(error)
+      for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
       continue
     }
     for (const { path, member } of list) {
       if (layouts.has(path)) continue // proven clean in process, and told so already
       if (clean.has(path)) {
-        passed(member)
+        passed(member, path)
         continue
       }
       try {
         const { changes, submodules } = await inspectWorktree(path, git)
         if (changes.length === 0 && submodules.length === 0) {
-          passed(member)
+          passed(member, path)
           continue
         }
         if (member.candidate.contentUnchecked) {
           // The first look at its files: kept for what they hold, worded as planning words it.
           const reasons = worktreeContentReasons(path, changes, submodules)
-          if (reasons.length > 0) member.fail(new VetoError(...(reasons as [KeepReason, ...KeepReason[]])))
-          else passed(member)
+          if (reasons.length > 0) member.keep(new VetoError(...(reasons as [KeepReason, ...KeepReason[]])))
+          else passed(member, path)
           continue
         }
-        member.fail(
+        member.keep(
           new VetoError({
             code: 'DIRTY',
             kind: 'unsafe',
@@ -419,8 +432,14 @@ async function vetoChangedWorktrees(
           }),
         )
       } catch (error) {
-        member.fail(error)
+        member.keep(error)
       }
+    }
+  }
+  // Every member checked has now either passed or been kept; one that did neither is kept, never removed.
+  for (const [member, left] of unchecked) {
+    if (left.size > 0 && !member.failure) {
+      member.keep(new Error(`the worktree check of session ${member.record.id} did not finish`))
     }
   }
 }
@@ -432,10 +451,17 @@ const FOLDER_CONCURRENCY = 8
 async function removeFoldersOf(
   member: BatchMember,
   removedByRepo: Map<string, { paths: string[]; members: BatchMember[] }>,
+  /** The deletions under way by path: two records naming one worktree wait on one deletion. */
+  underway: Map<string, Promise<unknown>>,
 ): Promise<void> {
   for (const step of member.candidate.steps) {
     if (step.kind === 'worktree') {
-      await removeWorktreeFolder(step.entry, member.layouts.get(step.entry.path))
+      let deletion = underway.get(step.entry.path)
+      if (!deletion) {
+        deletion = removeWorktreeFolder(step.entry, member.layouts.get(step.entry.path))
+        underway.set(step.entry.path, deletion)
+      }
+      await deletion
       member.progress.done.push(step)
       const repo = removedByRepo.get(step.repo) ?? { paths: [], members: [] }
       repo.paths.push(step.entry.path)
@@ -466,15 +492,23 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
     // A ref git cannot take on stdin: one at a time says whose it is.
   }
   for (const member of owners) {
-    await member.attemptAsync(async () => {
-      for (const step of member.candidate.steps) {
-        if ((step.kind !== 'branch' && step.kind !== 'refs') || step.repo !== repo) continue
-        if (together) {
+    const steps = member.candidate.steps.filter(
+      (step) => (step.kind === 'branch' || step.kind === 'refs') && step.repo === repo,
+    )
+    if (together) {
+      // Deleted, whatever happened to the member meanwhile (its prune runs beside this): said so.
+      member.progress.done.push(...steps)
+      await member.attemptAsync(async () => {
+        for (const step of steps) {
           if (step.kind === 'branch' && step.dropConfig) await dropBranchConfig(step.repo, step.name, git)
-          member.progress.done.push(step)
-        } else if (await runStep(step, member.forced, member.candidate.describe, git)) {
-          member.progress.done.push(step)
         }
+      })
+      continue
+    }
+    await member.attemptAsync(async () => {
+      for (const step of steps) {
+        if (await runStep(step, member.forced, member.candidate.describe, git))
+          member.progress.done.push(step)
       }
     })
   }
@@ -507,6 +541,15 @@ class BatchMember {
 
   fail(error: unknown): void {
     this.failure ??= error
+  }
+
+  /**
+   * Kept before anything was done under its lock (the check of its worktree): the lock is released now, not
+   * when the whole batch is done, so that a resume need not wait for the others.
+   */
+  keep(error: unknown): void {
+    this.fail(error)
+    this.settle()
   }
 
   attempt(fn: () => void): void {
