@@ -20,15 +20,43 @@ export function sealKeyFile(env: NodeJS.ProcessEnv): string {
 
 /** JSON with object keys sorted at every level and no whitespace: one text for one value, whatever its key order. */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
-  if (Array.isArray(value))
-    return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`
-  const entries = Object.keys(value)
-    .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
-  return `{${entries.join(',')}}`
+  // The text must stay byte for byte what JSON.stringify gives (every seal depends on it); the cases below
+  // only skip its work where the answer is known: a string with nothing to escape, a finite number.
+  switch (typeof value) {
+    case 'string':
+      return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null'
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'object':
+      break
+    default:
+      return JSON.stringify(value) ?? 'null'
+  }
+  if (value === null) return 'null'
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ','
+      const item: unknown = value[i]
+      out += item === undefined ? 'null' : canonicalJson(item)
+    }
+    return `${out}]`
+  }
+  let out = '{'
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key]
+    if (item === undefined) continue
+    if (out.length > 1) out += ','
+    out += `${canonicalJson(key)}:${canonicalJson(item)}`
+  }
+  return `${out}}`
 }
+
+/** What JSON.stringify may escape in a string: control characters, `"`, `\\`, and surrogates (the lone ones). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON.stringify escapes
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 /** The fields a seal does not cover: the seal itself, and `sealed`, which is computed on every read. */
 function sealedContent(record: Record<string, unknown>): string {

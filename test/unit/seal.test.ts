@@ -23,6 +23,71 @@ describe('record seals', () => {
     expect(canonicalJson({ a: 1, b: 2 })).toBe(canonicalJson({ b: 2, a: 1 }))
   })
 
+  it('gives byte for byte the text of its first, JSON.stringify-only form, on which every seal rests', () => {
+    const reference = (value: unknown): string => {
+      if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null'
+      if (Array.isArray(value))
+        return `[${value.map((item) => reference(item === undefined ? null : item)).join(',')}]`
+      const entries = Object.keys(value)
+        .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+        .sort()
+        .map((key) => `${JSON.stringify(key)}:${reference((value as Record<string, unknown>)[key])}`)
+      return `{${entries.join(',')}}`
+    }
+    const strings = [
+      '',
+      'plain',
+      'x"y',
+      'back\\slash',
+      'tab\t',
+      'nl\n',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      'é',
+      '\u2028\u2029',
+      '😀',
+      '\ud800',
+      'a\udfffb',
+      '</script>',
+      '$x {y}',
+    ]
+    const numbers = [
+      0,
+      -0,
+      1,
+      -1.5,
+      0.1 + 0.2,
+      1e21,
+      1e-7,
+      -1e-7,
+      123456789012345680000,
+      2 ** 53 + 2,
+      NaN,
+      Infinity,
+      -Infinity,
+      Number.MAX_VALUE,
+      Number.MIN_VALUE,
+    ]
+    const values: unknown[] = [
+      ...strings,
+      ...numbers,
+      true,
+      false,
+      null,
+      undefined,
+      () => 1,
+      Symbol('s'),
+      { [strings[2] as string]: 1, '😀': [undefined, () => 1, { z: undefined }], '': {} },
+      sessionRecord('canon001', {
+        prompt: strings.join(' '),
+        metadata: { os: 'é', hostname: 'x"y', n: -0 },
+      } as never),
+      [strings, numbers, { b: strings, a: numbers }],
+    ]
+    for (const value of values) expect(canonicalJson(value), String(value)).toBe(reference(value))
+  })
+
   it('seals what it writes with a 0600 key made on first use; any change by hand makes the record foreign', async () => {
     const { store, dir, sealer } = setup()
     const created = await store.create(sessionRecord('seal0001'))
