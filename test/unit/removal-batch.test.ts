@@ -175,6 +175,9 @@ describe('batched removal without a look at planning (cleanup without --force)',
       execFileSync('git', args, { cwd: join(nested, 'inner'), env: repo.env })
     }
     // A second record naming one worktree (made by hand, no branch of its own): both are told it is clean.
+    // An empty folder in it is not proven clean in process, and git's answer for its chunk (which holds the
+    // dirty one) is not "all clean": it is inspected on its own, once for both records.
+    mkdirSync(join(shared, 'empty-folder'))
     await store.create(
       sessionRecord('b0000001', {
         worktree_dir: shared,

@@ -31,8 +31,8 @@ export interface CleanupOptions {
 /**
  * `harness session cleanup`: removes sessions that are not RUNNING and older than the threshold. Each is
  * planned and decided on its own; then they are removed together, in the order snapshot refs (--force) →
- * worktree folders → registrations → branches and checkpoint refs → logs → records, so that a crash midway
- * leaves records pointing at whatever is left. Under dryRun nothing at all is written.
+ * worktree folders → registrations and, beside them, branches and checkpoint refs → logs → records, so that a
+ * crash midway leaves records pointing at whatever is left. Under dryRun nothing at all is written.
  */
 export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions): Promise<RemovalReport> {
   if (options.status?.includes('RUNNING')) {

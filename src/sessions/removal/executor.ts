@@ -405,34 +405,34 @@ async function vetoChangedWorktrees(
       for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
       continue
     }
-    for (const { path, member } of list) {
+    // Each path once, its answer for every record naming it: an owner that passes starts the deletion.
+    for (const [path, named] of owners) {
       if (layouts.has(path)) continue // proven clean in process, and told so already
       if (clean.has(path)) {
-        passed(member, path)
+        for (const member of named) passed(member, path)
         continue
       }
+      let found: { changes: string[]; submodules: string[] }
       try {
-        const { changes, submodules } = await inspectWorktree(path, git)
-        if (changes.length === 0 && submodules.length === 0) {
-          passed(member, path)
-          continue
-        }
-        if (member.candidate.contentUnchecked) {
-          // The first look at its files: kept for what they hold, worded as planning words it.
-          const reasons = worktreeContentReasons(path, changes, submodules)
-          if (reasons.length > 0) member.keep(new VetoError(...(reasons as [KeepReason, ...KeepReason[]])))
-          else passed(member, path)
-          continue
-        }
-        member.keep(
-          new VetoError({
-            code: 'DIRTY',
-            kind: 'unsafe',
-            message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
-          }),
-        )
+        found = await inspectWorktree(path, git)
       } catch (error) {
-        member.keep(error)
+        for (const member of named) member.keep(error)
+        continue
+      }
+      const { changes, submodules } = found
+      if (changes.length === 0 && submodules.length === 0) {
+        for (const member of named) passed(member, path)
+        continue
+      }
+      // The first look at its files (planning left it here): kept for what they hold, worded as planning words it.
+      const firstLook = worktreeContentReasons(path, changes, submodules) as [KeepReason, ...KeepReason[]]
+      const changed: KeepReason = {
+        code: 'DIRTY',
+        kind: 'unsafe',
+        message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
+      }
+      for (const member of named) {
+        member.keep(member.candidate.contentUnchecked ? new VetoError(...firstLook) : new VetoError(changed))
       }
     }
   }
@@ -496,13 +496,14 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
       (step) => (step.kind === 'branch' || step.kind === 'refs') && step.repo === repo,
     )
     if (together) {
-      // Deleted, whatever happened to the member meanwhile (its prune runs beside this): said so.
+      // Deleted, whatever happened to the member meanwhile (its prune runs beside this): said so, and the
+      // deleted branch's config goes with it, as `git branch -D` would.
       member.progress.done.push(...steps)
-      await member.attemptAsync(async () => {
-        for (const step of steps) {
-          if (step.kind === 'branch' && step.dropConfig) await dropBranchConfig(step.repo, step.name, git)
+      for (const step of steps) {
+        if (step.kind === 'branch' && step.dropConfig) {
+          await dropBranchConfig(step.repo, step.name, git).catch((error: unknown) => member.fail(error))
         }
-      })
+      }
       continue
     }
     await member.attemptAsync(async () => {
