@@ -89,7 +89,7 @@ export async function executeRemoval(
 ): Promise<RemovalResult> {
   if (verdict.action === 'keep') return { status: 'kept', reasons: candidate.reasons, snapshot: null }
   const { forced } = verdict
-  const progress: Progress = { snapshot: null, done: [], dirty: false }
+  const progress: Progress = { snapshot: null, done: [] }
   try {
     if (options.dryRun) {
       if (forced && candidate.snapshot)
@@ -108,7 +108,6 @@ export async function executeRemoval(
 interface Progress {
   snapshot: SnapshotRefs | null
   done: RemovalStep[]
-  dirty: boolean
 }
 
 async function removeSession(
@@ -517,7 +516,7 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
 
 /** One session in the batched mode: its lock is held while `outcome` is pending. */
 class BatchMember {
-  readonly progress: Progress = { snapshot: null, done: [], dirty: false }
+  readonly progress: Progress = { snapshot: null, done: [] }
   /** What each of its worktrees held when proven clean under its lock (deleted by name, then walked). */
   readonly layouts = new Map<string, WorktreeLayout>()
   failure: unknown = null
@@ -551,15 +550,6 @@ class BatchMember {
   keep(error: unknown): void {
     this.fail(error)
     this.settle()
-  }
-
-  attempt(fn: () => void): void {
-    if (this.failure) return
-    try {
-      fn()
-    } catch (error) {
-      this.fail(error)
-    }
   }
 
   async attemptAsync(fn: () => Promise<void>): Promise<void> {
