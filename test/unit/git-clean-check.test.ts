@@ -102,16 +102,21 @@ function indexFile(repo: TmpRepo, path: string): string {
 }
 
 /**
- * A same-size edit whose mtime is put back to what it was: only the ctime tells. Made in a later second than
- * the ctime git recorded, since a git built without nanosecond timestamps compares whole seconds (and would
- * miss it, where the in-process check, comparing nanoseconds, would not).
+ * A same-size edit whose mtime is put back to what it was: only the ctime tells. A git built without
+ * nanosecond timestamps compares whole seconds, so the edit must land in a later second than the ctime git
+ * recorded. The kernel stamps files from a coarse clock that can lag `Date.now()` by a tick, so waiting for
+ * the next second by the wall clock is not enough: the file's own ctime is read back, and the edit made again
+ * until it is in a later second (the precondition is then a fact of the file, not of timing).
  */
 function sneakyEdit(file: string, content: string): void {
-  const before = statSync(file)
-  const next = (Math.floor(before.ctimeMs / 1000) + 1) * 1000
-  while (Date.now() < next) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, next - Date.now())
-  writeFileSync(file, content)
-  utimesSync(file, before.atime, before.mtime)
+  const before = statSync(file, { bigint: true })
+  const recordedSecond = before.ctimeNs / 1_000_000_000n
+  for (;;) {
+    writeFileSync(file, content)
+    utimesSync(file, before.atime, before.mtime)
+    if (statSync(file, { bigint: true }).ctimeNs / 1_000_000_000n > recordedSecond) return
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+  }
 }
 
 describe('parseIndex on indexes written by git', () => {
