@@ -178,15 +178,40 @@ export function agentExit(
 }
 
 /**
- * Spawns the agent with node's own child_process (the agent's whole environment given, nothing added):
- * `ended` resolves once it exited and its output pipes are closed (a failure to start resolves it too).
+ * Git's location variables: set by a caller (a git hook, `git rebase -x`, a wrapper script), they would point
+ * the agent's git at the caller's repository, so its commits would not land on its own branch.
+ */
+export const GIT_LOCATION_VARIABLES = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+] as const
+
+/**
+ * The agent's environment, built here and only here, for every run (start and resume; headless,
+ * interactive, background, tmux-hosted): the given one with `PWD` set to the folder the agent starts in
+ * (opencode's `run` takes its project folder from `$PWD`: an inherited one made it edit the user's checkout)
+ * and git's location variables removed.
+ */
+export function agentEnvironment(env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = { ...env, PWD: cwd }
+  for (const name of GIT_LOCATION_VARIABLES) delete result[name]
+  return result
+}
+
+/**
+ * Spawns the agent with node's own child_process (its environment from `agentEnvironment`): `ended` resolves once it exited and its output pipes are closed (a failure to start resolves it too).
  */
 function spawnAgent(launch: AgentLaunch): { child: ChildProcess; ended: Promise<SpawnFacts> } {
   let child: ChildProcess
   try {
     child = spawn(launch.command, launch.args, {
       cwd: launch.cwd,
-      env: launch.env,
+      env: agentEnvironment(launch.env, launch.cwd),
       stdio: stdioFor(launch),
       detached: launch.mode === 'background',
       windowsHide: true,

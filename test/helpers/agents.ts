@@ -42,6 +42,9 @@ export interface FakeAgentEntry {
   session?: string | null
   harness_dir?: string | null
   stdin_tty?: boolean
+  /** `start` events: its PWD, and the names of git's location variables it was given. */
+  pwd?: string | null
+  git_env?: string[]
   /** `conversation` events: the session file or chat history it was given, and what it held then. */
   file?: string
   held?: string | null
