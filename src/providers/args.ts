@@ -27,8 +27,10 @@ export interface ResolvedProvider {
   resume: ModeTokens
   resume_by_id: ModeTokens | null
   resume_prompt: string
-  /** null: the agent has no such mode. */
-  permission: Record<Permission, string[] | null>
+  dash_prompt: 'separator' | 'leading-space'
+  resume_needs_id: boolean
+  /** Per level and mode; null: the agent has no such level. */
+  permission: Record<Permission, ModeTokens | null>
   model_args: string[] | null
   session_id_capture: { key: string; args: string[] } | null
   refused_as_root: { permission: Permission[]; unless_env: Record<string, string> } | null
@@ -90,11 +92,14 @@ function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvi
     resume: modeTokens(spec.resume),
     resume_by_id: spec.resume_by_id ? modeTokens(spec.resume_by_id) : null,
     resume_prompt: spec.resume_prompt ?? DEFAULT_RESUME_PROMPT,
+    dash_prompt: spec.dash_prompt ?? 'separator',
+    resume_needs_id: spec.resume_needs_id ?? false,
     permission: {
-      readonly: permission.readonly ?? null,
-      // The agents' own default is the supervised mode, so it needs no flag unless one is configured.
-      supervised: permission.supervised === undefined ? [] : permission.supervised,
-      autonomous: permission.autonomous ?? null,
+      readonly: levelTokens(permission.readonly),
+      // A configured provider's own default is taken as its supervised mode, so it needs no flag unless one
+      // is configured (the built-ins pass theirs explicitly: a CLI's default can change).
+      supervised: levelTokens(permission.supervised === undefined ? [] : permission.supervised),
+      autonomous: levelTokens(permission.autonomous),
     },
     model_args: spec.model_args ?? null,
     session_id_capture: capture ? { key: capture.key, args: capture.args ?? [] } : null,
@@ -104,6 +109,10 @@ function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvi
     headless_output: spec.headless_output ?? null,
     help_args: spec.help_args?.length ? spec.help_args : [['--help']],
   }
+}
+
+function levelTokens(value: string[] | PerModeTokens | null | undefined): ModeTokens | null {
+  return value === null || value === undefined ? null : modeTokens(value)
 }
 
 function modeTokens(value: string[] | PerModeTokens | null | undefined): ModeTokens {
@@ -186,7 +195,7 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
   }
 
   const args = [...substitute(provider.mode_args[mode], values)]
-  args.push(...permissionArgs(provider, input.permission ?? 'supervised'))
+  args.push(...permissionArgs(provider, input.permission ?? 'supervised', mode))
   if (values.model !== undefined) {
     if (!provider.model_args) {
       throw new UsageError(
@@ -202,17 +211,24 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     args.push(...substitute(provider.start_args, values))
   } else {
     const byId = values.session_id !== undefined && provider.resume_by_id
+    if (!byId && provider.resume_needs_id) {
+      throw new IllegalStateError(
+        `cannot resume this ${provider.name} session exactly: its ${provider.name} session id was never learnt, and continuing the latest could reach another session's conversation`,
+        `start a new session, or find the conversation yourself (${provider.command ?? provider.name} session list) and open it in the worktree`,
+        'RESUME_NOT_EXACT',
+      )
+    }
     args.push(...substitute(byId ? byId[mode] : provider.resume[mode], values))
   }
 
-  const promptPart = promptArgs(provider.prompt[mode], values)
+  const promptPart = promptArgs(provider.prompt[mode], values, provider.dash_prompt)
   if (promptPart.last) return { command, args: [...args, ...extraArgs, ...promptPart.tokens] }
   return { command, args: [...args, ...promptPart.tokens, ...extraArgs] }
 }
 
-function permissionArgs(provider: ResolvedProvider, permission: Permission): string[] {
+function permissionArgs(provider: ResolvedProvider, permission: Permission, mode: AgentMode): string[] {
   const tokens = provider.permission[permission]
-  if (tokens) return tokens
+  if (tokens) return tokens[mode]
   const supported = PERMISSIONS.filter((level) => provider.permission[level] !== null)
   throw new UsageError(
     `provider "${provider.name}" has no ${permission} level; it has: ${supported.join(', ')}`,
@@ -230,7 +246,10 @@ export function providerTokens(provider: ResolvedProvider): string[] {
     ...provider.start_args,
     ...modes(provider.resume),
     ...(provider.resume_by_id ? modes(provider.resume_by_id) : []),
-    ...PERMISSIONS.flatMap((level) => provider.permission[level] ?? []),
+    ...PERMISSIONS.flatMap((level) => {
+      const tokens = provider.permission[level]
+      return tokens ? modes(tokens) : []
+    }),
     ...(provider.model_args ?? []),
     ...(provider.session_id_capture?.args ?? []),
   ]
@@ -259,7 +278,8 @@ export function refusalAsRoot(
   const rule = provider.refused_as_root
   if (uid !== 0 || !rule?.permission.includes(permission)) return undefined
   if (Object.entries(rule.unless_env).some(([name, value]) => env[name] === value)) return undefined
-  const flags = (provider.permission[permission] ?? []).join(' ')
+  const tokens = provider.permission[permission]
+  const flags = [...new Set(tokens ? [...tokens.headless, ...tokens.interactive] : [])].join(' ')
   return `${provider.name} refuses ${flags || `the ${permission} level`} when run as root`
 }
 
@@ -285,6 +305,7 @@ function substitute(tokens: readonly string[], values: Partial<Record<Placeholde
 function promptArgs(
   template: readonly string[],
   values: Partial<Record<Placeholder, string>>,
+  dash: ResolvedProvider['dash_prompt'],
 ): { tokens: string[]; last: boolean } {
   const prompt = values.prompt
   const at = template.indexOf('{prompt}')
@@ -297,5 +318,6 @@ function promptArgs(
   if (flag?.startsWith('-')) {
     return { tokens: [...before.slice(0, -1), `${flag}=${prompt}`, ...after], last: false }
   }
+  if (dash === 'leading-space') return { tokens: [...before, ` ${prompt}`, ...after], last: false }
   return { tokens: [...before, '--', prompt, ...after], last: true }
 }

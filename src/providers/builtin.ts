@@ -16,9 +16,14 @@ export const BUILTIN_PROVIDERS = {
     start_args: ['--session-id', '{session_id}'],
     resume: ['--continue'],
     resume_by_id: ['--resume', '{session_id}'],
+    // Every level explicit (SPEC §6): claude 2.1.3xx made "auto mode" its default, in which tool calls run
+    // without asking. Headless nobody can answer, so supervised accepts edits (commands are refused).
     permission: {
       readonly: ['--permission-mode', 'plan'],
-      supervised: [],
+      supervised: {
+        headless: ['--permission-mode', 'acceptEdits'],
+        interactive: ['--permission-mode', 'default'],
+      },
       autonomous: ['--dangerously-skip-permissions'],
     },
     // claude exits 1 at once as root with --dangerously-skip-permissions, unless IS_SANDBOX=1.
@@ -33,10 +38,14 @@ export const BUILTIN_PROVIDERS = {
     start_args: ['--session-id', '{session_id}'],
     resume: ['--resume', 'latest'],
     resume_by_id: ['--resume', '{session_id}'],
-    // A new worktree is an untrusted folder to gemini, which then drops the approval mode: hence --skip-trust.
+    // A new worktree is an untrusted folder to gemini, which then drops the approval mode (and, once
+    // authenticated, exits 55 headless): hence --skip-trust at every level.
     permission: {
       readonly: ['--approval-mode', 'plan', '--skip-trust'],
-      supervised: [],
+      supervised: {
+        headless: ['--approval-mode', 'auto_edit', '--skip-trust'],
+        interactive: ['--approval-mode', 'default', '--skip-trust'],
+      },
       autonomous: ['--approval-mode', 'yolo', '--skip-trust'],
     },
     model_args: ['-m', '{model}'],
@@ -54,9 +63,14 @@ export const BUILTIN_PROVIDERS = {
     },
     resume_by_id: ['resume', '{session_id}'],
     // Headless codex defaults to a read-only sandbox: supervised must ask for workspace-write to edit anything.
+    // Interactively it asks before leaving the sandbox: `on-request` is the asking policy codex 0.171's
+    // `--help` offers (`exec` takes no --ask-for-approval).
     permission: {
       readonly: ['--sandbox', 'read-only'],
-      supervised: ['--sandbox', 'workspace-write'],
+      supervised: {
+        headless: ['--sandbox', 'workspace-write'],
+        interactive: ['--sandbox', 'workspace-write', '--ask-for-approval', 'on-request'],
+      },
       autonomous: ['--dangerously-bypass-approvals-and-sandbox'],
     },
     model_args: ['-m', '{model}'],
@@ -69,10 +83,15 @@ export const BUILTIN_PROVIDERS = {
     command: 'opencode',
     mode_args: { headless: ['run'], interactive: [] },
     prompt: { headless: ['{prompt}'], interactive: ['--prompt', '{prompt}'] },
-    resume: ['--continue'],
+    // Never `--continue`: opencode keys "latest" by project, and every worktree of a repository is the same
+    // project to it. The id is captured headless and read from opencode's session list after an
+    // interactive start; without it a resume is refused.
     resume_by_id: ['--session', '{session_id}'],
-    // opencode has no read-only switch; its built-in "plan" agent denies edits (bash stays allowed).
-    permission: { readonly: ['--agent', 'plan'], supervised: [], autonomous: ['--auto'] },
+    resume_needs_id: true,
+    // opencode has no read-only switch; its built-in "plan" agent denies edits (bash stays allowed). Its
+    // "build" agent (the default, named so a changed default cannot change the level) asks only before
+    // touching files outside the project; `--auto` approves even that.
+    permission: { readonly: ['--agent', 'plan'], supervised: ['--agent', 'build'], autonomous: ['--auto'] },
     model_args: ['-m', '{model}'],
     session_id_capture: { key: 'sessionID', args: ['--format', 'json'] },
     headless_output: 'opencode-json',
@@ -99,6 +118,8 @@ export const BUILTIN_PROVIDERS = {
     // the JSON event stream, in which pi exits 0 even when the model request failed (harness reads the events).
     mode_args: { headless: ['-p', '--mode', 'json'], interactive: [] },
     prompt: ['{prompt}'],
+    // pi's parser has no `--` and reads any word beginning with "-" as an option: such a prompt gets a space.
+    dash_prompt: 'leading-space',
     // harness owns the conversation file, so each session resumes exactly its own (`--continue` takes the
     // folder's latest, `--resume` opens a picker); pi creates the file at the path it is given.
     start_args: ['--session', '{agent_dir}/pi.jsonl'],

@@ -29,12 +29,28 @@ export function mergeProviderSpecs(base: ProviderSpec, override: ProviderSpec): 
     } else if ((PER_MODE_FIELDS as readonly string[]).includes(key)) {
       merged[key] = mergeDefined(perMode(previous as Tokens | PerModeTokens), perMode(value as PerModeTokens))
     } else if (key === 'permission') {
-      merged[key] = mergeDefined(previous as object, value as object)
+      merged[key] = mergePermission(previous as Permissions, value as Permissions)
     } else {
       merged[key] = value
     }
   }
   return merged as ProviderSpec
+}
+
+type Permissions = Record<string, Tokens | PerModeTokens | null | undefined>
+
+/** Per level, and within a level per mode (a level given as a list replaces both modes). */
+function mergePermission(base: Permissions, override: Permissions): Permissions {
+  const result: Permissions = { ...base }
+  for (const [level, value] of Object.entries(override)) {
+    if (value === undefined) continue
+    const previous = result[level]
+    result[level] =
+      value === null || previous === null || previous === undefined
+        ? value
+        : mergeDefined(perMode(previous), perMode(value))
+  }
+  return result
 }
 
 function mergeDefined<T extends object>(base: T, override: T): T {

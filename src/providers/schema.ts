@@ -66,14 +66,28 @@ export const ProviderSpecSchema = z.strictObject({
   resume_by_id: clearable(PerModeTokensSchema),
   /** Prompt of a headless resume that got none (headless CLIs need one). Default "continue". */
   resume_prompt: clearable(z.string().check(z.minLength(1, 'must not be empty'))),
-  /** Flags per permission level; a missing level is not supported by the agent. */
+  /**
+   * Flags per permission level, for both modes (a list) or per mode (supervised asks interactively and
+   * cannot headless); a missing level is not supported by the agent.
+   */
   permission: clearable(
     z.strictObject({
-      readonly: clearable(TokensSchema),
-      supervised: clearable(TokensSchema),
-      autonomous: clearable(TokensSchema),
+      readonly: clearable(PerModeTokensSchema),
+      supervised: clearable(PerModeTokensSchema),
+      autonomous: clearable(PerModeTokensSchema),
     }),
   ),
+  /**
+   * How a positional prompt that begins with "-" is kept from being read as an option: `separator` (the
+   * default) passes it last, after `--`; `leading-space` passes it with a space before it, for a CLI whose
+   * parser has no `--` (pi reads any word beginning with "-" as an option).
+   */
+  dash_prompt: clearable(z.enum(['separator', 'leading-space'])),
+  /**
+   * true: a resume without the agent's own session id is refused (exit 4) instead of using `resume`, for a CLI
+   * whose "continue the latest" could reach another session's conversation (opencode keys it by project).
+   */
+  resume_needs_id: clearable(z.boolean()),
   /** The agent's model flag, e.g. `["--model", "{model}"]`. */
   model_args: clearable(TokensSchema),
   /** A JSON key the agent prints in headless output holding its own session id, and the flags that ask for JSON. */

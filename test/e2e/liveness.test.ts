@@ -157,7 +157,15 @@ describe('liveness and recovery', () => {
     })
     expect(resumed.exitCode, resumed.stderr).toBe(0)
     expect(json<Rec>(resumed).status).toBe('COMPLETED')
-    expect(agents.starts()[1]?.args).toEqual(['--resume', run.agent_session_id, '-p', 'continue'])
+    expect(agents.starts()[1]?.args).toEqual([
+      '--approval-mode',
+      'auto_edit',
+      '--skip-trust',
+      '--resume',
+      run.agent_session_id,
+      '-p',
+      'continue',
+    ])
   })
 
   test('supervisor crash: kill stops the orphaned agent tree directly', async () => {

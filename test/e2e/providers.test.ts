@@ -130,15 +130,57 @@ describe('exact agent argv, headless', () => {
     )
     await cli(['session', 'resume', record.id, 'now', 'the', 'tests'], { cwd: repo.dir, env: agents.env })
     const [start, again] = agents.starts()
+    const supervised = ['--permission-mode', 'acceptEdits']
     expect(start?.args).toEqual([
       '-p',
       ...STREAM,
+      ...supervised,
       '--session-id',
       record.agent_session_id,
       '--',
       '-v crashes',
     ])
-    expect(again?.args).toEqual(['-p', ...STREAM, '--resume', record.agent_session_id, 'now the tests'])
+    expect(again?.args).toEqual([
+      '-p',
+      ...STREAM,
+      ...supervised,
+      '--resume',
+      record.agent_session_id,
+      'now the tests',
+    ])
+  })
+
+  test('pi gets a prompt starting with "-" as a message: it has no `--`, so the prompt gets a space', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const run = await cli(['run', '-a', 'pi-agent', '--json', '--prompt=-v crashes'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const [start] = agents.starts()
+    expect(start?.args).not.toContain('--')
+    expect(start?.args?.at(-1)).toBe(' -v crashes')
+  })
+
+  test('opencode without its session id: resume is refused (exit 4, a hint), never --continue', async () => {
+    const repo = tmpGitRepo()
+    // The fake opencode prints no sessionID: harness never learnt this session's conversation.
+    const agents = fakeAgents(repo.home, repo.env)
+    const record = json<Rec>(
+      await cli(['run', '-a', 'opencode', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
+    )
+    expect(record.agent_session_id ?? null).toBeNull()
+    const resume = await cli(['session', 'resume', record.id, 'more'], { cwd: repo.dir, env: agents.env })
+    expect(resume.exitCode).toBe(4)
+    expect(resume.stderr).toMatch(/^harness: cannot resume this opencode session exactly/)
+    expect(resume.stderr).toContain('opencode session list')
+    expect(agents.starts()).toHaveLength(1)
+    const after = json<Rec>(
+      await cli(['session', 'show', record.id, '--json'], { cwd: repo.dir, env: repo.env }),
+    )
+    expect(after.runs).toHaveLength(1)
+    expect(after.status).toBe('COMPLETED')
   })
 
   test('extra args after -- reach the agent, also on resume', async () => {

@@ -9,6 +9,8 @@ type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
 /** claude's headless form: print mode with the JSON event stream (docs/providers.md). */
 const CLAUDE_HEADLESS = ['-p', '--output-format', 'stream-json', '--verbose']
+/** The supervised level, passed explicitly (SPEC §6): headless, claude accepts edits. */
+const SUPERVISED = ['--permission-mode', 'acceptEdits']
 
 describe('harness run', () => {
   test('a foreground headless run in a new worktree: argv, cwd, env, record, exit code', async () => {
@@ -55,7 +57,13 @@ describe('harness run', () => {
       harness_dir: join(repo.dir, '.harness'),
       stdin_tty: false,
     })
-    expect(start?.args).toEqual([...CLAUDE_HEADLESS, '--session-id', record.agent_session_id, 'add auth'])
+    expect(start?.args).toEqual([
+      ...CLAUDE_HEADLESS,
+      ...SUPERVISED,
+      '--session-id',
+      record.agent_session_id,
+      'add auth',
+    ])
     expect(record.runs).toHaveLength(1)
     expect(record.runs[0]).toMatchObject({ n: 1, kind: 'start', pid: start?.pid, exit_code: 0, signal: null })
     expect(record.runs[0]?.pid_start_time).toEqual(expect.any(String))
@@ -191,7 +199,15 @@ describe('harness run', () => {
     const record = json<Rec>(again)
     expect(record).toMatchObject({ id: 'task-1', prompt: 'a', created_at: first.created_at })
     expect(record.runs.map((r) => r.kind)).toEqual(['start', 'resume'])
-    expect(agents.starts()[2]?.args).toEqual(['--resume', first.agent_session_id, '-p', 'more'])
+    expect(agents.starts()[2]?.args).toEqual([
+      '--approval-mode',
+      'auto_edit',
+      '--skip-trust',
+      '--resume',
+      first.agent_session_id,
+      '-p',
+      'more',
+    ])
     // An id is never a prefix here: "task" exists only as a prefix of both.
     const prefix = await cli(['run', '-a', 'gemini', '--json', '--session-id', 'task', 'c'], {
       cwd: repo.dir,
@@ -331,7 +347,13 @@ describe('background runs, wait and logs', () => {
     const raw = await cli(['session', 'logs', '--raw', record.id], { cwd: repo.dir, env: repo.env })
     expect(raw).toMatchObject({ exitCode: 0, stdout: 'background output\n' })
     const [start] = agents.starts()
-    expect(start?.args).toEqual([...CLAUDE_HEADLESS, '--session-id', record.agent_session_id, 'fix lint'])
+    expect(start?.args).toEqual([
+      ...CLAUDE_HEADLESS,
+      ...SUPERVISED,
+      '--session-id',
+      record.agent_session_id,
+      'fix lint',
+    ])
   })
 
   test('logs -f follows until the session ends', async () => {
@@ -406,7 +428,13 @@ describe('kill and pause', () => {
     expect(record).toMatchObject({ status: 'COMPLETED', prompt: 'long task', created_at: run.created_at })
     expect(record.runs.map((r) => r.kind)).toEqual(['start', 'resume'])
     const starts = agents.starts()
-    expect(starts[1]?.args).toEqual([...CLAUDE_HEADLESS, '--resume', run.agent_session_id, 'continue'])
+    expect(starts[1]?.args).toEqual([
+      ...CLAUDE_HEADLESS,
+      ...SUPERVISED,
+      '--resume',
+      run.agent_session_id,
+      'continue',
+    ])
     expect(starts[1]?.cwd).toBe(run.worktree_dir)
   })
 

@@ -132,6 +132,8 @@ describe('loadConfig: reading and merging', () => {
       '--output-format',
       'stream-json',
       '--verbose',
+      '--permission-mode',
+      'acceptEdits',
       '-m',
       'opus',
       'x',

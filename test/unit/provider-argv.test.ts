@@ -29,17 +29,19 @@ const ARGV: Record<string, Record<string, string>> = {
       'claude -p --output-format stream-json --verbose --permission-mode plan --session-id <uuid> task',
     'start headless readonly model':
       'claude -p --output-format stream-json --verbose --permission-mode plan --model m1 --session-id <uuid> task',
-    'start headless supervised': 'claude -p --output-format stream-json --verbose --session-id <uuid> task',
+    'start headless supervised':
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --session-id <uuid> task',
     'start headless supervised model':
-      'claude -p --output-format stream-json --verbose --model m1 --session-id <uuid> task',
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1 --session-id <uuid> task',
     'start headless autonomous':
       'claude -p --output-format stream-json --verbose --dangerously-skip-permissions --session-id <uuid> task',
     'start headless autonomous model':
       'claude -p --output-format stream-json --verbose --dangerously-skip-permissions --model m1 --session-id <uuid> task',
     'start interactive readonly': 'claude --permission-mode plan --session-id <uuid> task',
     'start interactive readonly model': 'claude --permission-mode plan --model m1 --session-id <uuid> task',
-    'start interactive supervised': 'claude --session-id <uuid> task',
-    'start interactive supervised model': 'claude --model m1 --session-id <uuid> task',
+    'start interactive supervised': 'claude --permission-mode default --session-id <uuid> task',
+    'start interactive supervised model':
+      'claude --permission-mode default --model m1 --session-id <uuid> task',
     'start interactive autonomous': 'claude --dangerously-skip-permissions --session-id <uuid> task',
     'start interactive autonomous model':
       'claude --dangerously-skip-permissions --model m1 --session-id <uuid> task',
@@ -47,22 +49,23 @@ const ARGV: Record<string, Record<string, string>> = {
       'claude -p --output-format stream-json --verbose --permission-mode plan --resume <uuid> continue',
     'resume headless readonly model':
       'claude -p --output-format stream-json --verbose --permission-mode plan --model m1 --resume <uuid> continue',
-    'resume headless supervised': 'claude -p --output-format stream-json --verbose --resume <uuid> continue',
+    'resume headless supervised':
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --resume <uuid> continue',
     'resume headless supervised model':
-      'claude -p --output-format stream-json --verbose --model m1 --resume <uuid> continue',
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1 --resume <uuid> continue',
     'resume headless autonomous':
       'claude -p --output-format stream-json --verbose --dangerously-skip-permissions --resume <uuid> continue',
     'resume headless autonomous model':
       'claude -p --output-format stream-json --verbose --dangerously-skip-permissions --model m1 --resume <uuid> continue',
     'resume interactive readonly': 'claude --permission-mode plan --resume <uuid>',
     'resume interactive readonly model': 'claude --permission-mode plan --model m1 --resume <uuid>',
-    'resume interactive supervised': 'claude --resume <uuid>',
-    'resume interactive supervised model': 'claude --model m1 --resume <uuid>',
+    'resume interactive supervised': 'claude --permission-mode default --resume <uuid>',
+    'resume interactive supervised model': 'claude --permission-mode default --model m1 --resume <uuid>',
     'resume interactive autonomous': 'claude --dangerously-skip-permissions --resume <uuid>',
     'resume interactive autonomous model': 'claude --dangerously-skip-permissions --model m1 --resume <uuid>',
     'resume headless supervised, no id':
-      'claude -p --output-format stream-json --verbose --continue continue',
-    'resume interactive supervised, no id': 'claude --continue',
+      'claude -p --output-format stream-json --verbose --permission-mode acceptEdits --continue continue',
+    'resume interactive supervised, no id': 'claude --permission-mode default --continue',
   },
   gemini: {
     // gemini --help (gemini-cli 0.61.0):
@@ -78,35 +81,40 @@ const ARGV: Record<string, Record<string, string>> = {
     'start headless readonly': 'gemini --approval-mode plan --skip-trust --session-id <uuid> -p task',
     'start headless readonly model':
       'gemini --approval-mode plan --skip-trust -m m1 --session-id <uuid> -p task',
-    'start headless supervised': 'gemini --session-id <uuid> -p task',
-    'start headless supervised model': 'gemini -m m1 --session-id <uuid> -p task',
+    'start headless supervised': 'gemini --approval-mode auto_edit --skip-trust --session-id <uuid> -p task',
+    'start headless supervised model':
+      'gemini --approval-mode auto_edit --skip-trust -m m1 --session-id <uuid> -p task',
     'start headless autonomous': 'gemini --approval-mode yolo --skip-trust --session-id <uuid> -p task',
     'start headless autonomous model':
       'gemini --approval-mode yolo --skip-trust -m m1 --session-id <uuid> -p task',
     'start interactive readonly': 'gemini --approval-mode plan --skip-trust --session-id <uuid> -i task',
     'start interactive readonly model':
       'gemini --approval-mode plan --skip-trust -m m1 --session-id <uuid> -i task',
-    'start interactive supervised': 'gemini --session-id <uuid> -i task',
-    'start interactive supervised model': 'gemini -m m1 --session-id <uuid> -i task',
+    'start interactive supervised': 'gemini --approval-mode default --skip-trust --session-id <uuid> -i task',
+    'start interactive supervised model':
+      'gemini --approval-mode default --skip-trust -m m1 --session-id <uuid> -i task',
     'start interactive autonomous': 'gemini --approval-mode yolo --skip-trust --session-id <uuid> -i task',
     'start interactive autonomous model':
       'gemini --approval-mode yolo --skip-trust -m m1 --session-id <uuid> -i task',
     'resume headless readonly': 'gemini --approval-mode plan --skip-trust --resume <uuid> -p continue',
     'resume headless readonly model':
       'gemini --approval-mode plan --skip-trust -m m1 --resume <uuid> -p continue',
-    'resume headless supervised': 'gemini --resume <uuid> -p continue',
-    'resume headless supervised model': 'gemini -m m1 --resume <uuid> -p continue',
+    'resume headless supervised': 'gemini --approval-mode auto_edit --skip-trust --resume <uuid> -p continue',
+    'resume headless supervised model':
+      'gemini --approval-mode auto_edit --skip-trust -m m1 --resume <uuid> -p continue',
     'resume headless autonomous': 'gemini --approval-mode yolo --skip-trust --resume <uuid> -p continue',
     'resume headless autonomous model':
       'gemini --approval-mode yolo --skip-trust -m m1 --resume <uuid> -p continue',
     'resume interactive readonly': 'gemini --approval-mode plan --skip-trust --resume <uuid>',
     'resume interactive readonly model': 'gemini --approval-mode plan --skip-trust -m m1 --resume <uuid>',
-    'resume interactive supervised': 'gemini --resume <uuid>',
-    'resume interactive supervised model': 'gemini -m m1 --resume <uuid>',
+    'resume interactive supervised': 'gemini --approval-mode default --skip-trust --resume <uuid>',
+    'resume interactive supervised model':
+      'gemini --approval-mode default --skip-trust -m m1 --resume <uuid>',
     'resume interactive autonomous': 'gemini --approval-mode yolo --skip-trust --resume <uuid>',
     'resume interactive autonomous model': 'gemini --approval-mode yolo --skip-trust -m m1 --resume <uuid>',
-    'resume headless supervised, no id': 'gemini --resume latest -p continue',
-    'resume interactive supervised, no id': 'gemini --resume latest',
+    'resume headless supervised, no id':
+      'gemini --approval-mode auto_edit --skip-trust --resume latest -p continue',
+    'resume interactive supervised, no id': 'gemini --approval-mode default --skip-trust --resume latest',
   },
   codex: {
     // codex --help / codex exec --help / codex resume --help (codex-cli 0.171.0):
@@ -131,8 +139,9 @@ const ARGV: Record<string, Record<string, string>> = {
       'codex exec --dangerously-bypass-approvals-and-sandbox -m m1 --json task',
     'start interactive readonly': 'codex --sandbox read-only task',
     'start interactive readonly model': 'codex --sandbox read-only -m m1 task',
-    'start interactive supervised': 'codex --sandbox workspace-write task',
-    'start interactive supervised model': 'codex --sandbox workspace-write -m m1 task',
+    'start interactive supervised': 'codex --sandbox workspace-write --ask-for-approval on-request task',
+    'start interactive supervised model':
+      'codex --sandbox workspace-write --ask-for-approval on-request -m m1 task',
     'start interactive autonomous': 'codex --dangerously-bypass-approvals-and-sandbox task',
     'start interactive autonomous model': 'codex --dangerously-bypass-approvals-and-sandbox -m m1 task',
     'resume headless readonly': 'codex exec --sandbox read-only --json resume <thread> continue',
@@ -146,14 +155,16 @@ const ARGV: Record<string, Record<string, string>> = {
       'codex exec --dangerously-bypass-approvals-and-sandbox -m m1 --json resume <thread> continue',
     'resume interactive readonly': 'codex --sandbox read-only resume <thread>',
     'resume interactive readonly model': 'codex --sandbox read-only -m m1 resume <thread>',
-    'resume interactive supervised': 'codex --sandbox workspace-write resume <thread>',
-    'resume interactive supervised model': 'codex --sandbox workspace-write -m m1 resume <thread>',
+    'resume interactive supervised':
+      'codex --sandbox workspace-write --ask-for-approval on-request resume <thread>',
+    'resume interactive supervised model':
+      'codex --sandbox workspace-write --ask-for-approval on-request -m m1 resume <thread>',
     'resume interactive autonomous': 'codex --dangerously-bypass-approvals-and-sandbox resume <thread>',
     'resume interactive autonomous model':
       'codex --dangerously-bypass-approvals-and-sandbox -m m1 resume <thread>',
     'resume headless supervised, no id': 'codex exec --sandbox workspace-write --json resume --last continue',
     'resume interactive supervised, no id':
-      'codex --sandbox workspace-write resume --last --include-non-interactive',
+      'codex --sandbox workspace-write --ask-for-approval on-request resume --last --include-non-interactive',
   },
   opencode: {
     // opencode --help / opencode run --help (opencode 1.18.33):
@@ -167,31 +178,30 @@ const ARGV: Record<string, Record<string, string>> = {
     // "-m, --model  model to use in the format of provider/model"  → -m
     'start headless readonly': 'opencode run --agent plan --format json task',
     'start headless readonly model': 'opencode run --agent plan -m m1 --format json task',
-    'start headless supervised': 'opencode run --format json task',
-    'start headless supervised model': 'opencode run -m m1 --format json task',
+    'start headless supervised': 'opencode run --agent build --format json task',
+    'start headless supervised model': 'opencode run --agent build -m m1 --format json task',
     'start headless autonomous': 'opencode run --auto --format json task',
     'start headless autonomous model': 'opencode run --auto -m m1 --format json task',
     'start interactive readonly': 'opencode --agent plan --prompt task',
     'start interactive readonly model': 'opencode --agent plan -m m1 --prompt task',
-    'start interactive supervised': 'opencode --prompt task',
-    'start interactive supervised model': 'opencode -m m1 --prompt task',
+    'start interactive supervised': 'opencode --agent build --prompt task',
+    'start interactive supervised model': 'opencode --agent build -m m1 --prompt task',
     'start interactive autonomous': 'opencode --auto --prompt task',
     'start interactive autonomous model': 'opencode --auto -m m1 --prompt task',
     'resume headless readonly': 'opencode run --agent plan --format json --session <ses> continue',
     'resume headless readonly model':
       'opencode run --agent plan -m m1 --format json --session <ses> continue',
-    'resume headless supervised': 'opencode run --format json --session <ses> continue',
-    'resume headless supervised model': 'opencode run -m m1 --format json --session <ses> continue',
+    'resume headless supervised': 'opencode run --agent build --format json --session <ses> continue',
+    'resume headless supervised model':
+      'opencode run --agent build -m m1 --format json --session <ses> continue',
     'resume headless autonomous': 'opencode run --auto --format json --session <ses> continue',
     'resume headless autonomous model': 'opencode run --auto -m m1 --format json --session <ses> continue',
     'resume interactive readonly': 'opencode --agent plan --session <ses>',
     'resume interactive readonly model': 'opencode --agent plan -m m1 --session <ses>',
-    'resume interactive supervised': 'opencode --session <ses>',
-    'resume interactive supervised model': 'opencode -m m1 --session <ses>',
+    'resume interactive supervised': 'opencode --agent build --session <ses>',
+    'resume interactive supervised model': 'opencode --agent build -m m1 --session <ses>',
     'resume interactive autonomous': 'opencode --auto --session <ses>',
     'resume interactive autonomous model': 'opencode --auto -m m1 --session <ses>',
-    'resume headless supervised, no id': 'opencode run --format json --continue continue',
-    'resume interactive supervised, no id': 'opencode --continue',
   },
   agy: {
     // agy: not installable here, so these flags are UNVERIFIED (docs/providers.md); `harness doctor` compares
@@ -338,6 +348,43 @@ function inputFor(name: string, key: string): Omit<AgentInvocationInput, 'provid
     agentDir: AGENT_DIR,
   }
 }
+
+describe('a resume that could not be exact is refused', () => {
+  test('opencode without its session id: exit 4 with a hint, never --continue', () => {
+    for (const mode of ['headless', 'interactive'] as const) {
+      let error: unknown
+      try {
+        buildAgentInvocation({ provider: resolveProvider('opencode'), kind: 'resume', mode })
+      } catch (caught) {
+        error = caught
+      }
+      expect(error).toMatchObject({ exitCode: ExitCode.IllegalState, code: 'RESUME_NOT_EXACT' })
+      expect((error as { hint?: string }).hint).toContain('opencode session list')
+    }
+  })
+})
+
+describe('a prompt that begins with "-"', () => {
+  test('reaches pi as a message (pi has no `--`: a leading space), and others after `--`', () => {
+    const pi = buildAgentInvocation({
+      provider: resolveProvider('pi-agent'),
+      kind: 'start',
+      mode: 'headless',
+      prompt: '-v crashes',
+      agentDir: AGENT_DIR,
+    })
+    expect(pi.args).toEqual(['-p', '--mode', 'json', '--session', `${AGENT_DIR}/pi.jsonl`, ' -v crashes'])
+    expect(pi.args).not.toContain('--')
+    const claude = buildAgentInvocation({
+      provider: resolveProvider('claude'),
+      kind: 'start',
+      mode: 'interactive',
+      prompt: '-v crashes',
+      agentSessionId: UUID,
+    })
+    expect(claude.args.slice(-2)).toEqual(['--', '-v crashes'])
+  })
+})
 
 describe('the argv of every built-in provider, in every mode and level', () => {
   for (const [name, table] of Object.entries(ARGV)) {

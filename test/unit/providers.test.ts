@@ -45,7 +45,7 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     [
       'interactive start without a prompt',
       { mode: 'interactive', kind: 'start', agentSessionId: UUID },
-      ['claude', '--session-id', UUID],
+      ['claude', '--permission-mode', 'default', '--session-id', UUID],
     ],
     [
       'headless resume by id with a prompt and a model',
@@ -56,6 +56,8 @@ const CASES: Record<string, [string, Case, string[]][]> = {
         '--output-format',
         'stream-json',
         '--verbose',
+        '--permission-mode',
+        'acceptEdits',
         '--model',
         'sonnet',
         '--resume',
@@ -72,6 +74,8 @@ const CASES: Record<string, [string, Case, string[]][]> = {
         '--output-format',
         'stream-json',
         '--verbose',
+        '--permission-mode',
+        'acceptEdits',
         '--session-id',
         UUID,
         '--',
@@ -87,7 +91,7 @@ const CASES: Record<string, [string, Case, string[]][]> = {
         agentSessionId: UUID,
         extraArgs: ['--verbose'],
       },
-      ['claude', '--session-id', UUID, 'fix it', '--verbose'],
+      ['claude', '--permission-mode', 'default', '--session-id', UUID, 'fix it', '--verbose'],
     ],
     [
       'extra args before a guarded prompt',
@@ -98,24 +102,34 @@ const CASES: Record<string, [string, Case, string[]][]> = {
         agentSessionId: UUID,
         extraArgs: ['--add-dir', '../lib'],
       },
-      ['claude', '--session-id', UUID, '--add-dir', '../lib', '--', '--help me'],
+      [
+        'claude',
+        '--permission-mode',
+        'default',
+        '--session-id',
+        UUID,
+        '--add-dir',
+        '../lib',
+        '--',
+        '--help me',
+      ],
     ],
   ],
   gemini: [
     [
       'interactive start without a prompt',
       { mode: 'interactive', kind: 'start', agentSessionId: UUID },
-      ['gemini', '--session-id', UUID],
+      ['gemini', '--approval-mode', 'default', '--skip-trust', '--session-id', UUID],
     ],
     [
       'interactive resume by id with a prompt',
       { mode: 'interactive', kind: 'resume', agentSessionId: UUID, prompt: 'now the docs' },
-      ['gemini', '--resume', UUID, '-i', 'now the docs'],
+      ['gemini', '--approval-mode', 'default', '--skip-trust', '--resume', UUID, '-i', 'now the docs'],
     ],
     [
       'prompt starting with "-" is joined to its flag',
       { mode: 'headless', kind: 'start', prompt: '-x fails', agentSessionId: UUID },
-      ['gemini', '--session-id', UUID, '-p=-x fails'],
+      ['gemini', '--approval-mode', 'auto_edit', '--skip-trust', '--session-id', UUID, '-p=-x fails'],
     ],
   ],
   codex: [
@@ -127,7 +141,7 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     [
       'a session id at start is not passed',
       { mode: 'interactive', kind: 'start', prompt: 'fix it', agentSessionId: UUID },
-      ['codex', '--sandbox', 'workspace-write', 'fix it'],
+      ['codex', '--sandbox', 'workspace-write', '--ask-for-approval', 'on-request', 'fix it'],
     ],
     [
       'prompt starting with "-"',
@@ -139,17 +153,17 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     [
       'interactive resume by captured id with a prompt',
       { mode: 'interactive', kind: 'resume', agentSessionId: 'ses_abc', prompt: 'more' },
-      ['opencode', '--session', 'ses_abc', '--prompt', 'more'],
+      ['opencode', '--agent', 'build', '--session', 'ses_abc', '--prompt', 'more'],
     ],
     [
       'flag prompt starting with "-"',
       { mode: 'interactive', kind: 'start', prompt: '-x' },
-      ['opencode', '--prompt=-x'],
+      ['opencode', '--agent', 'build', '--prompt=-x'],
     ],
     [
       'positional prompt starting with "-"',
       { mode: 'headless', kind: 'start', prompt: '-x' },
-      ['opencode', 'run', '--format', 'json', '--', '-x'],
+      ['opencode', 'run', '--agent', 'build', '--format', 'json', '--', '-x'],
     ],
   ],
   agy: [
@@ -167,9 +181,9 @@ const CASES: Record<string, [string, Case, string[]][]> = {
       ['pi', '--session', `${AGENT_DIR}/pi.jsonl`, 'more'],
     ],
     [
-      'prompt starting with "-"',
+      'prompt starting with "-": pi has no `--`, so it gets a space before it',
       { mode: 'headless', kind: 'start', prompt: '-x', agentDir: AGENT_DIR },
-      ['pi', '-p', '--mode', 'json', '--session', `${AGENT_DIR}/pi.jsonl`, '--', '-x'],
+      ['pi', '-p', '--mode', 'json', '--session', `${AGENT_DIR}/pi.jsonl`, ' -x'],
     ],
     [
       'without its folder (never from harness) the session file is left out whole',
@@ -267,6 +281,9 @@ describe('buildAgentInvocation rules', () => {
   test('empty prompt and model count as absent', () => {
     expect(argv('gemini', { mode: 'headless', kind: 'resume', prompt: '', model: '' })).toEqual([
       'gemini',
+      '--approval-mode',
+      'auto_edit',
+      '--skip-trust',
       '--resume',
       'latest',
       '-p',
@@ -275,7 +292,12 @@ describe('buildAgentInvocation rules', () => {
   })
 
   test('a start without the session id it needs leaves the flag out', () => {
-    expect(argv('claude', { mode: 'interactive', kind: 'start', prompt: 'x' })).toEqual(['claude', 'x'])
+    expect(argv('claude', { mode: 'interactive', kind: 'start', prompt: 'x' })).toEqual([
+      'claude',
+      '--permission-mode',
+      'default',
+      'x',
+    ])
   })
 
   test('placeholders are replaced once: a prompt may contain "{model}"', () => {
@@ -288,6 +310,8 @@ describe('buildAgentInvocation rules', () => {
     const config: ProvidersConfig = { providers: { claude: { resume_prompt: 'keep going' } } }
     expect(argv('claude', { mode: 'interactive', kind: 'resume', agentSessionId: UUID }, config)).toEqual([
       'claude',
+      '--permission-mode',
+      'default',
       '--resume',
       UUID,
     ])
@@ -297,6 +321,8 @@ describe('buildAgentInvocation rules', () => {
       '--output-format',
       'stream-json',
       '--verbose',
+      '--permission-mode',
+      'acceptEdits',
       '--resume',
       UUID,
       'keep going',
@@ -317,6 +343,8 @@ describe('resolveProvider and configuration', () => {
       '--output-format',
       'stream-json',
       '--verbose',
+      '--permission-mode',
+      'acceptEdits',
       '--model=opus',
       'x',
     ])
@@ -330,6 +358,8 @@ describe('resolveProvider and configuration', () => {
       'codex',
       '--sandbox',
       'workspace-write',
+      '--ask-for-approval',
+      'on-request',
       '--ask',
       'x',
     ])
@@ -353,6 +383,19 @@ describe('resolveProvider and configuration', () => {
     expect(
       argv('pi-agent', { mode: 'interactive', kind: 'start', prompt: 'x', permission: 'autonomous' }, config),
     ).toEqual(['pi', '--tools', 'read,bash', 'x'])
+  })
+
+  test('a per-mode permission override keeps the other mode of the level', () => {
+    const config: ProvidersConfig = {
+      providers: { claude: { permission: { supervised: { headless: ['--permission-mode', 'dontAsk'] } } } },
+    }
+    expect(argv('claude', { mode: 'headless', kind: 'start', prompt: 'x' }, config)).toContain('dontAsk')
+    expect(argv('claude', { mode: 'interactive', kind: 'start', prompt: 'x' }, config)).toEqual([
+      'claude',
+      '--permission-mode',
+      'default',
+      'x',
+    ])
   })
 
   test('null clears a built-in field', () => {
