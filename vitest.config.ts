@@ -40,6 +40,12 @@ export default defineConfig({
           isolate: false,
         },
       },
+      {
+        extends: true,
+        // The real agent CLIs, installed from npm into node_modules/.cache (test/real/install.ts), driven by
+        // scripted model servers on loopback. `npm test` runs them with the rest; offline they skip, saying so.
+        test: { name: 'real', include: ['test/real/**/*.test.ts'], pool: 'forks', isolate: false },
+      },
     ],
   },
 })
