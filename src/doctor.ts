@@ -18,14 +18,26 @@ export interface DoctorReport {
 }
 
 const PROBE_TIMEOUT_MS = 5000
+/**
+ * The ceiling of each agent CLI's `--version` and `--help`: they run side by side, and a node CLI that takes
+ * 2 s alone (gemini-cli 0.61) took over 5 s beside the others on a busy 2-core machine, so 5 s reported its
+ * version "unknown". Each probe has its own ceiling; none is cut short for another's sake.
+ */
+const AGENT_PROBE_TIMEOUT_MS = 30_000
 
 /** Runs a tool briefly (`git --version`, `claude --help`): its output, or null when it cannot run. */
-function probe(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<string | null> {
+function probe(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  timeout = PROBE_TIMEOUT_MS,
+): Promise<string | null> {
   return new Promise((resolve) => {
     execFile(
       command,
       args,
-      { env, cwd, timeout: PROBE_TIMEOUT_MS, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
+      { env, cwd, timeout, encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = (error as NodeJS.ErrnoException | null)?.code
         resolve(code === 'ENOENT' || code === 'EACCES' ? null : `${stdout}${stderr}`)
@@ -167,8 +179,11 @@ async function agentChecks(ctx: Context, config: HarnessConfig): Promise<DoctorC
           : { name, status: 'info', detail: `"${command}" not installed` }
       }
       const version =
-        firstLine((await probe(path, ['--version'], ctx.env, ctx.cwd)) ?? '') || 'version unknown'
-      const help = await Promise.all(provider.help_args.map((args) => probe(path, args, ctx.env, ctx.cwd)))
+        firstLine((await probe(path, ['--version'], ctx.env, ctx.cwd, AGENT_PROBE_TIMEOUT_MS)) ?? '') ||
+        'version unknown'
+      const help = await Promise.all(
+        provider.help_args.map((args) => probe(path, args, ctx.env, ctx.cwd, AGENT_PROBE_TIMEOUT_MS)),
+      )
       const missing = flagsMissingFromHelp(provider, help.map((h) => h ?? '').join('\n'))
       return missing.length
         ? {

@@ -51,3 +51,20 @@ test('doctor: no git, an unusable .harness, an untrusted config and a missing ag
   expect(report.usable).toBe(false)
   expect(statusOf(report, 'agent codex')).not.toBe('fail')
 })
+
+test('doctor: an agent whose --version takes 6 s still shows its version (each probe has its own ceiling)', async () => {
+  const repo = tmpGitRepo()
+  const bin = join(repo.home, 'slow-bin')
+  mkdirSync(bin)
+  // Slower than the 5 s that cut gemini-cli's 2 s --version short on a busy 2-core machine.
+  writeFileSync(
+    join(bin, 'gemini'),
+    `#!/bin/sh\nif [ "$1" = "--version" ]; then sleep 6; echo 0.61.0; else echo "Usage: gemini [options]"; fi\n`,
+    { mode: 0o755 },
+  )
+  const env = { ...repo.env, PATH: `${bin}:${repo.env.PATH ?? ''}` }
+  const report = json<DoctorReport>(await cli(['doctor', '--json'], { cwd: repo.dir, env }))
+  const gemini = report.checks.find((c) => c.name === 'agent gemini')
+  expect(gemini?.detail).toContain('0.61.0')
+  expect(gemini?.detail).not.toContain('version unknown')
+})
