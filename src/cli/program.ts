@@ -24,6 +24,7 @@ import { registerShow } from '../commands/session/show.js'
 import { registerStats } from '../commands/session/stats.js'
 import { registerStop } from '../commands/session/stop.js'
 import { registerWait } from '../commands/session/wait.js'
+import { registerShellInit } from '../commands/shell-init.js'
 import { registerSupervise } from '../commands/supervise.js'
 import { registerTrust } from '../commands/trust.js'
 import { ExitRequest, UsageError } from '../errors.js'
@@ -106,7 +107,8 @@ Examples:
       `
 Examples:
   harness session list
-  cd "$(harness session path 3f9a)"`,
+  hcd 3f9a                                  # after: eval "$(harness shell-init bash)"
+  p=$(harness session path 3f9a) && cd "$p"`,
     )
   registerRun(program, ctx)
   registerTrust(program, ctx)
@@ -137,6 +139,7 @@ Examples:
   registerConfig(program, ctx)
   registerDoctor(program, ctx)
   registerCompletion(program, ctx)
+  registerShellInit(program, ctx)
   registerHelp(session)
   registerHelp(program)
   registerSupervise(program, ctx)
