@@ -5,7 +5,7 @@ import type { SessionRecord } from '../sessions/schema.js'
 import { formatCost, formatUsage } from './log.js'
 import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
-import { type Colour, paint } from './text.js'
+import { type Colour, paint, plural } from './text.js'
 import { elapsed, relativeTime } from './time.js'
 
 export interface RenderOptions {
@@ -249,7 +249,7 @@ function renderCheckpoints(session: SessionRecord): string[] {
       [
         `  #${c.n} ${c.commit.slice(0, 12)}  ${c.created_at}`,
         c.trigger ? ` ${c.trigger}` : '',
-        c.files_changed != null ? `  ${c.files_changed} files` : '',
+        c.files_changed != null ? `  ${plural(c.files_changed, 'file')}` : '',
         `  ${c.message ?? ''}`,
       ]
         .join('')

@@ -1,0 +1,95 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { cli, json } from '../helpers/cli.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
+
+/** What a new user hit following the README (issue 25): each item, as the user met it. */
+
+const harness = (repo: TmpRepo, ...args: string[]) => cli(args, { cwd: repo.dir, env: repo.env })
+
+describe('merge', () => {
+  test('the dry run\'s "run it:" line keeps --squash, --rebase and -m', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo, 'echo a > a.txt && git add a.txt && git commit -qm a')
+    const squash = await harness(
+      repo,
+      'session',
+      'merge',
+      session.id,
+      '--dry-run',
+      '--squash',
+      '-m',
+      "Add a's",
+    )
+    expect(squash.exitCode, squash.stderr).toBe(0)
+    expect(squash.stdout).toContain(`run it: harness session merge ${session.id} --squash -m 'Add a'\\''s'\n`)
+    const rebase = await harness(repo, 'session', 'merge', session.id, '--dry-run', '--rebase')
+    expect(rebase.stdout).toContain(`run it: harness session merge ${session.id} --rebase\n`)
+  })
+
+  test('--squash -m TEXT puts TEXT on the commit on the base branch', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(
+      repo,
+      'echo a > a.txt && git add a.txt && git commit -qm a && echo b > b.txt',
+    )
+    const done = await harness(repo, 'session', 'merge', session.id, '--squash', '-m', 'Add a and b')
+    expect(done.exitCode, done.stderr).toBe(0)
+    expect(repo.git('log', '-1', '--format=%B', 'main')).toBe('Add a and b')
+    // The commit of the uncommitted file on the session's branch keeps the default message.
+    expect(repo.git('log', '-1', '--format=%s', String(session.git_branch))).toBe(
+      `sh -c echo a > a.txt && git add a.txt && git commit -qm a && echo b > b.txt (harness session ${session.id})`,
+    )
+  })
+
+  test('a merged session is not merged again (exit 4) until it has work since', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo, 'echo a > a.txt && git add a.txt && git commit -qm a')
+    expect((await harness(repo, 'session', 'merge', session.id, '--squash')).exitCode).toBe(0)
+    const landed = repo.git('rev-parse', 'main')
+    for (const args of [['--squash'], [], ['--dry-run', '--squash']]) {
+      const again = await harness(repo, 'session', 'merge', session.id, ...args)
+      expect(again.exitCode, args.join(' ')).toBe(4)
+      expect(again.stdout + again.stderr).toContain(`session "${session.id}" was already merged into "main"`)
+    }
+    const asJson = await harness(repo, 'session', 'merge', session.id, '--json')
+    expect(JSON.parse(asJson.stderr).error.code).toBe('ALREADY_MERGED')
+    expect(repo.git('rev-parse', 'main')).toBe(landed)
+    // New work in the worktree: it lands, and only that work is counted.
+    writeFileSync(join(session.worktree_dir, 'c.txt'), 'c\n')
+    const more = await harness(repo, 'session', 'merge', session.id, '--squash', '--json')
+    expect(more.exitCode, more.stderr).toBe(0)
+    expect(json<{ commits: number; outcome: string }>(more)).toMatchObject({ outcome: 'merged', commits: 1 })
+    expect(repo.git('ls-tree', '--name-only', 'main').split('\n')).toEqual(['README.md', 'a.txt', 'c.txt'])
+    expect(repo.git('rev-list', '--count', `${landed}..main`)).toBe('1')
+  })
+
+  test('a dry run with only uncommitted files says so, not "1 commit to merge"', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo, 'echo b > b.txt')
+    const dry = await harness(repo, 'session', 'merge', session.id, '--dry-run')
+    expect(dry.exitCode, dry.stderr).toBe(0)
+    expect(dry.stdout).toContain(`would first commit 1 uncommitted file on ${session.git_branch}`)
+    expect(dry.stdout).not.toMatch(/commits? .*to merge/)
+    const both = await finishedSession(
+      repo,
+      'echo a > a.txt && git add a.txt && git commit -qm a && echo b > b.txt',
+    )
+    const dry2 = await harness(repo, 'session', 'merge', both.id, '--dry-run')
+    expect(dry2.stdout).toContain(`1 commit on ${both.git_branch} to merge\n`)
+  })
+
+  test('"1 file changed", not "1 files changed"', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo, 'echo b > b.txt', ['--prompt', 'b'])
+    writeFileSync(join(session.worktree_dir, 'c.txt'), 'c\n')
+    const taken = await harness(repo, 'session', 'checkpoint', session.id)
+    expect(taken.exitCode, taken.stderr).toBe(0)
+    expect(taken.stdout).toContain('(1 file changed)')
+    const show = await harness(repo, 'session', 'show', session.id)
+    expect(show.stdout).toMatch(/#1 .* 1 file {2}/)
+    expect(show.stdout).not.toContain('1 files')
+  })
+})
