@@ -93,3 +93,30 @@ describe('merge', () => {
     expect(show.stdout).not.toContain('1 files')
   })
 })
+
+describe('durations', () => {
+  test('config set takes a bare number; reports print it with its unit', async () => {
+    const repo = tmpGitRepo()
+    await finishedSession(repo)
+    for (const [key, value] of [
+      ['cleanup.older_than', '7'],
+      ['cleanup.auto', '30'],
+      ['checkpoint.interval', '90'],
+    ]) {
+      const set = await harness(repo, 'config', 'set', key as string, value as string)
+      expect(set.exitCode, set.stderr).toBe(0)
+    }
+    expect((await harness(repo, 'config', 'get', 'cleanup.older_than')).stdout).toBe('7\n')
+    const configured = await harness(repo, 'session', 'cleanup', '--dry-run')
+    expect(configured.exitCode, configured.stderr).toBe(0)
+    expect(configured.stdout).toContain('1 younger than 7d')
+    const flag = await harness(repo, 'session', 'cleanup', '--dry-run', '--older-than', '3')
+    expect(flag.stdout).toContain('1 younger than 3d')
+    const asJson = await harness(repo, 'session', 'cleanup', '--dry-run', '--json')
+    expect(json(asJson)).toMatchObject({ older_than: '7d', older_than_ms: 7 * 86_400_000 })
+    // A bad one is still refused, saying what a bare number means there.
+    const bad = await harness(repo, 'config', 'set', 'checkpoint.interval', '-5')
+    expect(bad.exitCode).not.toBe(0)
+    expect(bad.stderr).toContain('invalid duration -5 (use a number of seconds, or 90m, 12h, 7d, 2w)')
+  })
+})
