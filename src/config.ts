@@ -244,6 +244,19 @@ export function worktreeSetupCommand(config: HarnessConfig): { command: string; 
   return { command, args }
 }
 
+/**
+ * The file whose `worktree.setup` runs: the project's when it sets one (it overrides the user's), else the
+ * user's; the project's is named as `.harness/config.json`, as its hint has always said.
+ */
+export function worktreeSetupSource(projectConfigFile: string, env: NodeJS.ProcessEnv): string {
+  try {
+    if (readConfigFile(projectConfigFile)?.worktree?.setup !== undefined) return '.harness/config.json'
+  } catch {
+    // Loading already succeeded; a file changed since then is not this message's business.
+  }
+  return userConfigFile(env)
+}
+
 /** `cleanup.older_than` in milliseconds (default 7 days). */
 export function cleanupOlderThanMs(config: HarnessConfig): number {
   return parseDuration(String(cleanupOlderThan(config)), { bareUnit: 'd' })

@@ -718,7 +718,12 @@ async function setUpWorktree(
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
   ctx.notice(`harness: running worktree setup in ${dir}`)
-  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`))
+  const { worktreeSetupSource } = await import('../config.js')
+  const file = worktreeSetupSource((await ctx.project()).configFile, ctx.env)
+  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`), {
+    file,
+    streamed: ctx.quiet !== true,
+  })
 }
 
 export interface ResumeOptions {

@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
@@ -118,5 +118,21 @@ describe('durations', () => {
     const bad = await harness(repo, 'config', 'set', 'checkpoint.interval', '-5')
     expect(bad.exitCode).not.toBe(0)
     expect(bad.stderr).toContain('invalid duration -5 (use a number of seconds, or 90m, 12h, 7d, 2w)')
+  })
+})
+
+describe('worktree.setup', () => {
+  test("a failing setup from the user's config is blamed on that file; its output is shown once", async () => {
+    const repo = tmpGitRepo()
+    const userFile = join(repo.home, '.config', 'harness', 'config.json')
+    mkdirSync(dirname(userFile), { recursive: true })
+    const lines = Array.from({ length: 30 }, (_, i) => `echo line-${i}`).join('; ')
+    writeFileSync(userFile, JSON.stringify({ worktree: { setup: `${lines}; exit 3` } }))
+    const run = await harness(repo, 'run', '-a', 'exec', '--', 'true')
+    expect(run.exitCode).toBe(5)
+    expect(run.stderr).toContain(`hint: fix "worktree.setup" in ${userFile} (its output is above)\n`)
+    expect(run.stderr).not.toContain('.harness/config.json')
+    expect(run.stderr).toContain('setup| line-29\n')
+    expect(run.stderr).not.toContain('  | line-29')
   })
 })
