@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
@@ -134,5 +135,38 @@ describe('worktree.setup', () => {
     expect(run.stderr).not.toContain('.harness/config.json')
     expect(run.stderr).toContain('setup| line-29\n')
     expect(run.stderr).not.toContain('  | line-29')
+  })
+})
+
+describe('context.max_bytes', () => {
+  test('400 and 300 bytes give a sensible block: the task whole, markers shorter than what they cut, the end line whole', async () => {
+    const repo = tmpGitRepo()
+    const first = await finishedSession(repo, 'for i in 1 2 3 4 5 6; do echo $i > file-$i.txt; done', [
+      '--prompt',
+      'write six files',
+    ])
+    const agents = fakeAgents(join(repo.dir, '..'), repo.env)
+    const blocks: string[] = []
+    for (const max of [400, 300]) {
+      const set = await harness(repo, 'config', 'set', 'context.max_bytes', String(max))
+      expect(set.exitCode, set.stderr).toBe(0)
+      const dry = await cli(
+        ['run', '-a', 'claude', '--dry-run', '--json', '--context-from', first.id, 'next'],
+        { cwd: repo.dir, env: agents.env },
+      )
+      expect(dry.exitCode, dry.stderr).toBe(0)
+      const block = json<{ prompt: string }>(dry).prompt.slice(0, -'\n\nnext'.length)
+      expect(Buffer.byteLength(block), block).toBeLessThanOrEqual(max)
+      expect(block, block).toContain('Task:\n  write six files\n')
+      expect(block.startsWith('Context from earlier harness sessions')).toBe(true)
+      expect(block.endsWith('\n--- end of context (trimmed to fit); the task follows ---')).toBe(true)
+      expect(block).not.toContain('1 more lines')
+      // Each marker stands for more than itself: the lines it replaced were longer.
+      for (const match of block.matchAll(/\[… (\d+) more lines? trimmed\]/g)) {
+        expect(Number(match[1])).toBeGreaterThan(1)
+      }
+      blocks.push(block)
+    }
+    expect(blocks[0]).toContain('Files changed (6):\n  file-1.txt\n')
   })
 })
