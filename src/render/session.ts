@@ -12,6 +12,8 @@ export interface RenderOptions {
   now?: Date
   width?: number
   color?: boolean
+  /** `list --sort updated`: AGE is the time since the last update instead of since creation. */
+  ageFrom?: 'created' | 'updated'
 }
 
 const STATUS_COLOURS: Record<string, Colour> = {
@@ -75,7 +77,11 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
       max: 24,
       drop: 2,
     },
-    { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
+    {
+      header: 'AGE',
+      value: (s) =>
+        relativeTime(options.ageFrom === 'updated' ? (s.updated_at ?? s.created_at) : s.created_at, now),
+    },
     // The task tells sessions apart: it is the last column to give up room.
     { header: 'TASK', value: (s) => terminalSafeLine(taskLabel(s)), shrink: 1, min: 8 },
   )

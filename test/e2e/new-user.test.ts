@@ -1,9 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
+import { editRecord, recordPath, writeRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 /** What a new user hit following the README (issue 25): each item, as the user met it. */
@@ -168,5 +169,89 @@ describe('context.max_bytes', () => {
       blocks.push(block)
     }
     expect(blocks[0]).toContain('Files changed (6):\n  file-1.txt\n')
+  })
+})
+
+describe('messages', () => {
+  test('no doubled prefixes: the task-differs warning and chain run', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(join(repo.dir, '..'), repo.env)
+    const opts = { cwd: repo.dir, env: agents.env }
+    const first = json<{ id: string }>(await cli(['run', '-a', 'claude', '--json', 'task one'], opts))
+    const again = await cli(['run', '--session-id', first.id, 'task two'], opts)
+    expect(again.stderr).toContain(`harness: warning: the task differs from session ${first.id}'s`)
+    expect(again.stderr).not.toContain('warning: harness:')
+    const created = await harness(repo, 'chain', 'create', 'auth', '--sessions', first.id)
+    expect(created.exitCode, created.stderr).toBe(0)
+    const run = await harness(repo, 'chain', 'run', 'auth')
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(run.stdout + run.stderr).toContain('harness: chain auth: every step is COMPLETED, nothing to run')
+  })
+
+  test('hints: run --session suggests --session-id; session chain points at harness chain', async () => {
+    const repo = tmpGitRepo()
+    const run = await harness(repo, 'run', '--session', 'abcd1234', 'go on')
+    expect(run.exitCode).toBe(2)
+    expect(run.stderr).toContain('hint: did you mean --session-id?')
+    const chain = await harness(repo, 'session', 'chain', 'create', 'auth')
+    expect(chain.exitCode).toBe(2)
+    expect(chain.stderr).toContain('hint: did you mean "harness chain"?')
+  })
+
+  test('wait -q prints nothing on stdout; archive with nothing to do says one thing', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo)
+    const wait = await harness(repo, '-q', 'session', 'wait', session.id)
+    expect(wait.exitCode, wait.stderr).toBe(0)
+    expect(wait.stdout).toBe('')
+    expect((await harness(repo, 'session', 'wait', session.id)).stdout).toBe(
+      `session ${session.id} COMPLETED (exit 0)\n`,
+    )
+    const archive = await harness(repo, 'session', 'archive')
+    expect(archive.exitCode, archive.stderr).toBe(0)
+    expect(archive.stdout).toBe('Nothing to archive.\nLeft alone: 1 younger than 7d.\n')
+  })
+
+  test('list --sort updated shows AGE by update time', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo)
+    editRecord(repo, session.id, (record) => {
+      record.created_at = new Date(Date.now() - 3 * 86_400_000).toISOString()
+      record.updated_at = new Date(Date.now() - 2 * 3_600_000).toISOString()
+    })
+    const byCreation = await harness(repo, 'session', 'list')
+    expect(byCreation.stdout).toContain('3d ago')
+    const byUpdate = await harness(repo, 'session', 'list', '--sort', 'updated')
+    expect(byUpdate.exitCode, byUpdate.stderr).toBe(0)
+    expect(byUpdate.stdout).toContain('2h ago')
+    expect(byUpdate.stdout).not.toContain('3d ago')
+  })
+
+  test('export --format md --json is a usage error', async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo)
+    const both = await harness(repo, 'session', 'export', session.id, '--format', 'md', '--json')
+    expect(both.exitCode).toBe(2)
+    expect(both.stdout).toBe('')
+    expect(JSON.parse(both.stderr).error.message).toBe('--format md and --json ask for two different outputs')
+    expect((await harness(repo, 'session', 'export', session.id, '--json')).exitCode).toBe(0)
+    expect(
+      (await harness(repo, 'session', 'export', session.id, '--format', 'json', '--json')).exitCode,
+    ).toBe(0)
+  })
+
+  test("adopt --yes of a record naming another session's worktree warns", async () => {
+    const repo = tmpGitRepo()
+    const owner = await finishedSession(repo)
+    const record = JSON.parse(readFileSync(recordPath(repo, owner.id), 'utf8')) as Record<string, unknown>
+    writeRecord(repo.dir, repo.env, { ...record, id: 'copy0001', seal: undefined }, { seal: false })
+    const adopt = await harness(repo, 'session', 'adopt', 'copy0001', '--yes', '--json')
+    expect(adopt.exitCode, adopt.stderr).toBe(0)
+    expect(adopt.stderr).toContain(
+      `harness: warning: session "copy0001" names the worktree of session "${owner.id}" (${owner.worktree_dir})`,
+    )
+    expect(
+      json<{ adopted: { shares_worktree_with: string[] }[] }>(adopt).adopted[0]?.shares_worktree_with,
+    ).toEqual([owner.id])
   })
 })
