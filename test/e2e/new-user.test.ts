@@ -255,3 +255,37 @@ describe('messages', () => {
     ).toEqual([owner.id])
   })
 })
+
+describe("the README's claims, as the tool does them", () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+
+  test("cleanup deletes a session's checkpoint refs and keeps its --force snapshot refs", async () => {
+    const repo = tmpGitRepo()
+    const session = await finishedSession(repo, 'echo b > b.txt')
+    expect(
+      repo.git('for-each-ref', '--format=%(refname)', `refs/harness/${session.id}/checkpoints/`),
+    ).not.toBe('')
+    const cleanup = await harness(repo, 'session', 'cleanup', '--older-than', '0', '--force')
+    expect(cleanup.exitCode, cleanup.stderr).toBe(0)
+    const refs = repo.git('for-each-ref', '--format=%(refname)', `refs/harness/${session.id}/`).split('\n')
+    expect(refs.filter((ref) => ref.includes('/checkpoints/'))).toEqual([])
+    expect(refs).toContain(`refs/harness/${session.id}/worktree`)
+    expect(readme).not.toContain('Refs under `refs/harness/` are never deleted')
+    expect(readme).toContain(
+      "A session's checkpoint refs (`refs/harness/<id>/checkpoints/<n>`) are another matter",
+    )
+  })
+
+  test('a branch landed by merge --squash counts as merged; the --context-from example lands its files first', () => {
+    // The behaviour is test/e2e/merge.test.ts "--squash is one commit; afterwards cleanup removes the session".
+    expect(readme).not.toMatch(/Squash merges and rebases are not recognised/)
+    expect(readme).toContain(
+      'A branch landed by `harness session merge` (`--squash` and `--rebase` too) counts as merged',
+    )
+    const example = readme.slice(readme.indexOf('### Context from earlier sessions'))
+    expect(example.indexOf('harness session merge 3f9a')).toBeGreaterThan(0)
+    expect(example.indexOf('harness session merge 3f9a')).toBeLessThan(
+      example.indexOf('--context-from 3f9a "implement'),
+    )
+  })
+})
