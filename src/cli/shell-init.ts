@@ -5,7 +5,7 @@ import type { Shell } from './completion.js'
  * that cannot go wrong quietly. `cd "$(harness session path id)"` can: on an error `path` prints nothing, and
  * `cd ""` succeeds in bash and zsh (even under `set -e`), so a script goes on in the folder it was in. `hcd`
  * stops at harness's own error (already on stderr), returns harness's exit code and stays where it was.
- * Its completion asks the hidden `__complete` for the ids `session path` takes (docs/shell.md).
+ * Its completion asks the hidden `__complete` for the ids `session path` takes (README, "Jump into a session's worktree").
  */
 export function shellInitScript(shell: Shell): string {
   switch (shell) {
