@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
-import { parseDuration } from './duration.js'
+import { type DurationInput, parseDuration, type Unit } from './duration.js'
 import { ConfigError } from './errors.js'
 import { isBuiltinProvider } from './providers/builtin.js'
 import { mergeProviderSpecs } from './providers/merge.js'
@@ -26,19 +26,28 @@ export const DEFAULT_CLEANUP_OLDER_THAN = '7d'
 
 const NonEmptyStringSchema = z.string().check(z.minLength(1, 'must not be empty'))
 
-const DurationSchema = z.string().check(
-  z.refine(
-    (text) => {
-      try {
-        parseDuration(text, { bareUnit: 'd' })
-        return true
-      } catch {
-        return false
-      }
-    },
-    { error: (issue) => `invalid duration "${String(issue.input)}" (use 30, 12h, 7d, 2w)` },
-  ),
-)
+/**
+ * A duration in a config file: text ("12h", "7d") or a bare number, which means the unit the key's docs state
+ * (days for `cleanup.*`, seconds for `checkpoint.interval`), as on the command line.
+ */
+function durationSchema(bareUnit: Unit) {
+  return z.union([z.string(), z.number()]).check(
+    z.refine(
+      (value) => {
+        try {
+          parseDuration(String(value), { bareUnit })
+          return true
+        } catch {
+          return false
+        }
+      },
+      {
+        error: (issue) =>
+          `invalid duration ${JSON.stringify(issue.input)} (use a number of ${bareUnit === 'd' ? 'days' : 'seconds'}, or 90m, 12h, 7d, 2w)`,
+      },
+    ),
+  )
+}
 
 const ProviderNameSchema = z
   .string()
@@ -76,10 +85,10 @@ export const HarnessConfigSchema = z.strictObject({
   ),
   cleanup: z.optional(
     z.strictObject({
-      older_than: z.optional(DurationSchema),
+      older_than: z.optional(durationSchema('d')),
       /** The age above which `run` removes sessions in the background, once a day; false turns it off. */
       auto: z.optional(
-        z.union([z.literal(false), DurationSchema], { error: 'expected a duration or false' }),
+        z.union([z.literal(false), durationSchema('d')], { error: 'expected a duration or false' }),
       ),
     }),
   ),
@@ -96,7 +105,7 @@ export const HarnessConfigSchema = z.strictObject({
     }),
   ),
   /** `interval`: how often a running session is checkpointed when its worktree changed; "0" turns it off. */
-  checkpoint: z.optional(z.strictObject({ interval: z.optional(DurationSchema) })),
+  checkpoint: z.optional(z.strictObject({ interval: z.optional(durationSchema('s')) })),
   /** `max_bytes`: the most that `run --context-from` puts before the prompt. */
   context: z.optional(
     z.strictObject({ max_bytes: z.optional(z.number().check(z.int(), z.minimum(256), z.maximum(1048576))) }),
@@ -235,9 +244,27 @@ export function worktreeSetupCommand(config: HarnessConfig): { command: string; 
   return { command, args }
 }
 
+/**
+ * The file whose `worktree.setup` runs: the project's when it sets one (it overrides the user's), else the
+ * user's; the project's is named as `.harness/config.json`, as its hint has always said.
+ */
+export function worktreeSetupSource(projectConfigFile: string, env: NodeJS.ProcessEnv): string {
+  try {
+    if (readConfigFile(projectConfigFile)?.worktree?.setup !== undefined) return '.harness/config.json'
+  } catch {
+    // Loading already succeeded; a file changed since then is not this message's business.
+  }
+  return userConfigFile(env)
+}
+
 /** `cleanup.older_than` in milliseconds (default 7 days). */
 export function cleanupOlderThanMs(config: HarnessConfig): number {
-  return parseDuration(config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, { bareUnit: 'd' })
+  return parseDuration(String(cleanupOlderThan(config)), { bareUnit: 'd' })
+}
+
+/** `cleanup.older_than` as set (text, or a bare number of days), else the default. */
+export function cleanupOlderThan(config: HarnessConfig): DurationInput {
+  return config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN
 }
 
 export const DEFAULT_CHECKPOINT_INTERVAL = '2m'
@@ -245,7 +272,7 @@ export const DEFAULT_CONTEXT_MAX_BYTES = 16 * 1024
 
 /** `checkpoint.interval` in milliseconds (default 2 minutes; 0 = no interval checkpoints; a bare number is seconds). */
 export function checkpointIntervalMs(config: HarnessConfig): number {
-  return parseDuration(config.checkpoint?.interval ?? DEFAULT_CHECKPOINT_INTERVAL, { bareUnit: 's' })
+  return parseDuration(String(config.checkpoint?.interval ?? DEFAULT_CHECKPOINT_INTERVAL), { bareUnit: 's' })
 }
 
 /** `context.max_bytes` (default 16 KB). */

@@ -1,7 +1,7 @@
 import { UsageError } from './errors.js'
 
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const
-type Unit = keyof typeof UNIT_MS
+export type Unit = keyof typeof UNIT_MS
 
 /**
  * The one duration parser: "1.5s", "90m", "12h", "2w", "1h30m", "250ms". A bare number takes `bareUnit`
@@ -37,8 +37,28 @@ function toMs(value: number, unit: Unit, fail: () => Error): number {
   return ms
 }
 
-/** `--older-than` of cleanup, archive and prune: its text as given (for reports) and its length; bare numbers are days. */
+/** A duration from a flag (text) or a config file (text, or a bare number). */
+export type DurationInput = string | number
+
+/**
+ * A duration as reports print it: a bare number gets the unit it means (`7` as days is "7d", so "younger than
+ * 7d"); anything else as given, trimmed.
+ */
+export function durationText(value: DurationInput, bareUnit: Unit): string {
+  const text = String(value).trim()
+  return /^\d+(\.\d+)?$/.test(text) ? `${text}${bareUnit}` : text
+}
+
+/** A duration setting (flag or config value): its text with its unit, for reports, and its length. */
+export function durationSetting(
+  value: DurationInput,
+  options: { bareUnit: Unit; flag?: string },
+): { text: string; ms: number } {
+  return { text: durationText(value, options.bareUnit), ms: parseDuration(String(value), options) }
+}
+
+/** `--older-than` of cleanup, archive and prune; bare numbers are days. */
 export function olderThanFlag(text: string | undefined): { text: string; ms: number } | undefined {
   if (text === undefined) return undefined
-  return { text, ms: parseDuration(text, { bareUnit: 'd', flag: '--older-than' }) }
+  return durationSetting(text, { bareUnit: 'd', flag: '--older-than' })
 }

@@ -57,6 +57,10 @@ export class Context implements SessionEnv {
     this.out.info(message)
   }
 
+  get quiet(): boolean {
+    return this.out.options.quiet
+  }
+
   warn(message: string): void {
     this.out.warn(message)
   }

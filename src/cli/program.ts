@@ -24,6 +24,7 @@ import { registerShow } from '../commands/session/show.js'
 import { registerStats } from '../commands/session/stats.js'
 import { registerStop } from '../commands/session/stop.js'
 import { registerWait } from '../commands/session/wait.js'
+import { registerShellInit } from '../commands/shell-init.js'
 import { registerSupervise } from '../commands/supervise.js'
 import { registerTrust } from '../commands/trust.js'
 import { ExitRequest, UsageError } from '../errors.js'
@@ -106,7 +107,8 @@ Examples:
       `
 Examples:
   harness session list
-  cd "$(harness session path 3f9a)"`,
+  hcd 3f9a                                  # after: eval "$(harness shell-init bash)"
+  p=$(harness session path 3f9a) && cd "$p"`,
     )
   registerRun(program, ctx)
   registerTrust(program, ctx)
@@ -137,6 +139,7 @@ Examples:
   registerConfig(program, ctx)
   registerDoctor(program, ctx)
   registerCompletion(program, ctx)
+  registerShellInit(program, ctx)
   registerHelp(session)
   registerHelp(program)
   registerSupervise(program, ctx)
@@ -215,11 +218,44 @@ export function fromCommanderError(error: CommanderError): UsageError | null {
   ) {
     hint = `a prompt that begins with "-" is given as --prompt="-…"; ${hint}`
   }
-  if (suggestion) hint = `${suggestion.charAt(0).toLowerCase()}${suggestion.slice(1)} (${hint})`
+  const prefixOf = error.code === 'commander.unknownOption' && command ? longOptionFor(command, first) : null
+  if (prefixOf) hint = `did you mean ${prefixOf}? (${hint})`
+  else if (suggestion) hint = `${suggestion.charAt(0).toLowerCase()}${suggestion.slice(1)} (${hint})`
   const sessionCommand =
     error.code === 'commander.unknownCommand' && command ? asSessionCommand(command, first) : null
   if (sessionCommand) hint = `did you mean "harness session ${sessionCommand}"?`
+  const topLevel =
+    error.code === 'commander.unknownCommand' && command ? asTopLevelCommand(command, first) : null
+  if (topLevel) hint = `did you mean "harness ${topLevel}"? (run "harness ${topLevel} --help")`
   return new UsageError(first, hint)
+}
+
+/** `harness session chain …` (or `config`, `doctor`…): a top-level command typed under `session`. */
+function asTopLevelCommand(command: Command, message: string): string | null {
+  const root = command.parent
+  if (!root || root.parent) return null
+  const word = /unknown command '([^']*)'/.exec(message)?.[1]
+  const known = root.commands.find(
+    (c) =>
+      (c.name() === word || c.aliases().includes(word ?? '')) &&
+      !(c as Command & { _hidden?: boolean })._hidden,
+  )
+  return known && known.name() !== 'help' && known !== command ? known.name() : null
+}
+
+/**
+ * The one long option of `command` (its own or a global one) that the unknown `--flag` begins, such as
+ * `--session-id` for `run --session`: a truer guess than commander's nearest spelling (`--version`).
+ */
+function longOptionFor(command: Command, message: string): string | null {
+  const flag = /unknown option '(--[^'=]+)/.exec(message)?.[1]
+  if (!flag) return null
+  const longs = new Set<string>()
+  for (let c: Command | null = command; c; c = c.parent) {
+    for (const option of c.options) if (option.long && !option.hidden) longs.add(option.long)
+  }
+  const matches = [...longs].filter((long) => long.startsWith(`${flag}-`))
+  return matches.length === 1 ? (matches[0] as string) : null
 }
 
 /**

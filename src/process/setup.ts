@@ -16,6 +16,12 @@ export async function runSetupCommand(
   signal: AbortSignal,
   /** Each line of its output as it comes, for people watching a long `npm ci`. */
   onLine: (line: string) => void = () => {},
+  failure: {
+    /** The config file that set `worktree.setup`, for the hint. */
+    file?: string
+    /** onLine's lines reached the user: the error then does not repeat its last ones. */
+    streamed?: boolean
+  } = {},
 ): Promise<void> {
   const { execa } = await import('execa')
   const { command, args } = setup
@@ -61,11 +67,11 @@ export async function runSetupCommand(
       result.exitCode !== undefined ? `exit ${result.exitCode}` : (result.signal ?? 'could not start')
     const error = new ExternalToolError(
       `worktree setup failed (${how}): ${[command, ...args].join(' ')}`,
-      'fix "worktree.setup" in .harness/config.json',
+      `fix "worktree.setup" in ${failure.file ?? '.harness/config.json'}${failure.streamed ? ' (its output is above)' : ''}`,
       'SETUP_FAILED',
     )
     while (tail.length && !tail[tail.length - 1]?.trim()) tail.pop()
-    error.details = tail
+    if (!failure.streamed) error.details = tail
     throw error
   }
 }

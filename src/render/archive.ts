@@ -1,19 +1,25 @@
 import type { ArchiveReport } from '../sessions/removal/archive.js'
 import type { UnarchiveReport } from '../sessions/unarchive.js'
 import { renderRemovalReport } from './cleanup.js'
+import { quoteArg } from './session.js'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 export function renderArchiveReport(report: ArchiveReport, now: Date = new Date()): string {
   const lines: string[] = []
   const archive = report.archive
-  if (!archive) lines.push('Nothing to archive.')
-  else if (report.dry_run) {
+  if (!archive) {
+    // One message: the report's own empty line says it, else it follows under this one.
+    const rest = renderRemovalReport(report, now, 'Nothing to archive.')
+    const empty = report.removed.length === 0 && report.kept.length === 0
+    return empty ? rest : `Nothing to archive.\n${rest}`
+  }
+  if (report.dry_run) {
     lines.push(`Would write ${archive.path} with ${plural(archive.sessions.length, 'session')}.`)
   } else {
     const size = archive.bytes === null ? '' : `, ${archive.bytes.toLocaleString('en-US')} bytes`
     lines.push(`Wrote ${archive.path} (${plural(archive.sessions.length, 'session')}${size}, verified).`)
-    lines.push(`Restore with: harness session unarchive ${archive.path} [id...]`)
+    lines.push(`Restore with: harness session unarchive ${quoteArg(archive.path)} [id...]`)
   }
   const rest = renderRemovalReport(report, now)
   return rest ? `${lines.join('\n')}\n${rest}` : lines.join('\n')

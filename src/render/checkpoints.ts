@@ -1,13 +1,14 @@
 import type { CheckpointList, RestoreOutcome, TakenCheckpoint } from '../sessions/checkpoints.js'
 import type { Checkpoint } from '../sessions/schema.js'
 import { type Column, renderTable } from './table.js'
+import { plural } from './text.js'
 import { relativeTime } from './time.js'
 
 export function renderCheckpointTaken(result: TakenCheckpoint): string {
   const c = result.checkpoint
   if (!c) return `session ${result.id}: nothing changed since the last checkpoint`
   return [
-    `checkpoint ${c.n} of session ${result.id}: ${c.commit.slice(0, 12)} (${c.files_changed ?? 0} files changed)`,
+    `checkpoint ${c.n} of session ${result.id}: ${c.commit.slice(0, 12)} (${plural(c.files_changed ?? 0, 'file')} changed)`,
     `restore it with: harness session restore ${result.id} ${c.n}`,
   ].join('\n')
 }
@@ -41,7 +42,7 @@ export function renderRestore(result: RestoreOutcome): string {
     `session ${result.id}: restored checkpoint ${result.restored.n} (${result.restored.message ?? ''})`,
   ]
   if (result.head) lines.push(`branch at ${result.head.slice(0, 12)}`)
-  if (result.removed.length) lines.push(`removed ${result.removed.length} file(s) made after it`)
+  if (result.removed.length) lines.push(`removed ${plural(result.removed.length, 'file')} made after it`)
   if (result.kept.length) lines.push(`left alone: ${result.kept.join(', ')}`)
   if (result.before) {
     lines.push(`undo with: harness session restore ${result.id} ${result.before.n}`)

@@ -11,7 +11,12 @@ import { relativeTime } from './time.js'
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
 
 /** `session cleanup` and `session delete`: what was removed, what was kept and why, how to restore. */
-export function renderRemovalReport(report: RemovalReport, now: Date = new Date()): string {
+export function renderRemovalReport(
+  report: RemovalReport,
+  now: Date = new Date(),
+  /** What an empty report says (archive says "Nothing to archive."). */
+  nothing = 'No sessions to clean up.',
+): string {
   const lines: string[] = []
   const dry = report.dry_run
   if (dry) lines.push('Dry run: nothing was changed.')
@@ -52,7 +57,7 @@ export function renderRemovalReport(report: RemovalReport, now: Date = new Date(
       younger ? `${younger} younger than ${report.older_than ?? 'the threshold'}` : '',
       filtered ? `${filtered} with other statuses` : '',
     ].filter(Boolean)
-    if (!report.removed.length && !report.kept.length) lines.push('No sessions to clean up.')
+    if (!report.removed.length && !report.kept.length) lines.push(nothing)
     if (parts.length) lines.push(`Left alone: ${parts.join(', ')}.`)
   } else if (!report.removed.length && !report.kept.length) {
     lines.push('Nothing to remove.')

@@ -1,4 +1,5 @@
 import type { MergeResult } from '../sessions/merge.js'
+import { quoteArg } from './session.js'
 
 const HOW = { merge: 'a merge commit', squash: 'one squashed commit', rebase: 'its commits replayed' }
 
@@ -9,7 +10,9 @@ export function renderMerge(result: MergeResult): string {
   }
   const lines: string[] = []
   const files = result.uncommitted.length
-  const work = `${result.commits} ${result.commits === 1 ? 'commit' : 'commits'}`
+  // `commits` counts the commit the uncommitted work becomes; the branch itself holds the rest.
+  const onBranch = result.commits - (files ? 1 : 0)
+  const work = `${onBranch} ${onBranch === 1 ? 'commit' : 'commits'}`
   if (result.dry_run) {
     lines.push(
       `session ${result.id}: would land branch ${result.branch} on ${into} as ${HOW[result.strategy]}`,
@@ -18,7 +21,7 @@ export function renderMerge(result: MergeResult): string {
       lines.push(
         `would first commit ${files} uncommitted ${files === 1 ? 'file' : 'files'} on ${result.branch}`,
       )
-    lines.push(`${work} to merge`)
+    if (onBranch > 0) lines.push(`${work} on ${result.branch} to merge`)
   } else {
     lines.push(`session ${result.id}: merged branch ${result.branch} into ${into} as ${HOW[result.strategy]}`)
     if (files) lines.push(`committed ${files} uncommitted ${files === 1 ? 'file' : 'files'} first`)
@@ -30,6 +33,14 @@ export function renderMerge(result: MergeResult): string {
   for (const refusal of result.refusals) {
     lines.push(`refused: ${refusal.message}${refusal.hint ? ` (${refusal.hint})` : ''}`)
   }
-  if (result.dry_run && result.refusals.length === 0) lines.push(`run it: harness session merge ${result.id}`)
+  if (result.dry_run && result.refusals.length === 0) lines.push(`run it: ${mergeCommand(result)}`)
   return lines.join('\n')
+}
+
+/** The command the dry run stands for, with its strategy and message. */
+function mergeCommand(result: MergeResult): string {
+  const words = ['harness', 'session', 'merge', quoteArg(result.id)]
+  if (result.strategy !== 'merge') words.push(`--${result.strategy}`)
+  if (result.message !== null) words.push('-m', quoteArg(result.message))
+  return words.join(' ')
 }

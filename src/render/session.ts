@@ -5,13 +5,15 @@ import type { SessionRecord } from '../sessions/schema.js'
 import { formatCost, formatUsage } from './log.js'
 import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
-import { type Colour, paint } from './text.js'
+import { type Colour, paint, plural } from './text.js'
 import { elapsed, relativeTime } from './time.js'
 
 export interface RenderOptions {
   now?: Date
   width?: number
   color?: boolean
+  /** `list --sort updated`: AGE is the time since the last update instead of since creation. */
+  ageFrom?: 'created' | 'updated'
 }
 
 const STATUS_COLOURS: Record<string, Colour> = {
@@ -75,7 +77,11 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
       max: 24,
       drop: 2,
     },
-    { header: 'AGE', value: (s) => relativeTime(s.created_at, now) },
+    {
+      header: 'AGE',
+      value: (s) =>
+        relativeTime(options.ageFrom === 'updated' ? (s.updated_at ?? s.created_at) : s.created_at, now),
+    },
     // The task tells sessions apart: it is the last column to give up room.
     { header: 'TASK', value: (s) => terminalSafeLine(taskLabel(s)), shrink: 1, min: 8 },
   )
@@ -249,7 +255,7 @@ function renderCheckpoints(session: SessionRecord): string[] {
       [
         `  #${c.n} ${c.commit.slice(0, 12)}  ${c.created_at}`,
         c.trigger ? ` ${c.trigger}` : '',
-        c.files_changed != null ? `  ${c.files_changed} files` : '',
+        c.files_changed != null ? `  ${plural(c.files_changed, 'file')}` : '',
         `  ${c.message ?? ''}`,
       ]
         .join('')

@@ -36,3 +36,8 @@ export function paint(text: string, colour: Colour | undefined, enabled: boolean
   if (!enabled || !colour) return text
   return `\u001b[${CODES[colour]}m${text}\u001b[0m`
 }
+
+/** `1 file`, `2 files`. */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`
+}

@@ -13,6 +13,8 @@ export interface AdoptionItem {
   args: string[]
   extra_args: string[]
   agent_session_id: string | null
+  /** Other sessions whose worktree folder this record names too (a copied or forged record). */
+  shares_worktree_with: string[]
   adopted: boolean
 }
 
@@ -22,7 +24,7 @@ export interface AdoptionResult {
   already_sealed: string[]
 }
 
-function describe(record: SessionRecord): Omit<AdoptionItem, 'adopted'> {
+function describe(record: SessionRecord): Omit<AdoptionItem, 'adopted' | 'shares_worktree_with'> {
   const strings = (value: unknown) =>
     Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
   return {
@@ -63,7 +65,24 @@ export async function adoptSessions(
     else foreign.push(record)
   }
   if (foreign.length === 0) return result
-  const items = foreign.map((record) => ({ ...describe(record), adopted: false }))
+  const { resolve } = await import('node:path')
+  const owners = new Map<string, string[]>()
+  for (const id of store.ids()) {
+    const dir = store.get(id)?.worktree_dir
+    if (dir) owners.set(resolve(dir), [...(owners.get(resolve(dir)) ?? []), id])
+  }
+  const items = foreign.map((record) => ({
+    ...describe(record),
+    shares_worktree_with: (owners.get(resolve(record.worktree_dir)) ?? []).filter((id) => id !== record.id),
+    adopted: false,
+  }))
+  for (const item of items) {
+    if (item.shares_worktree_with.length === 0) continue
+    const others = item.shares_worktree_with.map((id) => `"${id}"`).join(', ')
+    ctx.warn(
+      `session "${item.id}" names the worktree of session ${others} (${item.worktree}): once adopted, its delete, cleanup, restore and merge act on that same folder`,
+    )
+  }
   if (!options.yes) {
     if (!options.interactive) {
       throw new UsageError(

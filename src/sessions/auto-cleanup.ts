@@ -11,7 +11,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import type { HarnessConfig } from '../config.js'
-import { parseDuration } from '../duration.js'
+import { durationSetting, durationText } from '../duration.js'
 import type { ProjectPaths } from '../project.js'
 import type { SessionEnv } from './ports.js'
 
@@ -36,7 +36,7 @@ export function autoCleanupOffByEnv(env: NodeJS.ProcessEnv): boolean {
 export function autoCleanupThreshold(config: HarnessConfig): string | null {
   const auto = config.cleanup?.auto
   if (auto === false) return null
-  return auto ?? DEFAULT_AUTO_CLEANUP
+  return durationText(auto ?? DEFAULT_AUTO_CLEANUP, 'd')
 }
 
 function stampTime(path: string): number {
@@ -120,7 +120,7 @@ export async function runAutoCleanup(ctx: SessionEnv, olderThan: string): Promis
     write(`auto cleanup (older than ${olderThan}) started, pid ${process.pid}`)
     const { cleanupSessions } = await import('./removal/cleanup.js')
     const report = await cleanupSessions(ctx, {
-      olderThan: { text: olderThan, ms: parseDuration(olderThan, { bareUnit: 'd' }) },
+      olderThan: durationSetting(olderThan, { bareUnit: 'd' }),
       force: false,
       dryRun: false,
     })

@@ -294,7 +294,7 @@ export async function runChain(
   if (next.kind === 'blocked') throw new IllegalStateError(`chain "${name}" cannot go on: ${next.reason}`)
   if (next.kind === 'done') {
     const view = await viewOf(ctx, chain)
-    const message = `chain ${name}: every step is COMPLETED, nothing to run`
+    const message = 'every step is COMPLETED, nothing to run'
     return { result: { outcome: 'completed', step: null, message, chain: view }, exit: new ExitRequest(0) }
   }
   if (options.detach) {
@@ -314,7 +314,7 @@ export async function runChain(
       if (!committed) runner.abandon()
     }
     const view = await viewOf(ctx, await getChain(chains, name))
-    const message = `chain ${name} runs in the background (runner pid ${runner.identity.pid})`
+    const message = `runs in the background (runner pid ${runner.identity.pid})`
     return { result: { outcome: 'started', step: view.next, message, chain: view }, exit: new ExitRequest(0) }
   }
   const self = identify(process.pid)

@@ -106,58 +106,78 @@ interface Section {
   lines: string[]
   /** Lines dropped from the end. */
   dropped: number
+  /** Left out whole, title too (when no cut of its lines makes the block fit). */
+  removed: boolean
 }
 
 const RANK = { task: 0, final: 1, files: 2, checkpoints: 3, stat: 4 } as const
 const INDENT = '  '
+const HEAD = 'Context from earlier harness sessions (their work is on the branches named below):'
+const TAIL = '--- end of context; the task follows ---'
+const TRIMMED_TAIL = '--- end of context (trimmed to fit); the task follows ---'
+const CUT = '[… trimmed]'
 
 /**
  * The block put before the prompt: per session its task, status and exit code, branch, files changed, diff
  * stat, checkpoint messages and final message. Over `maxBytes` it is trimmed from the least important part
- * first (diff stat, then checkpoint messages, files, final message, task), line by line from the end, each cut
- * said where it was made. Pure: tested directly.
+ * first (diff stat, then checkpoint messages, files, final message), line by line from the end, each cut said
+ * where it was made; a part that no cut of its lines makes fit is left out whole, so a marker never takes more
+ * room than what it stands for, and the end line then says the block was trimmed. A task loses lines only when
+ * everything else is gone, and keeps its first line. Only when even that does not fit is the text between
+ * the first line and the end line cut; both stay whole. Pure: tested directly.
  */
 export function buildContextBlock(sources: readonly ContextSource[], maxBytes: number): string {
   if (sources.length === 0) return ''
-  const head = 'Context from earlier harness sessions (their work is on the branches named below):'
-  const tail = '--- end of context; the task follows ---'
   const blocks = sources.map((source) => ({
     header: `## Session ${source.id}: ${source.status}${source.exit_code === null ? '' : ` (exit ${source.exit_code})`}${source.branch ? `, branch ${source.branch}` : ''}`,
     sections: sectionsOf(source),
   }))
-  const render = () =>
-    [
-      head,
-      ...blocks.flatMap((block) => ['', block.header, ...block.sections.flatMap(renderSection)]),
-      '',
-      tail,
-    ].join('\n')
-  let text = render()
+  const body = () => blocks.flatMap((block) => ['', block.header, ...block.sections.flatMap(renderSection)])
+  const full = [HEAD, ...body(), '', TAIL].join('\n')
+  if (bytes(full) <= maxBytes) return full
+  const render = () => [HEAD, ...body(), '', TRIMMED_TAIL].join('\n')
+  const fits = () => bytes(render()) <= maxBytes
   const all = blocks.flatMap((block) => block.sections)
   const byRank = [...all].sort((a, b) => b.rank - a.rank)
   for (const section of byRank) {
-    if (Buffer.byteLength(text) <= maxBytes) return text
+    if (fits()) return render()
+    // A task keeps its first line; any other part may lose all of its lines, then itself.
+    const most = section.rank === RANK.task ? section.lines.length - 1 : section.lines.length
     // The fewest lines to drop from this section's end (the size shrinks as more go): a binary search.
-    let low = 0
-    let high = section.lines.length
+    let low = 1
+    let high = most + 1
     while (low < high) {
       const mid = (low + high) >> 1
       section.dropped = mid
-      if (Buffer.byteLength(render()) <= maxBytes) high = mid
+      if (fits()) high = mid
       else low = mid + 1
     }
-    section.dropped = low
-    text = render()
+    if (low <= most) {
+      section.dropped = low
+      return render()
+    }
+    // No cut fits: the most this part can give.
+    section.dropped = most
+    if (section.rank !== RANK.task) {
+      section.dropped = 0
+      section.removed = true
+    }
   }
-  if (Buffer.byteLength(text) <= maxBytes) return text
-  // Even the headers do not fit: cut the text itself (on a character boundary).
-  return truncateBytes(text, maxBytes)
+  if (fits()) return render()
+  // Even the headers and first lines do not fit: cut the text between the first and the end line.
+  const ending = `\n${CUT}\n\n${TRIMMED_TAIL}`
+  const middle = body().join('\n')
+  return `${HEAD}${truncateBytes(middle, maxBytes - bytes(HEAD) - bytes(ending))}${ending}`
+}
+
+function bytes(text: string): number {
+  return Buffer.byteLength(text)
 }
 
 function sectionsOf(source: ContextSource): Section[] {
   const sections: Section[] = []
   const add = (rank: number, title: string, lines: string[]) => {
-    if (lines.length) sections.push({ rank, title, lines, dropped: 0 })
+    if (lines.length) sections.push({ rank, title, lines, dropped: 0, removed: false })
   }
   add(RANK.task, 'Task:', source.task?.trim() ? source.task.trim().split('\n') : [])
   add(RANK.files, `Files changed (${source.files.length}):`, source.files)
@@ -168,18 +188,18 @@ function sectionsOf(source: ContextSource): Section[] {
 }
 
 function renderSection(section: Section): string[] {
+  if (section.removed) return []
   const kept = section.lines.slice(0, section.lines.length - section.dropped)
-  const cut = section.dropped ? [`${INDENT}[… ${section.dropped} more lines trimmed]`] : []
+  const n = section.dropped
+  const cut = n ? [`${INDENT}[… ${n} more ${n === 1 ? 'line' : 'lines'} trimmed]`] : []
   return [section.title, ...kept.map((line) => INDENT + line), ...cut]
 }
 
+/** The first `maxBytes` bytes of `text`, on a character boundary. */
 function truncateBytes(text: string, maxBytes: number): string {
-  const marker = '\n[… trimmed]'
-  const budget = Math.max(0, maxBytes - Buffer.byteLength(marker))
-  let bytes = Buffer.from(text).subarray(0, budget).toString('utf8')
+  const cut = Buffer.from(text).subarray(0, Math.max(0, maxBytes)).toString('utf8')
   // A cut inside a multi-byte character decodes to U+FFFD: drop it.
-  bytes = bytes.replace(/\uFFFD+$/, '')
-  return bytes + marker
+  return cut.replace(/\uFFFD+$/, '')
 }
 
 /** The prompt the agent gets: the context block, then the task. */

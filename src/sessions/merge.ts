@@ -13,7 +13,10 @@ export interface MergeOptions {
   squash?: boolean
   rebase?: boolean
   dryRun?: boolean
-  /** Message of the commit of uncommitted work (default: the task's first line and the session id). */
+  /**
+   * Message of the commit of uncommitted work (default: the task's first line and the session id); under
+   * --squash, the message of the squashed commit on the base branch instead.
+   */
   message?: string
 }
 
@@ -33,9 +36,14 @@ export interface MergeResult {
   main_worktree: string
   /** `merged`, `up-to-date` (the base already holds everything), or under --dry-run: `would-merge`/`refused`. */
   outcome: 'merged' | 'up-to-date' | 'would-merge' | 'refused'
+  /** The -m given, if any (the dry run's "run it:" line repeats it). */
+  message: string | null
   /** Files of uncommitted work that are (or would be) committed on the session's branch first. */
   uncommitted: string[]
-  /** Commits of the session's branch (with the uncommitted work) that the base does not hold. */
+  /**
+   * Commits of the session's branch (with the commit of the uncommitted work, when there is some) that the base
+   * does not hold; after an earlier merge, only those made since.
+   */
   commits: number
   conflicts: string[]
   refusals: MergeRefusal[]
@@ -127,7 +135,10 @@ export async function mergeSession(
   }
   const worktree = session.worktree_dir
   const hasWorktree = existsSync(join(worktree, '.git'))
-  const message = options.message?.trim() || `${taskLine(session)} (harness session ${id})`
+  const given = options.message?.trim() || null
+  const defaultMessage = `${taskLine(session)} (harness session ${id})`
+  // Under --squash the user's message names the one commit that lands on the base branch.
+  const message = (strategy !== 'squash' && given) || defaultMessage
   const pending = hasWorktree ? await git.pendingWork(worktree, message, gitOptions) : null
   if (pending && pending.head !== branchTip) {
     refusals.push({
@@ -144,8 +155,17 @@ export async function mergeSession(
     })
   }
   const tip = pending?.commit ?? branchTip
+  // A session merged before is not merged again unless it has work since (docs/continuity.md).
+  const landedBefore = session.merged_at && session.merged_head ? session.merged_head : null
+  if (landedBefore && tip === landedBefore) {
+    refusals.unshift({
+      code: 'ALREADY_MERGED',
+      message: `session "${id}" was already merged into "${base}" (${session.merged_at}, commit ${String(session.merge_commit).slice(0, 12)}) and has no work since`,
+      hint: `resume it for more work, then merge again: harness session resume ${id}`,
+    })
+  }
   const [commits, check] = await Promise.all([
-    countCommitsNotIn(repo, tip, [baseTip], gitOptions),
+    countCommitsNotIn(repo, tip, landedBefore ? [baseTip, landedBefore] : [baseTip], gitOptions),
     git.checkMerge(repo, baseTip, tip, gitOptions),
   ])
   const result: MergeResult = {
@@ -156,12 +176,17 @@ export async function mergeSession(
     base_branch: base,
     main_worktree: main.path,
     outcome: 'merged',
+    message: given,
     uncommitted: pending?.files ?? [],
     commits,
     conflicts: check.conflicts,
     refusals,
     merge_commit: null,
     merged_at: null,
+  }
+  if (landedBefore && tip === landedBefore) {
+    if (options.dryRun) return { ...result, outcome: 'refused' }
+    throw new MergeRefusedError(refusals[0] as MergeRefusal)
   }
   if (commits === 0) return { ...result, outcome: 'up-to-date' }
   if (check.conflicts.length) {
@@ -194,7 +219,7 @@ export async function mergeSession(
     const merged = await git.checkMerge(repo, baseTip, tip, gitOptions)
     landed =
       strategy === 'squash'
-        ? await commitTree(repo, merged.tree, [baseTip], squashMessage(session), gitOptions)
+        ? await commitTree(repo, merged.tree, [baseTip], given ?? squashMessage(session), gitOptions)
         : await commitTree(
             repo,
             merged.tree,

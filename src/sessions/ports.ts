@@ -24,6 +24,8 @@ export interface SessionEnv {
   config(): Promise<HarnessConfig>
   /** A line for people (progress, what harness chose to do); never part of a command's result. */
   notice(message: string): void
+  /** Notices are not shown (--quiet). */
+  readonly quiet?: boolean
   /** A warning for people (a corrupt record, say): shown even under --quiet. */
   warn(message: string): void
 }

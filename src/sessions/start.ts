@@ -290,9 +290,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
     const existing = store.get(options.sessionId)
     const { taskDiffers } = await import('./task.js')
     if (existing && taskDiffers(existing.task_hash, options.prompt.join(' ').trim())) {
-      ctx.warn(
-        `harness: the task differs from session ${existing.id}'s: it is sent to the agent as the next message`,
-      )
+      ctx.warn(`the task differs from session ${existing.id}'s: it is sent to the agent as the next message`)
     }
     return resumeSession(ctx, options.sessionId, options.prompt, {
       detach: options.detach,
@@ -665,7 +663,7 @@ async function undoWorktree(
 ): Promise<void> {
   const { removeWorktree, deleteBranch } = await import('../git/worktree.js')
   const leftBehind = (what: string) => (error: unknown) =>
-    ctx.warn(`harness: could not remove ${what}: ${errorMessage(error)}`)
+    ctx.warn(`could not remove ${what}: ${errorMessage(error)}`)
   const removed = await removeWorktree(repoDir, dir, { force: true, env: ctx.env }).then(
     () => true,
     (error: unknown) => {
@@ -673,7 +671,7 @@ async function undoWorktree(
       return false
     },
   )
-  if (!removed) return ctx.warn(`harness: kept the branch ${branch} with that worktree`)
+  if (!removed) return ctx.warn(`kept the branch ${branch} with that worktree`)
   await deleteBranch(repoDir, branch, baseCommit, { dropConfig: true, env: ctx.env }).catch(
     leftBehind(`the branch ${branch}`),
   )
@@ -718,7 +716,12 @@ async function setUpWorktree(
   if (!setup) return
   const { runSetupCommand } = await import('../process/setup.js')
   ctx.notice(`harness: running worktree setup in ${dir}`)
-  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`))
+  const { worktreeSetupSource } = await import('../config.js')
+  const file = worktreeSetupSource((await ctx.project()).configFile, ctx.env)
+  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`), {
+    file,
+    streamed: ctx.quiet !== true,
+  })
 }
 
 export interface ResumeOptions {

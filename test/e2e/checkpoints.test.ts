@@ -103,7 +103,7 @@ describe('session checkpoint / checkpoints / restore', () => {
     expect(listed.stdout).toMatch(/^N\s+TIME\s+TRIGGER\s+FILES/)
     expect(listed.stdout).toContain('two files')
     const show = await cli(['session', 'show', session.id], opts)
-    expect(show.stdout).toMatch(/#1 [0-9a-f]{12} .* manual\s+1 files\s+two files/)
+    expect(show.stdout).toMatch(/#1 [0-9a-f]{12} .* manual\s+1 file\s+two files/)
 
     const restored = await cli(['session', 'restore', session.id, '0', '--json'], opts)
     expect(restored.exitCode, restored.stderr).toBe(0)

@@ -365,7 +365,7 @@ describe('harness session cleanup', () => {
     setLastActive(repo, three.id, 3 * day)
     setLastActive(repo, younger.id, 1 * day)
     const configured = await cleanup(repo)
-    expect(configured.report).toMatchObject({ older_than: '2', older_than_ms: 2 * day })
+    expect(configured.report).toMatchObject({ older_than: '2d', older_than_ms: 2 * day })
     expect(configured.report.removed.map((r) => r.id)).toEqual([three.id])
     const bare = await cleanup(repo, '--older-than', '0.5')
     expect(bare.report.older_than_ms).toBe(day / 2)

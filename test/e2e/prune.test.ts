@@ -49,7 +49,7 @@ describe('harness session prune', () => {
     const userWorktree = join(tmpDir(), 'mine')
     repo.git('worktree', 'add', '-q', '-b', 'mine', userWorktree)
     const report = await prune(repo, '--older-than', '0')
-    expect(report).toMatchObject({ dry_run: false, older_than: '0', worktree_root: root(repo), kept: [] })
+    expect(report).toMatchObject({ dry_run: false, older_than: '0d', worktree_root: root(repo), kept: [] })
     expect(report.removed).toEqual([
       { kind: 'worktree', path, branch: 'harness/x', forced: false },
       {

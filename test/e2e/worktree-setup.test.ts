@@ -68,13 +68,19 @@ describe('worktree set-up', () => {
     const agents = fakeAgents(repo.home, repo.env)
     const run = await cli(['run', '-a', 'claude', 'task'], { cwd: repo.dir, env: agents.env })
     expect(run.exitCode).toBe(5)
-    // Streamed as it ran (prefixed), then its last lines under the error, each on its own line.
+    // Streamed as it ran (prefixed), then the error, which does not print those lines again.
     expect(run.stderr).toContain('setup| installing\nsetup| npm ERR! missing lockfile\n')
     expect(run.stderr).toContain(
       'worktree setup failed (exit 9): sh -c'.concat(
-        ' echo installing; echo "npm ERR! missing lockfile" >&2; exit 9\n  | installing\n  | npm ERR! missing lockfile\nhint:',
+        ' echo installing; echo "npm ERR! missing lockfile" >&2; exit 9\nhint: fix "worktree.setup" in .harness/config.json (its output is above)\n',
       ),
     )
+    expect(run.stderr.match(/missing lockfile/g)).toHaveLength(2)
+    // Under -q nothing was streamed: its last lines come under the error, each on its own line.
+    const quiet = await cli(['-q', 'run', '-a', 'claude', 'task'], { cwd: repo.dir, env: agents.env })
+    expect(quiet.exitCode).toBe(5)
+    expect(quiet.stderr).not.toContain('setup|')
+    expect(quiet.stderr).toContain('exit 9\n  | installing\n  | npm ERR! missing lockfile\nhint:')
     expect(agents.starts()).toHaveLength(0)
     expect(sessionFiles(repo.dir)).toEqual([])
     expect(repo.git('branch', '--list', 'harness/*')).toBe('')

@@ -178,7 +178,7 @@ describe('loadConfig: invalid files', () => {
     [
       'a bad older_than',
       { cleanup: { older_than: 'soon' } },
-      'cleanup.older_than: invalid duration "soon" (use 30, 12h, 7d, 2w)',
+      'cleanup.older_than: invalid duration "soon" (use a number of days, or 90m, 12h, 7d, 2w)',
     ],
     ['an unknown top-level key', { provider: {} }, 'provider: unknown key'],
     ['a misspelt nested key', { worktree: { rooot: 'x' } }, 'worktree.rooot: unknown key'],

@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
+import { UsageError } from '../../errors.js'
 
 const ExportOptionsSchema = z.object({
   format: z.optional(z.enum(['md', 'markdown', 'json'], { error: 'use md, markdown or json' })),
@@ -14,15 +15,17 @@ export function registerExport(session: Command, ctx: Context): void {
       'one session as a report: runs, checkpoints, files changed, tokens and cost, the end of its log',
     )
     .addOption(
-      new Option('--format <format>', 'md (markdown) or json')
-        .choices(['md', 'markdown', 'json'])
-        .default('md'),
+      new Option('--format <format>', 'md (markdown, the default) or json').choices([
+        'md',
+        'markdown',
+        'json',
+      ]),
     )
     .addHelpText(
       'after',
       `
 Markdown renders on GitHub (tables, a fenced log); JSON is one document with the
-same facts. --json is --format json.
+same facts. --json is --format json (with --format md it is a usage error).
 
 Examples:
   harness session export 3f9a > session-3f9a.md
@@ -31,6 +34,12 @@ Examples:
     .action(
       action(ExportOptionsSchema, async (options, id: string) => {
         const { exportSession } = await import('../../sessions/export.js')
+        if (ctx.options.json && options.format !== undefined && options.format !== 'json') {
+          throw new UsageError(
+            `--format ${options.format} and --json ask for two different outputs`,
+            'choose one: --format md for markdown, --json (or --format json) for JSON',
+          )
+        }
         const data = await exportSession(ctx, id)
         if (options.format === 'json' && !ctx.options.json) {
           ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)

@@ -27,12 +27,13 @@ export function registerList(session: Command, ctx: Context): void {
     )
     .option('--agent <agent>', 'only these agents (comma-separated or repeated)', collect)
     .option('--limit <n>', 'show at most n sessions')
-    .option('--sort <key>', 'created | updated', 'created')
+    .option('--sort <key>', 'created | updated (AGE then counts from the last update)', 'created')
     .option('-w, --watch', 'keep the table on screen, redrawn as sessions change (Ctrl-C to quit)')
     .addHelpText(
       'after',
       `
-Newest first. The table fits the terminal (or COLUMNS); piped without COLUMNS,
+Newest first (by creation, or by last update with --sort updated; AGE counts
+from the same time). The table fits the terminal (or COLUMNS); piped without COLUMNS,
 nothing is cut. A RUNNING session whose processes are not verifiably alive
 shows its liveness: RUNNING (orphaned).
 
@@ -53,7 +54,11 @@ Examples:
           await watchScreen(async () => {
             const views = []
             for await (const view of listSessions(ctx, options)) views.push(view)
-            const table = renderSessionList(views, { width: ctx.out.stdout.columns, color: ctx.out.color })
+            const table = renderSessionList(views, {
+              width: ctx.out.stdout.columns,
+              color: ctx.out.color,
+              ageFrom: options.sort,
+            })
             // The table escapes what it shows from records (and keeps its colours).
             return `harness session list --watch (Ctrl-C to quit)\n\n${table}`
           }, ctx.out.stdout)
@@ -61,7 +66,8 @@ Examples:
         }
         await ctx.out.resultList(
           listSessions(ctx, options),
-          (data) => renderSessionList(data, { width: ctx.out.width, color: ctx.out.color }),
+          (data) =>
+            renderSessionList(data, { width: ctx.out.width, color: ctx.out.color, ageFrom: options.sort }),
           { escaped: true },
         )
       }),

@@ -15,10 +15,13 @@ export function registerMerge(session: Command, ctx: Context): void {
   session
     .command('merge <id>')
     .description("land a session's work on its base branch in the main worktree")
-    .option('--squash', 'one commit with the task as its message')
+    .option('--squash', 'one commit with the task (or -m) as its message')
     .option('--rebase', "replay the session's commits onto the base branch")
     .option('--dry-run', 'say what would happen (conflicts included) and change nothing')
-    .option('-m, --message <text>', 'message for the commit of uncommitted work in the worktree')
+    .option(
+      '-m, --message <text>',
+      'message for the commit of uncommitted work in the worktree; with --squash, of the squashed commit',
+    )
     .addHelpText(
       'after',
       `
@@ -32,11 +35,12 @@ Refused (exit 4, saying why) while the session runs, when the main worktree has
 uncommitted changes or is not on the base branch, and on conflicts (the files
 are listed; nothing is changed). --dry-run prints the same checks and exits 4
 when the merge would be refused. Afterwards "harness session cleanup" sees the
-branch as merged.
+branch as merged. A session merged before is refused too (ALREADY_MERGED,
+exit 4) unless it has work since: new commits or uncommitted changes.
 
 Examples:
   harness session merge 3f9a --dry-run
-  harness session merge 3f9a --squash
+  harness session merge 3f9a --squash -m "Add auth endpoints"
   harness session merge 3f9a --json | jq -r .merge_commit`,
     )
     .action(

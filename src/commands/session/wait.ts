@@ -17,7 +17,8 @@ export function registerWait(session: Command, ctx: Context): void {
       'after',
       `
 Exit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED,
-124 on timeout. --json prints the final record.
+124 on timeout. It prints the final status line (nothing under -q); --json
+prints the final record.
 
 Example:
   harness session wait "$id" --timeout 1h || echo "failed or timed out: $?"`,
@@ -31,7 +32,8 @@ Example:
         const { waitForSession, waitExitCode } = await import('../../sessions/control.js')
         const { renderWaitResult } = await import('../../render/run.js')
         const record = await waitForSession(ctx, id, timeoutMs)
-        ctx.out.result(record, renderWaitResult)
+        // -q: the exit status says it all; --json still prints the record.
+        if (ctx.out.json || !ctx.quiet) ctx.out.result(record, renderWaitResult)
         const code = waitExitCode(record)
         if (code !== 0) throw new ExitRequest(code)
       }),

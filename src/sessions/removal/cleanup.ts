@@ -1,9 +1,5 @@
-import {
-  allowedWorktreeRoots,
-  cleanupOlderThanMs,
-  DEFAULT_CLEANUP_OLDER_THAN,
-  isInsideRoots,
-} from '../../config.js'
+import { allowedWorktreeRoots, cleanupOlderThan, cleanupOlderThanMs, isInsideRoots } from '../../config.js'
+import { durationText } from '../../duration.js'
 import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import type { SessionEnv } from '../ports.js'
 import { type ProgressReporter, silentProgress } from '../progress.js'
@@ -374,7 +370,7 @@ function sessionKeptError(kept: KeptSession): HarnessError {
 
 export async function configuredOlderThan(ctx: SessionEnv): Promise<{ text: string; ms: number }> {
   const config = await ctx.config()
-  return { text: config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN, ms: cleanupOlderThanMs(config) }
+  return { text: durationText(cleanupOlderThan(config), 'd'), ms: cleanupOlderThanMs(config) }
 }
 
 /** A cleanup-shaped report with nothing in it yet (cleanup's, and archive's before its archive is written). */
