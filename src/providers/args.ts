@@ -30,6 +30,8 @@ export interface ResolvedProvider {
   /** null: the agent has no such mode. */
   permission: Record<Permission, string[] | null>
   model_args: string[] | null
+  /** Headless flags of a CLI that enforces a spending limit itself (`{budget}`: what is left, in USD). */
+  budget_args: string[] | null
   session_id_capture: { key: string; args: string[] } | null
   refused_as_root: { permission: Permission[]; unless_env: Record<string, string> } | null
   headless_output: HeadlessOutput | null
@@ -97,6 +99,7 @@ function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvi
       autonomous: permission.autonomous ?? null,
     },
     model_args: spec.model_args ?? null,
+    budget_args: spec.budget_args ?? null,
     session_id_capture: capture ? { key: capture.key, args: capture.args ?? [] } : null,
     refused_as_root: spec.refused_as_root
       ? { permission: spec.refused_as_root.permission, unless_env: spec.refused_as_root.unless_env ?? {} }
@@ -138,6 +141,8 @@ export interface AgentInvocationInput {
   extraArgs?: string[] | undefined
   /** The session's own folder, `.harness/agents/<id>` (absolute): the value of `{agent_dir}`. */
   agentDir?: string | undefined
+  /** What is left of the session's budget, in USD: passed through `budget_args` in headless mode. */
+  budgetLeftUsd?: number | undefined
 }
 
 export interface AgentInvocation {
@@ -183,6 +188,7 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     model: input.model || undefined,
     session_id: input.agentSessionId || undefined,
     agent_dir: input.agentDir || undefined,
+    budget: input.budgetLeftUsd === undefined ? undefined : formatBudget(input.budgetLeftUsd),
   }
 
   const args = [...substitute(provider.mode_args[mode], values)]
@@ -198,6 +204,9 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     args.push(...substitute(provider.model_args, values))
   }
   if (mode === 'headless' && provider.session_id_capture) args.push(...provider.session_id_capture.args)
+  if (mode === 'headless' && values.budget !== undefined && provider.budget_args) {
+    args.push(...substitute(provider.budget_args, values))
+  }
   if (kind === 'start') {
     args.push(...substitute(provider.start_args, values))
   } else {
@@ -232,6 +241,7 @@ export function providerTokens(provider: ResolvedProvider): string[] {
     ...(provider.resume_by_id ? modes(provider.resume_by_id) : []),
     ...PERMISSIONS.flatMap((level) => provider.permission[level] ?? []),
     ...(provider.model_args ?? []),
+    ...(provider.budget_args ?? []),
     ...(provider.session_id_capture?.args ?? []),
   ]
 }
@@ -263,7 +273,12 @@ export function refusalAsRoot(
   return `${provider.name} refuses ${flags || `the ${permission} level`} when run as root`
 }
 
-const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir)\}/g
+const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir|budget)\}/g
+
+/** An amount of USD as a flag's value: plain decimal, at most 6 places (a millionth), no exponent. */
+export function formatBudget(usd: number): string {
+  return String(Math.max(0, Math.floor(usd * 1e6) / 1e6))
+}
 
 /**
  * Replaces placeholders in one pass (a prompt that contains "{model}" stays as written). A group that
