@@ -76,9 +76,9 @@ function walk(schema: z.ZodMiniType, prefix: string, out: string[]): void {
 }
 
 /**
- * The parts of a key that names a setting, or a section of them (`defaults`, `providers.claude`). A name under
- * `providers` or `pricing` may hold dots (`pricing.gpt-5.1.input`: the model "gpt-5.1"): of the ways to read
- * the key against the schema, the one that reaches deepest into it is taken.
+ * The parts of a key that names a setting, or a section of them (`defaults`, `providers.claude`). A model name
+ * under `pricing` may hold dots (`pricing.gpt-5.1.input`: the model "gpt-5.1"): of the ways to read the key
+ * against the schema, the one that reaches deepest into it is taken.
  */
 function assertKnownKey(key: string): string[] {
   const known = knownKeys()
@@ -86,8 +86,9 @@ function assertKnownKey(key: string): string[] {
   let best: string[] | null = null
   if (raw.every(Boolean)) {
     for (const pattern of known) {
-      for (const parts of groupings(pattern.split('.'), raw))
+      for (const parts of groupings(pattern.split('.'), raw)) {
         if (parts.length > (best?.length ?? 0)) best = parts
+      }
     }
   }
   if (best) return best
@@ -104,17 +105,23 @@ function assertKnownKey(key: string): string[] {
   )
 }
 
-/** Each reading of `raw` as a prefix of `pattern`, where `*` takes one or more dotted parts as one name. */
-function groupings(pattern: string[], raw: string[]): string[][] {
+/** Records whose names may hold dots: model names (`gpt-5.1`). A provider name is one part, so typos show. */
+const DOTTED_NAMES = new Set(['pricing'])
+
+/**
+ * Each reading of `raw` as a prefix of `pattern`, where `*` takes one part as a name (under `DOTTED_NAMES`,
+ * one or more parts joined).
+ */
+function groupings(pattern: string[], raw: string[], parent?: string): string[][] {
   if (raw.length === 0) return [[]]
   const [head, ...rest] = pattern
   if (head === undefined) return []
   const out: string[][] = []
-  const takes = head === '*' ? raw.length : 1
+  const takes = head === '*' && parent !== undefined && DOTTED_NAMES.has(parent) ? raw.length : 1
   for (let n = 1; n <= takes; n++) {
     const part = raw.slice(0, n).join('.')
     if (head !== '*' && part !== head) continue
-    for (const tail of groupings(rest, raw.slice(n))) out.push([part, ...tail])
+    for (const tail of groupings(rest, raw.slice(n), head)) out.push([part, ...tail])
   }
   return out
 }

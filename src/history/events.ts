@@ -277,32 +277,33 @@ export class EventReader {
       entries.push(error(str(event.result) ?? str(event.subtype) ?? 'the run failed'))
     }
     const u = isObj(event.usage) ? event.usage : null
-    if (u) {
-      // `usage` and `total_cost_usd` are totals of the claude process so far (one result per turn when it is
-      // fed several): each result adds what grew since the one before.
-      const cacheRead = num(u.cache_read_input_tokens)
-      const now: Usage = {
-        input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + cacheRead,
-        output_tokens: num(u.output_tokens),
-        cached_tokens: cacheRead,
-        cost_usd: hasNum(event.total_cost_usd) ? num(event.total_cost_usd) : null,
-      }
-      const before = this.claudeSoFar
-      const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
-      entries.push(
-        ...this.addUsage({
-          input_tokens: grew(now.input_tokens, before.input_tokens),
-          output_tokens: grew(now.output_tokens, before.output_tokens),
-          cached_tokens: grew(now.cached_tokens, before.cached_tokens),
-          cost_usd: grew(now.cost_usd, before.cost_usd),
-        }),
-      )
-      this.claudeSoFar = {
-        input_tokens: Math.max(now.input_tokens ?? 0, before.input_tokens ?? 0),
-        output_tokens: Math.max(now.output_tokens ?? 0, before.output_tokens ?? 0),
-        cached_tokens: Math.max(now.cached_tokens ?? 0, before.cached_tokens ?? 0),
-        cost_usd: Math.max(now.cost_usd ?? 0, before.cost_usd ?? 0),
-      }
+    const cost = hasNum(event.total_cost_usd) ? num(event.total_cost_usd) : null
+    if (!u && cost === null) return entries
+    // `usage` and `total_cost_usd` are totals of the claude process so far (one result per turn when it is fed
+    // several): each result adds what grew since the one before.
+    const cacheRead = u ? num(u.cache_read_input_tokens) : 0
+    const now: Usage = {
+      input_tokens: u ? num(u.input_tokens) + num(u.cache_creation_input_tokens) + cacheRead : null,
+      output_tokens: u ? num(u.output_tokens) : null,
+      cached_tokens: u ? cacheRead : null,
+      cost_usd: cost,
+    }
+    const before = this.claudeSoFar
+    const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
+    const most = (a: number | null, b: number | null) => Math.max(a ?? 0, b ?? 0)
+    entries.push(
+      ...this.addUsage({
+        input_tokens: grew(now.input_tokens, before.input_tokens),
+        output_tokens: grew(now.output_tokens, before.output_tokens),
+        cached_tokens: grew(now.cached_tokens, before.cached_tokens),
+        cost_usd: grew(now.cost_usd, before.cost_usd),
+      }),
+    )
+    this.claudeSoFar = {
+      input_tokens: most(now.input_tokens, before.input_tokens),
+      output_tokens: most(now.output_tokens, before.output_tokens),
+      cached_tokens: most(now.cached_tokens, before.cached_tokens),
+      cost_usd: most(now.cost_usd, before.cost_usd),
     }
     return entries
   }
