@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { configGet, configSet, configUnset } from '../../src/config-edit.js'
 import { EventReader } from '../../src/history/events.js'
-import { resolveProvider } from '../../src/providers/args.js'
+import { buildAgentInvocation, resolveProvider } from '../../src/providers/args.js'
 import { costLabel, renderSessionDetail, renderSessionList } from '../../src/render/session.js'
 import {
   assertBudgetable,
@@ -153,4 +153,31 @@ test('config: a model name under pricing may hold dots; a bad price writes nothi
   expect(() => configSet(t, 'pricing.o3.input', -1)).toThrow(/nothing was written/)
   configUnset(t, 'pricing.gpt-5.1')
   expect(JSON.parse(readFileSync(t.file, 'utf8'))).toEqual({})
+})
+
+test('claude gets what is left of the budget through --max-budget-usd, headless only; codex has no such flag', () => {
+  // claude --help (claude-code 2.1.197): "--max-budget-usd <amount>  Maximum dollar amount to spend on API
+  // calls (only works with --print)"
+  const claude = resolveProvider('claude')
+  const input = { provider: claude, kind: 'start' as const, prompt: 'task', budgetLeftUsd: 0.35 }
+  expect(buildAgentInvocation({ ...input, mode: 'headless' }).args).toEqual([
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--max-budget-usd',
+    '0.35',
+    'task',
+  ])
+  expect(buildAgentInvocation({ ...input, mode: 'interactive' }).args).toEqual(['task'])
+  const resume = buildAgentInvocation({
+    ...input,
+    mode: 'headless',
+    kind: 'resume',
+    agentSessionId: 'c0ffee00-0000-4000-8000-000000000000',
+    budgetLeftUsd: 0.1 + 0.2,
+  })
+  expect(resume.args.slice(4, 6)).toEqual(['--max-budget-usd', '0.3'])
+  const codex = buildAgentInvocation({ ...input, provider: resolveProvider('codex'), mode: 'headless' })
+  expect(codex.args).not.toContain('--max-budget-usd')
 })
