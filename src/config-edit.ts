@@ -75,24 +75,24 @@ function walk(schema: z.ZodMiniType, prefix: string, out: string[]): void {
   out.push(prefix)
 }
 
-/** `providers.claude.command` matches `providers.*.command`. */
-function matches(pattern: string, key: string): boolean {
-  const a = pattern.split('.')
-  const b = key.split('.')
-  return a.length === b.length && a.every((part, i) => part === '*' || part === b[i])
-}
-
-/** A key that names a setting, or a section of them (`defaults`, `providers.claude`). */
-function assertKnownKey(key: string): void {
+/**
+ * The parts of a key that names a setting, or a section of them (`defaults`, `providers.claude`). A model name
+ * under `pricing` may hold dots (`pricing.gpt-5.1.input`: the model "gpt-5.1"): of the ways to read the key
+ * against the schema, the one that reaches deepest into it is taken.
+ */
+function assertKnownKey(key: string): string[] {
   const known = knownKeys()
-  const parts = key.split('.')
-  const ok =
-    parts.every(Boolean) &&
-    known.some((k) => {
-      const kp = k.split('.')
-      return parts.length <= kp.length && matches(kp.slice(0, parts.length).join('.'), key)
-    })
-  if (ok) return
+  const raw = key.split('.')
+  let best: string[] | null = null
+  if (raw.every(Boolean)) {
+    for (const pattern of known) {
+      for (const parts of groupings(pattern.split('.'), raw)) {
+        if (parts.length > (best?.length ?? 0)) best = parts
+      }
+    }
+  }
+  if (best) return best
+  const parts = raw
   const nearest = known
     .map((k) => ({ k, d: distance(k.replace('*', parts[1] ?? '*'), key) }))
     .sort((a, b) => a.d - b.d)[0]
@@ -103,6 +103,27 @@ function assertKnownKey(key: string): void {
       : undefined,
     'UNKNOWN_CONFIG_KEY',
   )
+}
+
+/** Records whose names may hold dots: model names (`gpt-5.1`). A provider name is one part, so typos show. */
+const DOTTED_NAMES = new Set(['pricing'])
+
+/**
+ * Each reading of `raw` as a prefix of `pattern`, where `*` takes one part as a name (under `DOTTED_NAMES`,
+ * one or more parts joined).
+ */
+function groupings(pattern: string[], raw: string[], parent?: string): string[][] {
+  if (raw.length === 0) return [[]]
+  const [head, ...rest] = pattern
+  if (head === undefined) return []
+  const out: string[][] = []
+  const takes = head === '*' && parent !== undefined && DOTTED_NAMES.has(parent) ? raw.length : 1
+  for (let n = 1; n <= takes; n++) {
+    const part = raw.slice(0, n).join('.')
+    if (head !== '*' && part !== head) continue
+    for (const tail of groupings(rest, raw.slice(n), head)) out.push([part, ...tail])
+  }
+  return out
 }
 
 function distance(a: string, b: string): number {
@@ -130,9 +151,9 @@ function readRaw(file: string): Json {
   return JSON.parse(readFileSync(file, 'utf8')) as Json
 }
 
-function lookup(config: Json, key: string): unknown {
+function lookup(config: Json, parts: string[]): unknown {
   let value: unknown = config
-  for (const part of key.split('.')) {
+  for (const part of parts) {
     if (!value || typeof value !== 'object' || !Object.hasOwn(value, part)) return undefined
     value = (value as Json)[part]
   }
@@ -140,8 +161,7 @@ function lookup(config: Json, key: string): unknown {
 }
 
 export function configGet(target: ConfigTarget, key: string): ConfigEntry {
-  assertKnownKey(key)
-  const value = lookup(readRaw(target.file), key)
+  const value = lookup(readRaw(target.file), assertKnownKey(key))
   if (value === undefined) {
     throw new IllegalStateError(`"${key}" is not set in ${target.file}`, undefined, 'CONFIG_KEY_NOT_SET')
   }
@@ -180,13 +200,13 @@ export function configSet(
   value: unknown,
   trust?: TrustHooks,
 ): ConfigChange {
-  assertKnownKey(key)
-  return change(target, key, (config) => setIn(config, key.split('.'), value), trust, value)
+  const parts = assertKnownKey(key)
+  return change(target, key, (config) => setIn(config, parts, value), trust, value)
 }
 
 export function configUnset(target: ConfigTarget, key: string, trust?: TrustHooks): ConfigChange {
-  assertKnownKey(key)
-  return change(target, key, (config) => unsetIn(config, key.split('.')), trust)
+  const parts = assertKnownKey(key)
+  return change(target, key, (config) => unsetIn(config, parts), trust)
 }
 
 function change(

@@ -53,6 +53,16 @@ const ProviderNameSchema = z
   .string()
   .check(z.regex(PROVIDER_NAME_PATTERN, 'a provider name is letters, digits, ".", "_" and "-"'))
 
+const PriceSchema = z.number().check(z.nonnegative('a price is 0 or more (USD per million tokens)'))
+
+/** USD per million tokens of one model (docs/budgets.md); cached input tokens cost `input` unless given. */
+export const ModelPricingSchema = z.strictObject({
+  input: PriceSchema,
+  output: PriceSchema,
+  cached_input: z.optional(PriceSchema),
+})
+export type ModelPricing = z.infer<typeof ModelPricingSchema>
+
 /** Both files have this shape. Every object is strict: a misspelt key is an error, not silently ignored. */
 export const HarnessConfigSchema = z.strictObject({
   /** Lets editors attach a JSON schema; ignored by harness. */
@@ -110,6 +120,8 @@ export const HarnessConfigSchema = z.strictObject({
   context: z.optional(
     z.strictObject({ max_bytes: z.optional(z.number().check(z.int(), z.minimum(256), z.maximum(1048576))) }),
   ),
+  /** Prices per model, for agents that report tokens but no cost (`run --budget`, docs/budgets.md). */
+  pricing: z.optional(z.record(NonEmptyStringSchema, ModelPricingSchema)),
 })
 export type HarnessConfig = z.infer<typeof HarnessConfigSchema>
 
@@ -188,6 +200,7 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
   if (base.checkpoint || override.checkpoint)
     merged.checkpoint = { ...base.checkpoint, ...override.checkpoint }
   if (base.context || override.context) merged.context = { ...base.context, ...override.context }
+  if (base.pricing || override.pricing) merged.pricing = { ...base.pricing, ...override.pricing }
   return merged
 }
 

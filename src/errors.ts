@@ -6,6 +6,8 @@ export const ExitCode = {
   NotFound: 3,
   IllegalState: 4,
   ExternalTool: 5,
+  /** The session reached its budget and was paused (docs/budgets.md). */
+  BudgetReached: 6,
   Timeout: 124,
 } as const
 

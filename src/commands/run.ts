@@ -21,6 +21,7 @@ const RunOptionsSchema = z.object({
   restoreCheckpoint: z.optional(z.string()),
   contextFrom: z.optional(z.array(z.string())),
   dryRun: z.optional(z.boolean()),
+  budget: z.optional(z.string()),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -51,6 +52,10 @@ export function registerRun(program: Command, ctx: Context): void {
       "put an earlier session's task, outcome, changes and final message before the prompt (repeatable)",
       collect,
     )
+    .option(
+      '--budget <usd>',
+      'the most the session may cost, all runs together (e.g. 1.00): paused once reached (exit 6)',
+    )
     .option('--dry-run', 'print the argv, prompt, worktree and branch that would be used; start nothing')
     .addHelpText(
       'after',
@@ -61,8 +66,8 @@ With a terminal the run is interactive; without one (CI, pipes) it is headless:
 the agent's output goes to .harness/logs/<id>.log and to stdout (to stderr under
 --json, where stdout is the final record).
 Exit status: in the foreground, the agent's exit code (128+n if a signal ended
-it); with --detach, 0 once the agent has started (stdout: the id, or the record
-under --json).
+it), 6 when --budget was reached; with --detach, 0 once the agent has started
+(stdout: the id, or the record under --json).
 
 Examples:
   harness run -a claude "add auth endpoints"    # interactive in a terminal
@@ -72,17 +77,21 @@ Examples:
   echo "fix the tests" | harness run -a claude  # the prompt from stdin (or "-")
   harness run --tmux -a claude "add tests"      # in tmux; then: harness session attach <id>
   harness run --context-from 3f9a "now add the tests for it"
-  harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt`,
+  harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt
+  harness run -a claude --detach --budget 1.00 "add tests"   # then: resume <id> --budget 2.00`,
     )
     .action(
       action(RunOptionsSchema, async (options, words: string[]) => {
         const prompt = promptWords(options.prompt, words)
+        const { parseBudget } = await import('../sessions/budget.js')
+        const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
         const explicitStdin = prompt.length === 1 && prompt[0] === '-'
         const start = {
           ...options,
           detach: options.detach === true,
           tmux: options.attach || options.tmux,
           prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
+          budget,
           extraArgs: ctx.passthrough,
           promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
         }

@@ -49,6 +49,10 @@ export class EventReader {
   private deltaText = ''
   private total: Usage | null = null
   private ended = false
+  /** claude's `result` events carry the process's running totals: what the last one said. */
+  private claudeSoFar: Usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 }
+  /** A claude `result` said it stopped at its `--max-budget-usd` (`error_max_budget_usd`). */
+  budgetExceeded = false
 
   /** The usage the run's events reported, summed; null when none did. */
   get usage(): Usage | null {
@@ -268,20 +272,38 @@ export class EventReader {
 
   private claudeResult(event: Obj): LogEntry[] {
     const entries: LogEntry[] = []
+    if (event.subtype === 'error_max_budget_usd') this.budgetExceeded = true
     if (event.is_error === true || (typeof event.subtype === 'string' && event.subtype !== 'success')) {
       entries.push(error(str(event.result) ?? str(event.subtype) ?? 'the run failed'))
     }
     const u = isObj(event.usage) ? event.usage : null
-    if (u) {
-      const cacheRead = num(u.cache_read_input_tokens)
-      entries.push(
-        ...this.addUsage({
-          input_tokens: num(u.input_tokens) + num(u.cache_creation_input_tokens) + cacheRead,
-          output_tokens: num(u.output_tokens),
-          cached_tokens: cacheRead,
-          cost_usd: hasNum(event.total_cost_usd) ? num(event.total_cost_usd) : null,
-        }),
-      )
+    const cost = hasNum(event.total_cost_usd) ? num(event.total_cost_usd) : null
+    if (!u && cost === null) return entries
+    // `usage` and `total_cost_usd` are totals of the claude process so far (one result per turn when it is fed
+    // several): each result adds what grew since the one before.
+    const cacheRead = u ? num(u.cache_read_input_tokens) : 0
+    const now: Usage = {
+      input_tokens: u ? num(u.input_tokens) + num(u.cache_creation_input_tokens) + cacheRead : null,
+      output_tokens: u ? num(u.output_tokens) : null,
+      cached_tokens: u ? cacheRead : null,
+      cost_usd: cost,
+    }
+    const before = this.claudeSoFar
+    const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
+    const most = (a: number | null, b: number | null) => Math.max(a ?? 0, b ?? 0)
+    entries.push(
+      ...this.addUsage({
+        input_tokens: grew(now.input_tokens, before.input_tokens),
+        output_tokens: grew(now.output_tokens, before.output_tokens),
+        cached_tokens: grew(now.cached_tokens, before.cached_tokens),
+        cost_usd: grew(now.cost_usd, before.cost_usd),
+      }),
+    )
+    this.claudeSoFar = {
+      input_tokens: most(now.input_tokens, before.input_tokens),
+      output_tokens: most(now.output_tokens, before.output_tokens),
+      cached_tokens: most(now.cached_tokens, before.cached_tokens),
+      cost_usd: most(now.cost_usd, before.cost_usd),
     }
     return entries
   }

@@ -32,6 +32,8 @@ export interface ResolvedProvider {
   /** Per level and mode; null: the agent has no such level. */
   permission: Record<Permission, ModeTokens | null>
   model_args: string[] | null
+  /** Headless flags of a CLI that enforces a spending limit itself (`{budget}`: what is left, in USD). */
+  budget_args: string[] | null
   session_id_capture: { key: string; args: string[] } | null
   refused_as_root: { permission: Permission[]; unless_env: Record<string, string> } | null
   headless_output: HeadlessOutput | null
@@ -102,6 +104,7 @@ function fill(name: string, builtin: boolean, spec: ProviderSpec): ResolvedProvi
       autonomous: levelTokens(permission.autonomous),
     },
     model_args: spec.model_args ?? null,
+    budget_args: spec.budget_args ?? null,
     session_id_capture: capture ? { key: capture.key, args: capture.args ?? [] } : null,
     refused_as_root: spec.refused_as_root
       ? { permission: spec.refused_as_root.permission, unless_env: spec.refused_as_root.unless_env ?? {} }
@@ -147,6 +150,8 @@ export interface AgentInvocationInput {
   extraArgs?: string[] | undefined
   /** The session's own folder, `.harness/agents/<id>` (absolute): the value of `{agent_dir}`. */
   agentDir?: string | undefined
+  /** What is left of the session's budget, in USD: passed through `budget_args` in headless mode. */
+  budgetLeftUsd?: number | undefined
 }
 
 export interface AgentInvocation {
@@ -192,6 +197,7 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     model: input.model || undefined,
     session_id: input.agentSessionId || undefined,
     agent_dir: input.agentDir || undefined,
+    budget: input.budgetLeftUsd === undefined ? undefined : formatBudget(input.budgetLeftUsd),
   }
 
   const args = [...substitute(provider.mode_args[mode], values)]
@@ -207,6 +213,9 @@ export function buildAgentInvocation(input: AgentInvocationInput): AgentInvocati
     args.push(...substitute(provider.model_args, values))
   }
   if (mode === 'headless' && provider.session_id_capture) args.push(...provider.session_id_capture.args)
+  if (mode === 'headless' && values.budget !== undefined && provider.budget_args) {
+    args.push(...substitute(provider.budget_args, values))
+  }
   if (kind === 'start') {
     args.push(...substitute(provider.start_args, values))
   } else {
@@ -251,6 +260,7 @@ export function providerTokens(provider: ResolvedProvider): string[] {
       return tokens ? modes(tokens) : []
     }),
     ...(provider.model_args ?? []),
+    ...(provider.budget_args ?? []),
     ...(provider.session_id_capture?.args ?? []),
   ]
 }
@@ -283,7 +293,12 @@ export function refusalAsRoot(
   return `${provider.name} refuses ${flags || `the ${permission} level`} when run as root`
 }
 
-const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir)\}/g
+const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir|budget)\}/g
+
+/** An amount of USD as a flag's value: plain decimal, at most 6 places (a millionth), no exponent. */
+export function formatBudget(usd: number): string {
+  return String(Math.max(0, Math.floor(usd * 1e6) / 1e6))
+}
 
 /**
  * Replaces placeholders in one pass (a prompt that contains "{model}" stays as written). A group that

@@ -29,6 +29,8 @@ export const BUILTIN_PROVIDERS = {
     // claude exits 1 at once as root with --dangerously-skip-permissions, unless IS_SANDBOX=1.
     refused_as_root: { permission: ['autonomous'], unless_env: { IS_SANDBOX: '1' } },
     model_args: ['--model', '{model}'],
+    // "Maximum dollar amount to spend on API calls (only works with --print)": headless only.
+    budget_args: ['--max-budget-usd', '{budget}'],
     headless_output: 'claude-stream-json',
   },
   gemini: {

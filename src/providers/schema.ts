@@ -6,9 +6,10 @@ export type Permission = (typeof PERMISSIONS)[number]
 
 /**
  * Placeholders that may appear inside any argument token of a provider. `{agent_dir}` is the session's own
- * folder `.harness/agents/<id>/` (docs/providers.md), made by harness when a token names it.
+ * folder `.harness/agents/<id>/` (docs/providers.md), made by harness when a token names it; `{budget}` what
+ * is left of the session's budget in USD (docs/budgets.md).
  */
-export const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir'] as const
+export const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir', 'budget'] as const
 export type Placeholder = (typeof PLACEHOLDERS)[number]
 
 /** Formats of agents' headless event streams (one JSON object per line). */
@@ -90,6 +91,11 @@ export const ProviderSpecSchema = z.strictObject({
   resume_needs_id: clearable(z.boolean()),
   /** The agent's model flag, e.g. `["--model", "{model}"]`. */
   model_args: clearable(TokensSchema),
+  /**
+   * Headless: the flag of a CLI that enforces a spending limit itself, e.g. `["--max-budget-usd", "{budget}"]`;
+   * `{budget}` is what is left of the session's `--budget` in USD (docs/budgets.md).
+   */
+  budget_args: clearable(TokensSchema),
   /** A JSON key the agent prints in headless output holding its own session id, and the flags that ask for JSON. */
   session_id_capture: clearable(
     z.strictObject({

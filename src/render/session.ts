@@ -1,5 +1,6 @@
 import type { Usage } from '../history/events.js'
 import { runTimeMs } from '../history/usage.js'
+import { budgetLeft, formatUsd } from '../sessions/budget.js'
 import type { SessionView } from '../sessions/reconcile.js'
 import type { SessionRecord } from '../sessions/schema.js'
 import { formatCost, formatUsage } from './log.js'
@@ -82,10 +83,34 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
       value: (s) =>
         relativeTime(options.ageFrom === 'updated' ? (s.updated_at ?? s.created_at) : s.created_at, now),
     },
+  )
+  // Only when some session has a cost or a budget (docs/budgets.md): listings without either keep their columns.
+  if (sessions.some((s) => costLabel(s) !== '-')) {
+    columns.push({ header: 'COST', value: costLabel, drop: 3 })
+  }
+  columns.push(
     // The task tells sessions apart: it is the last column to give up room.
     { header: 'TASK', value: (s) => terminalSafeLine(taskLabel(s)), shrink: 1, min: 8 },
   )
   return renderTable(columns, sessions, options.width)
+}
+
+/** What the session cost so far, and its budget: "$0.4200", "$0.5100/$0.50", "-/$1.00", or "-". */
+export function costLabel(session: SessionRecord): string {
+  const cost = session.cost?.estimated_cost_usd
+  const spent = typeof cost === 'number' ? formatCost(cost) : '-'
+  return typeof session.budget_usd === 'number' ? `${spent}/${formatUsd(session.budget_usd)}` : spent
+}
+
+/** The budget and what is left of it, for `show`. */
+function budgetLine(session: SessionRecord): string | undefined {
+  if (typeof session.budget_usd !== 'number') return undefined
+  const cost = session.cost?.estimated_cost_usd
+  const spent = typeof cost === 'number' ? cost : 0
+  const left = budgetLeft(session.budget_usd, spent)
+  return left > 0
+    ? `${formatUsd(session.budget_usd)} (${formatCost(left)} left)`
+    : `${formatUsd(session.budget_usd)} (reached: ${formatCost(spent)} spent)`
 }
 
 const KNOWN_FIELDS = new Set([
@@ -131,6 +156,7 @@ const KNOWN_FIELDS = new Set([
   'merge_commit',
   'merged_head',
   'context_from',
+  'budget_usd',
 ])
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
@@ -185,9 +211,14 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     [
       'Cost',
       typeof session.cost?.estimated_cost_usd === 'number'
-        ? `${formatCost(session.cost.estimated_cost_usd)} (as the agent reported it)`
+        ? `${formatCost(session.cost.estimated_cost_usd)} (${
+            session.runs?.some((run) => run.usage?.cost_source === 'pricing')
+              ? 'tokens priced by config "pricing"'
+              : 'as the agent reported it'
+          })`
         : undefined,
     ],
+    ['Budget', budgetLine(session)],
     ['Agent session', session.agent_session_id],
     ['Task hash', session.task_hash],
     ['Merged', when(session.merged_at)],

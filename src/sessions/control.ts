@@ -237,7 +237,9 @@ export function stopNotProduced(result: StopResult): HarnessError {
 /** The exit code `session wait` reports for a finished session (README.md, "Exit codes"). */
 export function waitExitCode(record: SessionRecord): number {
   if (typeof record.exit_code === 'number') return record.exit_code
-  if (record.status === 'PAUSED') return ExitCode.IllegalState
+  if (record.status === 'PAUSED') {
+    return record.stop_reason === 'budget' ? ExitCode.BudgetReached : ExitCode.IllegalState
+  }
   return signalExitCode(lastRun(record)?.signal) ?? ExitCode.Failure
 }
 

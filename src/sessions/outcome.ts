@@ -21,6 +21,11 @@ export interface RunExit {
   spawnError?: string
   /** The agent exited 0 but its output reported a failure (pi in `--mode json`, docs/providers.md). */
   reportedError?: string
+  /**
+   * The session's cost reached its budget in this run, or the agent said it stopped at its own limit (claude's
+   * `error_max_budget_usd`): an agent that then ends other than by success is PAUSED with `stop_reason: budget`.
+   */
+  budgetReached?: boolean
 }
 
 /** 128+n for a signal, as shells report it. */
@@ -54,13 +59,16 @@ export function applyRunExit(
     stopReason = 'killed'
   } else if (request?.action === 'pause') {
     event = 'pause'
-    stopReason = 'paused'
+    stopReason = request.reason === 'budget' ? 'budget' : 'paused'
   } else if (exit.interrupted && !record.stop_request) {
     event = 'interrupt'
     stopReason = 'interrupted'
   } else if (exit.spawnError) {
     event = 'exit-error'
     stopReason = 'start-failed'
+  } else if (exit.budgetReached && !(exit.exitCode === 0 && !exit.signal && !exit.reportedError)) {
+    event = 'pause'
+    stopReason = 'budget'
   } else if (exit.exitCode === 0 && !exit.signal && exit.reportedError) {
     event = 'exit-error'
     stopReason = 'agent-error'

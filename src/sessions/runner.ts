@@ -10,7 +10,8 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
-import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
+import type { ModelPricing } from '../config.js'
+import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
 import type { Usage } from '../history/events.js'
 import type { RunHost } from '../process/host.js'
@@ -18,6 +19,7 @@ import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
 import type { HeadlessOutput } from '../providers/schema.js'
+import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from './budget.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from './outcome.js'
 import type { Run, SessionRecord, StopRequest } from './schema.js'
@@ -56,6 +58,10 @@ export interface RunPlan {
   supervisorEnv?: NodeJS.ProcessEnv
   /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
   checkpoints?: { intervalMs: number } | null
+  /** The session's budget: the agent is stopped (as by pause) once the cost its output reports reaches it. */
+  budget?: RunBudget | null
+  /** config `pricing.<model>`: the price of tokens for an agent that reports no cost (docs/budgets.md). */
+  pricing?: ModelPricing | null
 }
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
@@ -152,6 +158,7 @@ export async function supervise(
   let stopWatch: StopWatch | undefined
   let requested: StopRequest | undefined
   let reserve: SpaceReserve | undefined
+  let budgetWatch: { close(): void } | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
     supervised = await superviseAgent(launch, {
@@ -164,6 +171,12 @@ export async function supervise(
           stopRequested.abort()
         })
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
+        if (launch.logFd !== undefined && plan.budget) {
+          budgetWatch = watchBudget(plan, store, launch.logFd, logStart, (request) => {
+            requested = request
+            stopRequested.abort()
+          })
+        }
       },
       started: async (pid, identity) => {
         const logOffset = launch.logFd === undefined ? undefined : logStart
@@ -184,6 +197,7 @@ export async function supervise(
     throw error
   } finally {
     stopWatch?.close()
+    budgetWatch?.close()
   }
   try {
     await extras.ended?.()
@@ -212,7 +226,7 @@ async function recordOutcome(
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
   // checkpoint and files_modified.
   const worktree = worktreeAtEnd(plan)
-  const [, captured, usage, reportedError, files] = await Promise.all([
+  const [, captured, read, reportedError, files] = await Promise.all([
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
     capturedSessionId(plan, logFd, logStart),
     runUsage(logFd, logStart),
@@ -220,7 +234,11 @@ async function recordOutcome(
     worktree.then((state) => changedFiles(plan, state)),
   ])
   const logError = exit.logFailure && describeLogFailure(exit.logFailure)
-  const runExit = runExitOf(exit, reportedError)
+  const usage = withPricedCost(read.usage, plan.pricing ?? null)
+  // The agent stopped at the budget itself (claude's --max-budget-usd), or its output shows it reached it.
+  const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
+  const reached = read.budgetExceeded || (!!plan.budget && budgetReached(plan.budget, spent))
+  const runExit = { ...runExitOf(exit, reportedError), budgetReached: reached }
   // The room kept for this write: a log that filled the disk must not cost the run its outcome.
   reserve?.release()
   try {
@@ -374,27 +392,110 @@ async function capturedSessionId(
  * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past;
  * null when the output is in no known format. Never fails the run.
  */
-async function runUsage(logFd: number | undefined, from: number): Promise<Usage | null> {
-  if (logFd === undefined) return null
+async function runUsage(
+  logFd: number | undefined,
+  from: number,
+): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
+  const none = { usage: null, budgetExceeded: false }
+  if (logFd === undefined) return none
   try {
-    const { EventReader } = await import('../history/events.js')
-    const reader = new EventReader()
-    const lines = new LineSplitter((line) => reader.push(line))
-    const decoder = new StringDecoder('utf8')
-    const buffer = Buffer.allocUnsafe(1024 * 1024)
-    let position = from
-    for (;;) {
-      const n = readSync(logFd, buffer, 0, buffer.length, position)
-      if (n <= 0) break
-      position += n
-      lines.write(decoder.write(buffer.subarray(0, n)))
-    }
-    lines.write(decoder.end())
-    lines.end()
-    reader.end()
-    return reader.usage
+    const reader = await logReader(logFd, from)
+    reader.readToEnd()
+    return reader.end()
   } catch {
-    return null
+    return none
+  }
+}
+
+/** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
+async function logReader(logFd: number, from: number) {
+  const { EventReader } = await import('../history/events.js')
+  const reader = new EventReader()
+  const lines = new LineSplitter((line) => reader.push(line))
+  const decoder = new StringDecoder('utf8')
+  const buffer = Buffer.allocUnsafe(1024 * 1024)
+  let position = from
+  return {
+    /** Reads what was written since the last call; the usage so far. */
+    readToEnd(): Usage | null {
+      for (;;) {
+        const n = readSync(logFd, buffer, 0, buffer.length, position)
+        if (n <= 0) break
+        position += n
+        lines.write(decoder.write(buffer.subarray(0, n)))
+      }
+      return reader.usage
+    },
+    get budgetExceeded() {
+      return reader.budgetExceeded
+    },
+    end() {
+      lines.write(decoder.end())
+      lines.end()
+      reader.end()
+      return { usage: reader.usage, budgetExceeded: reader.budgetExceeded }
+    },
+  }
+}
+
+/** How often the supervisor reads the new part of the log for the cost so far. */
+const BUDGET_POLL_MS = 200
+
+/**
+ * While the agent runs: reads its output as it reaches the log, and once the session's cost (earlier runs,
+ * plus this run's reported cost or priced tokens) reaches the budget, commits a pause request with
+ * `reason: "budget"` and hands it to the supervisor, which stops the agent as `session pause` would. A
+ * stop already requested by someone else is left as it is. Never fails the run.
+ */
+function watchBudget(
+  plan: RunPlan,
+  store: SessionStore,
+  logFd: number,
+  from: number,
+  onRequest: (request: StopRequest) => void,
+): { close(): void } {
+  const budget = plan.budget as RunBudget
+  let closed = false
+  let busy = false
+  let timer: NodeJS.Timeout | undefined
+  const reader = logReader(logFd, from)
+  const check = async () => {
+    if (closed || busy) return
+    busy = true
+    try {
+      const read = await reader
+      const usage = withPricedCost(read.readToEnd(), plan.pricing ?? null)
+      const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
+      if (closed || !(read.budgetExceeded || budgetReached(budget, spent))) return
+      closed = true
+      clearInterval(timer)
+      const request: StopRequest = {
+        action: 'pause',
+        at: new Date().toISOString(),
+        by_pid: process.pid,
+        grace_ms: DEFAULT_GRACE_MS,
+        reason: 'budget',
+      }
+      const record = await store.update(plan.id, (current) =>
+        current.status === 'RUNNING' && lastRun(current)?.n === plan.runN && !current.stop_request
+          ? { ...current, stop_request: request }
+          : undefined,
+      )
+      if (record.stop_request) onRequest(record.stop_request)
+    } catch {
+      // The next poll tries again; a record that cannot be written leaves the run to end by itself.
+    } finally {
+      busy = false
+    }
+  }
+  timer = setInterval(() => void check(), BUDGET_POLL_MS)
+  timer.unref()
+  void check()
+  return {
+    close() {
+      closed = true
+      clearInterval(timer)
+    },
   }
 }
 
@@ -570,6 +671,8 @@ export function foregroundExit(result: RunResult): ExitRequest {
   const exit = result.exit
   if (!exit) return new ExitRequest(0)
   if (exit.spawnError) return new ExitRequest(5)
+  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
+  if (result.record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
   // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
   if (exit.notStarted && exit.stopSignal) {
     return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)

@@ -35,6 +35,8 @@ export const StopRequestSchema = z.looseObject({
   by_pid: opt(z.number()),
   /** Time between SIGTERM and SIGKILL that the requester asked for. */
   grace_ms: opt(z.number()),
+  /** Why harness itself asked: `budget` when the session's cost reached `budget_usd` (docs/budgets.md). */
+  reason: opt(z.string()),
 })
 export type StopRequest = z.infer<typeof StopRequestSchema>
 
@@ -44,6 +46,8 @@ export const UsageSchema = z.looseObject({
   output_tokens: opt(z.number()),
   cached_tokens: opt(z.number()),
   cost_usd: opt(z.number()),
+  /** `pricing` when `cost_usd` is the tokens priced by config `pricing.<model>`; absent: the agent's own figure. */
+  cost_source: opt(z.string()),
 })
 
 /** The sum over the runs that reported usage. */
@@ -156,6 +160,8 @@ export const SessionRecordSchema = z.looseObject({
   /** The branch tip `session merge` landed: while the branch still points there, cleanup counts it merged. */
   merged_head: opt(z.string()),
   context_from: opt(z.array(z.string())),
+  /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
+  budget_usd: opt(z.number()),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

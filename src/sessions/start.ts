@@ -6,6 +6,7 @@ import {
   DEFAULT_AGENT,
   DEFAULT_PERMISSION,
   type HarnessConfig,
+  type ModelPricing,
   worktreeRoot,
   worktreeSetupCommand,
 } from '../config.js'
@@ -32,6 +33,15 @@ import {
 import type { Permission } from '../providers/schema.js'
 import { agentDirFor, ensureAgentDir, removeAgentDir } from './agent-files.js'
 import { maybeStartAutoCleanup } from './auto-cleanup.js'
+import {
+  assertBudgetable,
+  budgetLeft,
+  costSourceOf,
+  pricingFor,
+  type RunBudget,
+  resumeBudget,
+  spentUsd,
+} from './budget.js'
 import { assertValidSessionId, generateSessionId } from './ids.js'
 import { transition } from './lifecycle.js'
 import { computeLiveness } from './liveness.js'
@@ -70,6 +80,8 @@ export interface StartOptions {
   restoreCheckpoint?: string
   /** Sessions whose context block goes before the prompt (docs/continuity.md). */
   contextFrom?: string[]
+  /** The most the session may cost, in USD, all runs together (docs/budgets.md). */
+  budget?: number
 }
 
 export interface RunOutcome {
@@ -196,6 +208,8 @@ export interface RunDryRun {
   cwd: string
   /** The prompt the agent would get, the context block included. */
   prompt: string | null
+  /** `--budget` in USD, or null. */
+  budget_usd: number | null
   context_from: string[]
   /** The worktree that would be made, null when the run would use the current directory. */
   worktree: string | null
@@ -263,6 +277,7 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
     args: prepared.invocation.args,
     cwd,
     prompt: prepared.agentPrompt ?? null,
+    budget_usd: prepared.budget?.limit_usd ?? null,
     context_from: prepared.contextFrom,
     worktree,
     branch,
@@ -296,6 +311,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       detach: options.detach,
       exact: true,
       checkpoint: options.restoreCheckpoint,
+      budget: options.budget,
     })
   }
   if (options.restoreCheckpoint !== undefined) {
@@ -337,7 +353,11 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       metadata: sessionMetadata(),
       now: new Date(),
     })
-    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
+    if (prepared.budget) record.budget_usd = prepared.budget.limit_usd
+    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place, {
+      budget: prepared.budget,
+      pricing: prepared.pricing,
+    })
     showPromptToPaste(ctx, provider, mode, prepared.agentPrompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
@@ -378,6 +398,10 @@ interface PreparedStart {
   agentSessionId: string | undefined
   id: string
   invocation: { command: string; args: string[] }
+  /** `--budget`: nothing spent yet. */
+  budget: RunBudget | null
+  /** config `pricing.<model>` for an agent that reports tokens but no cost. */
+  pricing: ModelPricing | null
 }
 
 /** Everything a new run decides before it makes anything: shared by `run` and `run --dry-run`. */
@@ -406,6 +430,11 @@ async function prepareStart(
   }
   const agentSessionId = newAgentSessionId(provider)
   assertAllowedAsUser(provider, permission, ctx.env)
+  const budget: RunBudget | null =
+    options.budget === undefined ? null : { limit_usd: options.budget, spent_usd: 0 }
+  const pricing = budget
+    ? assertBudgetable({ budgetUsd: budget.limit_usd, provider, model, mode, config })
+    : null
   const id = options.sessionId ?? (await unusedId(store))
   const invocation = buildAgentInvocation({
     provider,
@@ -417,6 +446,7 @@ async function prepareStart(
     agentSessionId,
     extraArgs: options.extraArgs,
     agentDir: agentDirFor(paths.harnessDir, id),
+    budgetLeftUsd: budget?.limit_usd,
   })
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
@@ -433,6 +463,8 @@ async function prepareStart(
     agentSessionId,
     id,
     invocation,
+    budget,
+    pricing: pricing ?? pricingFor(config, model),
   }
 }
 
@@ -507,6 +539,7 @@ function runPlan(
   provider: ResolvedProvider,
   config: HarnessConfig,
   tmux: { socket: string; session: string } | null,
+  spending: { budget: RunBudget | null; pricing: ModelPricing | null },
 ): RunPlan {
   const subdir = typeof session.start_subdir === 'string' ? session.start_subdir : null
   return {
@@ -531,6 +564,9 @@ function runPlan(
         ? { dir: session.worktree_dir, base: session.base_commit }
         : null,
     checkpoints: session.base_commit ? { intervalMs: checkpointIntervalMs(config) } : null,
+    budget: spending.budget,
+    // Only where the agent reports tokens but no cost: a reported cost is never replaced by an estimate.
+    pricing: costSourceOf(provider.headless_output) === 'tokens' ? spending.pricing : null,
   }
 }
 
@@ -732,6 +768,8 @@ export interface ResumeOptions {
   exact?: boolean
   /** Restore this checkpoint first (`resume --checkpoint`, `run --restore-checkpoint`). */
   checkpoint?: string
+  /** A new budget for the session, in USD, all runs together: more than it has spent (docs/budgets.md). */
+  budget?: number
 }
 
 /** `harness session resume`: runs the provider's resume form in the session's worktree. */
@@ -765,6 +803,12 @@ export async function resumeSession(
   const extraArgs = session.extra_args ?? []
   const permission = session.permission ?? undefined
   if (permission) assertAllowedAsUser(provider, permission, ctx.env)
+  const model = session.model ?? undefined
+  let pricing = pricingFor(config, model)
+  const budget = resumeBudget(id, session.budget_usd, options.budget, spentUsd(session.runs, pricing))
+  if (budget) {
+    pricing = assertBudgetable({ budgetUsd: budget.limit_usd, provider, model, mode, config }) ?? pricing
+  }
   const invocation = buildAgentInvocation({
     provider,
     mode: invocationMode(mode),
@@ -775,6 +819,7 @@ export async function resumeSession(
     agentSessionId: session.agent_session_id ?? undefined,
     extraArgs,
     agentDir: agentDirFor(paths.harnessDir, id),
+    budgetLeftUsd: budget ? budgetLeft(budget.limit_usd, budget.spent_usd) : undefined,
   })
   const { assertExecutable } = await import('../process/supervisor.js')
   await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
@@ -789,7 +834,10 @@ export async function resumeSession(
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place)
+  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place, {
+    budget,
+    pricing,
+  })
   showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
@@ -809,6 +857,7 @@ export async function resumeSession(
         completed_at: null,
         stop_reason: null,
         stop_request: null,
+        ...(budget ? { budget_usd: budget.limit_usd } : {}),
         runs: [...(current.runs ?? []), run],
         ...(place || current.tmux_session != null
           ? { tmux_session: place?.session ?? null, tmux_socket: place?.socket ?? null, state: null }

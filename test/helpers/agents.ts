@@ -16,6 +16,13 @@ export interface FakeAgentOptions {
   ignoreHup?: boolean
   /** Draw an agent's screen; ask a question once this file exists (see fake-agent.cjs). */
   tui?: { askFile: string }
+  /**
+   * Stream usage as a headless agent at work (see fake-agent.cjs): claude `result` events whose running cost
+   * grows by `step` dollars, or codex `turn.completed` events of `step` input and output tokens, every
+   * `everyMs`, until stopped (or for `steps` steps). `honorBudget`: the claude form stops at its own
+   * `--max-budget-usd`, as claude does.
+   */
+  stream?: { kind: 'claude' | 'codex'; step: number; everyMs?: number; steps?: number; honorBudget?: boolean }
   /** Install only these names (default: every agent), for commands that probe each agent they find. */
   names?: readonly (typeof AGENT_NAMES)[number][]
 }
@@ -97,6 +104,13 @@ export function agentEnv(options: FakeAgentOptions): NodeJS.ProcessEnv {
   if (options.stderr) env.FAKE_AGENT_STDERR = options.stderr
   if (options.onSigint) env.FAKE_AGENT_ON_SIGINT = '1'
   if (options.ignoreHup) env.FAKE_AGENT_IGNORE_HUP = '1'
+  if (options.stream) {
+    env.FAKE_AGENT_STREAM = options.stream.kind
+    env.FAKE_AGENT_STREAM_STEP = String(options.stream.step)
+    if (options.stream.everyMs !== undefined) env.FAKE_AGENT_STREAM_MS = String(options.stream.everyMs)
+    if (options.stream.steps !== undefined) env.FAKE_AGENT_STREAM_STEPS = String(options.stream.steps)
+    if (options.stream.honorBudget) env.FAKE_AGENT_HONOR_BUDGET = '1'
+  }
   if (options.tui) {
     env.FAKE_AGENT_TUI = '1'
     env.FAKE_AGENT_ASK_FILE = options.tui.askFile

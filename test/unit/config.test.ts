@@ -200,7 +200,7 @@ describe('loadConfig: invalid files', () => {
     [
       'an unknown placeholder',
       { providers: { aider: { prompt: ['--message', '{promt}'] } } },
-      'providers.aider.prompt[1]: unknown placeholder {promt} (known: {prompt}, {session_id}, {model}, {agent_dir})',
+      'providers.aider.prompt[1]: unknown placeholder {promt} (known: {prompt}, {session_id}, {model}, {agent_dir}, {budget})',
     ],
     [
       'a bad provider name',

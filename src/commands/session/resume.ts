@@ -14,19 +14,22 @@ export function registerResume(session: Command, ctx: Context): void {
     .option('--attach', 'with --tmux: attach to it at once')
     .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
     .option('--checkpoint <n>', 'restore checkpoint <n> first (see "harness session checkpoints")')
+    .option('--budget <usd>', 'a new budget for the session, all runs together: more than it has spent')
     .addHelpText(
       'after',
       `
 Refuses a session that is still running (exit 4). In the foreground, exits with
 the agent's exit code (128+n if a signal ended it), like harness run; --json
 prints the final record (--detach: as soon as the agent has started). The
-arguments given after -- at the start are passed again.
+arguments given after -- at the start are passed again. A session paused at
+its budget (exit 6) goes on with a larger --budget; the cost so far counts.
 
 Examples:
   harness session resume 3f9a
   harness session resume 3f9a "now add the tests"
   harness session resume --tmux --attach 3f9a
-  harness session resume 3f9a --checkpoint 2 "try another way"`,
+  harness session resume 3f9a --checkpoint 2 "try another way"
+  harness session resume 3f9a --budget 2.00`,
     )
     .action(
       action(
@@ -36,14 +39,18 @@ Examples:
           attach: z.optional(z.boolean()),
           prompt: z.optional(z.string()),
           checkpoint: z.optional(z.string()),
+          budget: z.optional(z.string()),
         }),
         async (options, id: string, words: string[]) => {
+          const { parseBudget } = await import('../../sessions/budget.js')
+          const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
           const { resumeSession } = await import('../../sessions/start.js')
           const { renderDetachedRun, runSummary } = await import('../../render/run.js')
           const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
             detach: options.detach === true,
             tmux: options.attach || options.tmux,
             checkpoint: options.checkpoint,
+            budget,
           })
           if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
           else ctx.out.result(outcome.record, renderDetachedRun)

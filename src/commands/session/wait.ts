@@ -16,9 +16,9 @@ export function registerWait(session: Command, ctx: Context): void {
     .addHelpText(
       'after',
       `
-Exit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED,
-124 on timeout. It prints the final status line (nothing under -q); --json
-prints the final record.
+Exit status: the agent's exit code (128+n if a signal ended it), 4 for PAUSED
+(6 when paused at its --budget), 124 on timeout. It prints the final status line
+(nothing under -q); --json prints the final record.
 
 Example:
   harness session wait "$id" --timeout 1h || echo "failed or timed out: $?"`,
