@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
@@ -18,7 +18,11 @@ function fastOnlyBinary(): string {
   const root = tmpDir()
   mkdirSync(join(root, 'bin'))
   mkdirSync(join(root, 'dist'))
-  copyFileSync(join(ROOT, 'bin', 'harness'), join(root, 'bin', 'harness'))
+  // The launcher too: with no native executable beside it, it runs the node entry, as on a platform without one.
+  for (const name of ['harness', 'harness.cjs']) {
+    copyFileSync(join(ROOT, 'bin', name), join(root, 'bin', name))
+    chmodSync(join(root, 'bin', name), 0o755)
+  }
   copyFileSync(join(ROOT, 'dist', 'fast.cjs'), join(root, 'dist', 'fast.cjs'))
   return join(root, 'bin', 'harness')
 }

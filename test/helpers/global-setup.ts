@@ -10,6 +10,14 @@ import { fileURLToPath } from 'node:url'
 export default function setup(): () => void {
   const bundle = fileURLToPath(new URL('../../dist/harness.cjs', import.meta.url))
   if (!existsSync(bundle)) throw new Error('dist/harness.cjs is missing: run "npm run build" (npm test does)')
+  // The runtime under test (cli.ts, HARNESS_TEST_RUNTIME): the tests run its executable directly, and a
+  // `harness` found on PATH (bin/harness) picks the same one through HARNESS_RUNTIME.
+  const native = process.env.HARNESS_TEST_RUNTIME === 'native'
+  const executable = fileURLToPath(new URL('../../dist/harness-native', import.meta.url))
+  if (native && !existsSync(executable)) {
+    throw new Error('HARNESS_TEST_RUNTIME=native, but dist/harness-native is missing: run "npm run build"')
+  }
+  process.env.HARNESS_RUNTIME = native ? 'native' : 'node'
   const state = mkdtempSync(join(tmpdir(), 'harness-test-state-'))
   process.env.XDG_STATE_HOME = state
   // The per-process template repositories (tmp.ts) live here, so the run's end removes them: a test worker is
