@@ -84,3 +84,11 @@ export async function buildNative({ version }) {
   renameSync(`${NATIVE}.tmp`, NATIVE)
   return NATIVE
 }
+
+// `node scripts/native.mjs bun` prints the bun binary the build uses (the tests run their store workers with
+// it under HARNESS_TEST_RUNTIME=native).
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'bun') {
+  const bun = findBun()
+  if (bun) console.log(bun)
+  else process.exitCode = 1
+}

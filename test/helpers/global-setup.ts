@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +19,14 @@ export default function setup(): () => void {
     throw new Error('HARNESS_TEST_RUNTIME=native, but dist/harness-native is missing: run "npm run build"')
   }
   process.env.HARNESS_RUNTIME = native ? 'native' : 'node'
+  // The runtime the store workers of test/reliability run under (test/fixtures/workers.ts): bun's, the
+  // runtime inside the native executable, when that is under test.
+  if (native) {
+    const script = fileURLToPath(new URL('../../scripts/native.mjs', import.meta.url))
+    process.env.HARNESS_TEST_BUN = execFileSync(process.execPath, [script, 'bun'], {
+      encoding: 'utf8',
+    }).trim()
+  }
   const state = mkdtempSync(join(tmpdir(), 'harness-test-state-'))
   process.env.XDG_STATE_HOME = state
   // The per-process template repositories (tmp.ts) live here, so the run's end removes them: a test worker is
