@@ -57,7 +57,7 @@ let project: { dir: string; env: NodeJS.ProcessEnv }
 
 /** The executable of the harness process that ran an agent in the foreground, under `runtime` (unset: none). */
 async function foregroundRuntime(bin: string, runtime?: string): Promise<string> {
-  const env = { ...project.env, HARNESS_AUTO_CLEANUP: 'off' }
+  const env: NodeJS.ProcessEnv = { ...project.env, HARNESS_AUTO_CLEANUP: 'off' }
   delete env.HARNESS_RUNTIME
   if (runtime !== undefined) env.HARNESS_RUNTIME = runtime
   const run = await runBin(
