@@ -30,7 +30,12 @@ function fastOnlyBinary(): string {
 /** Runs `bin` as the cli helper runs bin/harness: stdin closed, stdout and stderr pipes. */
 function runBin(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // The node runtime, whichever the tests run: this copy has no native executable.
+    const child = spawn(bin, args, {
+      cwd,
+      env: { ...env, HARNESS_RUNTIME: 'node' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
