@@ -36,6 +36,16 @@ const floorList = join(root, 'bench', 'floor-list.cjs')
 // The user's own harness settings must not leak into the measurement.
 const env = { ...process.env, NO_COLOR: '1' }
 for (const key of Object.keys(env)) if (key.startsWith('HARNESS_')) delete env[key]
+// Rows without a suffix are the node runtime's (bin/harness with HARNESS_RUNTIME=node); rows marked "native"
+// the native executable's, through the same bin/harness, as a user runs it (docs/native.md).
+env.HARNESS_RUNTIME = 'node'
+const nativeBuilt = existsSync(join(root, 'dist', 'harness-native'))
+/** [label suffix, environment] of each runtime to measure; the environment is read when a section runs. */
+const runtimes = () => [
+  ['', env],
+  ...(nativeBuilt ? [[', native', { ...env, HARNESS_RUNTIME: 'native' }]] : []),
+]
+if (!nativeBuilt) process.stderr.write('no dist/harness-native: the native rows are left out\n')
 
 const work = realpathSync(await mkdtemp(join(tmpdir(), 'harness-bench-')))
 const cleanUp = () => rmSync(work, { recursive: true, force: true })
@@ -79,9 +89,14 @@ try {
 
   await section('list', async () => {
     const medians = {}
-    for (const count of [1000, 10_000, 100_000]) {
+    for (const [count, suffix, runtimeEnv] of [
+      ...[1000, 10_000, 100_000].map((count) => [count, '', env]),
+      ...runtimes()
+        .slice(1)
+        .flatMap(([suffix, native]) => [1000, 10_000].map((count) => [count, suffix, native])),
+    ]) {
       const { dir, sessionsDir } = projects[count]
-      const subject = { command: harness, args: ['session', 'list', '--json'], cwd: dir, env }
+      const subject = { command: harness, args: ['session', 'list', '--json'], cwd: dir, env: runtimeEnv }
       const floor = {
         label: 'read+parse+print',
         command: 'node',
@@ -97,14 +112,14 @@ try {
       }
       const big = count === 100_000
       const row = await compare({
-        label: `list --json, ${count.toLocaleString('en')} records`,
+        label: `list --json, ${count.toLocaleString('en')} records${suffix}`,
         subject,
         floor,
         runs: big ? 3 : 9,
         warmup: big ? 1 : 2,
         aim: count === 10_000 ? 1.25 : undefined,
       })
-      medians[count] = row.median
+      if (!suffix) medians[count] = row.median
       row.peakMb = await peakRssMb(subject)
       row.floorPeakMb = await peakRssMb(floor)
       if (big) {
@@ -168,22 +183,25 @@ try {
     mkdirSync(worktree, { recursive: true })
     const expected = `${worktree}\n`
     const floor = { label: 'node -e 0', command: 'node', args: ['-e', '0'], cwd: dir, env }
-    const binaries = [['', harness]]
+    const binaries = runtimes().map(([suffix, runtimeEnv]) => [suffix, harness, runtimeEnv])
     // The single executable, when it can be built here (npm run build:sea).
     try {
       const sea = join(work, 'harness-sea')
       await output({ command: 'node', args: [join(root, 'scripts', 'build-sea.mjs'), sea], cwd: root, env })
-      binaries.push([', single executable', sea])
+      binaries.push([', single executable', sea, env])
     } catch (error) {
       process.stderr.write(`   single executable not built: ${error.message}\n`)
     }
-    for (const [suffix, command] of binaries) {
-      const subject = { command, args: ['session', 'path', id], cwd: dir, env }
+    for (const [suffix, command, runtimeEnv] of binaries) {
+      const subject = { command, args: ['session', 'path', id], cwd: dir, env: runtimeEnv }
       const printed = await output(subject)
       if (printed !== expected) throw new Error(`session path printed ${JSON.stringify(printed)}`)
-      for (const [label, args] of [
-        [`path <id>, 10,000 records${suffix}`, subject.args],
-        [`--help${suffix}`, ['--help']],
+      // SPEC §9: the node bundle's aims, and the native executable's (show has an aim only there).
+      const native = suffix === ', native'
+      for (const [label, args, aim] of [
+        [`path <id>, 10,000 records${suffix}`, subject.args, native ? 0.35 : 1.15],
+        [`show <id>, 10,000 records${suffix}`, ['session', 'show', id], native ? 0.6 : undefined],
+        [`--help${suffix}`, ['--help'], native ? 0.4 : 1.15],
       ]) {
         const row = await compare({
           label,
@@ -191,7 +209,7 @@ try {
           floor,
           runs: 31,
           warmup: 3,
-          aim: 1.15,
+          aim,
         })
         process.stderr.write(
           `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
@@ -203,21 +221,25 @@ try {
   await section('run-overhead', async () => {
     const dir = join(work, 'run-overhead')
     mkdirSync(dir)
-    const subject = {
-      command: harness,
-      args: ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'true'],
-      cwd: dir,
-      env,
+    for (const [suffix, runtimeEnv] of runtimes()) {
+      const subject = {
+        command: harness,
+        args: ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'true'],
+        cwd: dir,
+        env: runtimeEnv,
+      }
+      const floor = { label: 'true', command: 'true', args: [], cwd: dir, env }
+      const row = await compare({
+        label: `run --no-worktree -a exec -- true${suffix}`,
+        subject,
+        floor,
+        runs: 15,
+        aimOverheadMs: 80,
+      })
+      process.stderr.write(
+        `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
+      )
     }
-    const floor = { label: 'true', command: 'true', args: [], cwd: dir, env }
-    const row = await compare({
-      label: 'run --no-worktree -a exec -- true',
-      subject,
-      floor,
-      runs: 15,
-      aimOverheadMs: 80,
-    })
-    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
   })
 
   await section('run-worktree', async () => {
@@ -235,26 +257,47 @@ try {
     writeFileSync(join(repo, 'README.md'), '# bench\n')
     await output({ command: 'git', args: ['add', '-A'], cwd: repo, env: gitEnv })
     await output({ command: 'git', args: ['commit', '-qm', 'initial'], cwd: repo, env: gitEnv })
-    const row = await compare({
-      label: 'run -a exec -- true (worktree)',
-      subject: { command: harness, args: ['run', '-q', '-a', 'exec', '--', 'true'], cwd: repo, env: gitEnv },
-      floor: {
-        label: 'git worktree add -b',
-        command: 'git',
-        args: (n) => ['worktree', 'add', '-q', '-b', `floor/${n}`, join(work, 'floor-worktrees', String(n))],
-        cwd: repo,
-        env: gitEnv,
-      },
-      runs: 9,
-      aim: 1.2,
-    })
-    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
+    for (const [suffix, runtimeEnv] of runtimes()) {
+      const row = await compare({
+        label: `run -a exec -- true (worktree)${suffix}`,
+        subject: {
+          command: harness,
+          args: ['run', '-q', '-a', 'exec', '--', 'true'],
+          cwd: repo,
+          env: { ...gitEnv, HARNESS_RUNTIME: runtimeEnv.HARNESS_RUNTIME },
+        },
+        floor: {
+          label: 'git worktree add -b',
+          command: 'git',
+          args: (n) => [
+            'worktree',
+            'add',
+            '-q',
+            '-b',
+            `floor${suffix ? '-native' : ''}/${n}`,
+            join(work, `floor-worktrees${suffix ? '-native' : ''}`, String(n)),
+          ],
+          cwd: repo,
+          env: gitEnv,
+        },
+        runs: 9,
+        aim: suffix ? 1.5 : 1.2,
+      })
+      process.stderr.write(
+        `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
+      )
+    }
   })
 
   await section('kill', async () => {
     // From starting `harness session kill` to its exit, which happens once KILLED is recorded; the agent
     // (`sleep`) obeys SIGTERM. Includes the CLI's own start-up.
-    const dir = join(work, 'kill-latency')
+    for (const [suffix, runtimeEnv] of runtimes()) await killRow(suffix, runtimeEnv)
+  })
+
+  /** Kill latency under one runtime. */
+  async function killRow(suffix, env) {
+    const dir = join(work, `kill-latency${suffix ? '-native' : ''}`)
     mkdirSync(dir)
     const samples = []
     for (let i = 0; i < 11; i++) {
@@ -273,13 +316,13 @@ try {
       if (status !== 'KILLED') throw new Error(`session ${id} is ${status} after kill`)
     }
     const row = recordSamples({
-      label: 'kill → KILLED recorded (obedient agent)',
+      label: `kill → KILLED recorded (obedient agent)${suffix}`,
       samples,
       aimMs: 150,
       note: 'absolute',
     })
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms\n`)
-  })
+  }
 
   await section('cleanup', async () => {
     const { benchCleanup } = await import('./cleanup.mjs')

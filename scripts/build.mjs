@@ -5,15 +5,18 @@
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
 // with, captured here from the bundle and the record schema so that it cannot differ from them.
+// Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
+// which bin/harness runs when it is there (docs/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { evalModule } from './eval-module.mjs'
+import { buildNative } from './native.mjs'
 
 const bundle = 'dist/harness.cjs'
-const harness = new URL('../bin/harness', import.meta.url).pathname
+const harness = new URL('../bin/harness.cjs', import.meta.url).pathname
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 
@@ -99,6 +102,8 @@ try {
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }
+
+await buildNative({ version: pkg.version })
 
 /** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
 async function recordShape() {

@@ -3,7 +3,12 @@
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/store.test.ts`).
+// The end-to-end tests then run a second time with the native executable as the harness under test
+// (HARNESS_TEST_RUNTIME=native, docs/native.md): the first pass proves the node runtime, the second bun's.
+// Without a native executable (a platform bun does not build for) that pass is skipped and said so, except
+// under CI, where it is a failure.
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { constants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
@@ -22,9 +27,13 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 
 /** Runs a command to its end; `capture` keeps its output (both streams, in order) instead of passing it on. */
-function run(command, args, capture) {
+function run(command, args, capture, env = process.env) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit' })
+    const child = spawn(command, args, {
+      cwd: root,
+      env,
+      stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    })
     running.add(child)
     const chunks = []
     if (capture) for (const stream of [child.stdout, child.stderr]) stream.on('data', (c) => chunks.push(c))
@@ -53,6 +62,21 @@ const tests =
     ? await run(bin('vitest'), ['run', ...process.argv.slice(2)], false)
     : build
 let code = build.code || tests.code
+if (build.code === 0 && !interrupted) {
+  if (existsSync(fileURLToPath(new URL('../dist/harness-native', import.meta.url)))) {
+    process.stdout.write(
+      '\nThe end-to-end tests again, against the native executable (HARNESS_TEST_RUNTIME=native):\n',
+    )
+    const args = ['run', '--project', 'e2e', '--passWithNoTests', ...process.argv.slice(2)]
+    const native = await run(bin('vitest'), args, false, { ...process.env, HARNESS_TEST_RUNTIME: 'native' })
+    code ||= native.code
+  } else {
+    process.stdout.write(
+      '\nno native executable (dist/harness-native): the end-to-end tests ran on node only\n',
+    )
+    if (process.env.CI) code ||= 1
+  }
+}
 for (const [name, pending] of checks) {
   const { code: checkCode, output } = await pending
   process.stdout.write(output)

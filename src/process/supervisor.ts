@@ -357,10 +357,21 @@ export async function startDetachedHarness(
   }
 }
 
-/** The argv that runs this harness again with `args` (under a single executable the binary is the entry). */
+/**
+ * The argv that runs this harness again with `args`: under node, node and the entry script (bin/harness.cjs);
+ * under a single executable, node's or bun's (docs/native.md), the executable alone, whose argv[1] is the
+ * script it carries inside, not a file to run.
+ */
 export function harnessCommand(...args: string[]): string[] {
   const entry = process.argv[1]
-  return entry && !isSingleExecutable() ? [process.execPath, entry, ...args] : [process.execPath, ...args]
+  return entry && !isSingleExecutable() && !isBunExecutable(entry)
+    ? [process.execPath, entry, ...args]
+    : [process.execPath, ...args]
+}
+
+/** Bun's compiled executables name their embedded entry under /$bunfs/ (B:/~BUN/ on Windows). */
+function isBunExecutable(entry: string): boolean {
+  return process.versions.bun !== undefined && /^(\/\$bunfs\/|[A-Z]:[\\/]~BUN[\\/])/.test(entry)
 }
 
 function isSingleExecutable(): boolean {

@@ -1,7 +1,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { delimiter, dirname } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { HARNESS_BIN } from '../helpers/cli.js'
+import { HARNESS_LAUNCHER } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
@@ -19,7 +19,7 @@ function shell(name: string, args: string[]): string {
 beforeAll(async () => {
   repo = tmpGitRepo()
   id = (await finishedSession(repo, 'true', ['--prompt', 'tidy the docs'])).id
-  env = { ...repo.env, PATH: `${dirname(HARNESS_BIN)}${delimiter}${repo.env.PATH ?? ''}` }
+  env = { ...repo.env, PATH: `${dirname(HARNESS_LAUNCHER)}${delimiter}${repo.env.PATH ?? ''}` }
 })
 
 describe('shell completion', () => {

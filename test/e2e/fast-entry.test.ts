@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync } from 'node:fs'
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
@@ -18,7 +18,11 @@ function fastOnlyBinary(): string {
   const root = tmpDir()
   mkdirSync(join(root, 'bin'))
   mkdirSync(join(root, 'dist'))
-  copyFileSync(join(ROOT, 'bin', 'harness'), join(root, 'bin', 'harness'))
+  // The launcher too: with no native executable beside it, it runs the node entry, as on a platform without one.
+  for (const name of ['harness', 'harness.cjs']) {
+    copyFileSync(join(ROOT, 'bin', name), join(root, 'bin', name))
+    chmodSync(join(root, 'bin', name), 0o755)
+  }
   copyFileSync(join(ROOT, 'dist', 'fast.cjs'), join(root, 'dist', 'fast.cjs'))
   return join(root, 'bin', 'harness')
 }
@@ -26,7 +30,12 @@ function fastOnlyBinary(): string {
 /** Runs `bin` as the cli helper runs bin/harness: stdin closed, stdout and stderr pipes. */
 function runBin(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // The node runtime, whichever the tests run: this copy has no native executable.
+    const child = spawn(bin, args, {
+      cwd,
+      env: { ...env, HARNESS_RUNTIME: 'node' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

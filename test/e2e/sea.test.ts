@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { HARNESS_BIN, json } from '../helpers/cli.js'
+import { json, NODE_ENTRY } from '../helpers/cli.js'
 import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 
 const BUILD_SEA = fileURLToPath(new URL('../../scripts/build-sea.mjs', import.meta.url))
@@ -41,7 +41,7 @@ describe('single executable (npm run build:sea)', () => {
     // The same answers from the small main script and from the bundle it carries (docs/performance.md).
     const full = { ...env, HARNESS_NO_FAST_PATH: '1' }
     expect(run(binary, ['session', 'path', id], dir, full).stdout).toBe(`${dir}\n`)
-    const help = execFileSync(process.execPath, [HARNESS_BIN, '--help'], {
+    const help = execFileSync(process.execPath, [NODE_ENTRY, '--help'], {
       cwd: dir,
       env: full,
       encoding: 'utf8',

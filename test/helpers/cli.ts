@@ -4,7 +4,25 @@ import { fileURLToPath } from 'node:url'
 import type { CliIo } from '../../src/cli/io.js'
 import { autoCleanupOffByEnv } from '../../src/sessions/auto-cleanup.js'
 
-export const HARNESS_BIN = fileURLToPath(new URL('../../bin/harness', import.meta.url))
+/**
+ * Which runtime the tests' harness processes are: `node` (the default: bin/harness.cjs and the node bundle) or
+ * `native` (HARNESS_TEST_RUNTIME=native: dist/harness-native, which `npm run build` makes, and then every
+ * command runs as a process, as under HARNESS_TEST_BINARY=1, so that the native executable answers them all).
+ */
+export const TEST_RUNTIME: 'node' | 'native' =
+  process.env.HARNESS_TEST_RUNTIME === 'native' ? 'native' : 'node'
+
+/** The node runtime's entry script: what `harness` runs under node, and what it runs again to start itself. */
+export const NODE_ENTRY = fileURLToPath(new URL('../../bin/harness.cjs', import.meta.url))
+
+/** The native executable `npm run build` makes. */
+export const NATIVE_BIN = fileURLToPath(new URL('../../dist/harness-native', import.meta.url))
+
+/** The `harness` command (the launcher that picks a runtime; the tests' HARNESS_RUNTIME picks theirs). */
+export const HARNESS_LAUNCHER = fileURLToPath(new URL('../../bin/harness', import.meta.url))
+
+/** The `harness` the tests run as a user would: the executable of the runtime under test. */
+export const HARNESS_BIN = TEST_RUNTIME === 'native' ? NATIVE_BIN : NODE_ENTRY
 
 export interface CliResult {
   exitCode: number | null
@@ -41,6 +59,7 @@ export function cli(args: string[], options: CliOptions): Promise<CliResult> {
   const binary =
     options.process === true ||
     process.env.HARNESS_TEST_BINARY === '1' ||
+    TEST_RUNTIME === 'native' ||
     needsProcess(args, options.env ?? process.env)
   return binary ? cliProcess(args, options) : cliInProcess(args, options)
 }
@@ -128,10 +147,10 @@ export async function cliInProcess(
   }
   // What harness runs to start itself again (the supervisor in tmux of a resumed session hosted there, by
   // src/process/supervisor.ts `harnessCommand`) is node with this process's entry script: while any command
-  // runs in the worker, that is the binary's, not vitest's.
+  // runs in the worker, that is the node runtime's, not vitest's.
   if (inWorker.depth++ === 0) {
     inWorker.entry = process.argv[1]
-    process.argv[1] = HARNESS_BIN
+    process.argv[1] = NODE_ENTRY
   }
   const alone = inWorker.depth === 1
   const listenersBefore = signalListeners()
@@ -153,7 +172,7 @@ export async function cliInProcess(
   return { exitCode: outcome.code, signal: null, stdout: stdout.text, stderr: stderr.text }
 }
 
-/** Runs the built `bin/harness` as a user would: real process, no TTY, stdin closed. */
+/** Runs the built harness (HARNESS_BIN) as a user would: real process, no TTY, stdin closed. */
 function cliProcess(args: string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(HARNESS_BIN, args, {

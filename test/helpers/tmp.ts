@@ -22,7 +22,8 @@ export function tmpDir(prefix = 'harness-test-'): string {
 export function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const key of Object.keys(env)) {
-    if (key.startsWith('HARNESS_') || key.startsWith('GIT_')) delete env[key]
+    // HARNESS_RUNTIME stays: the runtime under test, which `harness` on PATH (bin/harness) runs (global-setup.ts).
+    if ((key.startsWith('HARNESS_') && key !== 'HARNESS_RUNTIME') || key.startsWith('GIT_')) delete env[key]
   }
   return {
     ...env,
