@@ -17,6 +17,7 @@ import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
+import { logPathFor } from '../project.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { lastRun } from './liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from './outcome.js'
@@ -113,10 +114,6 @@ export function newRun(
     pid_namespace: supervisor.pid_namespace,
     detached,
   }
-}
-
-export function logPathFor(logsDir: string, id: string): string {
-  return join(logsDir, `${id}.log`)
 }
 
 export function openLog(plan: RunPlan): number {

@@ -31,7 +31,8 @@ Examples:
     .action(
       action(ExportOptionsSchema, async (options, id: string) => {
         const { exportSession } = await import('../../sessions/export.js')
-        const data = await exportSession(ctx, id)
+        const { logSink } = await import('../../render/log-stream.js')
+        const data = await exportSession(ctx, id, (write) => logSink(write))
         if (options.format === 'json' && !ctx.options.json) {
           ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)
           return
