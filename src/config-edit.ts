@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import * as z from 'zod/mini'
 import { HarnessConfigSchema, readConfigFile, userConfigFile } from './config.js'
+import { replaceFileDurably } from './durable.js'
 import { ConfigError, IllegalStateError, UsageError } from './errors.js'
 import type { ProjectPaths } from './project.js'
-import { replaceFileDurably } from './sessions/durable.js'
 
 /**
  * `harness config get/set/unset/list`: one file at a time (the project's, or the user's with --user), every

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { accessSync, constants, readdirSync, statSync } from 'node:fs'
-import type { Context } from './cli/context.js'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
 import { HarnessError } from './errors.js'
+import type { SessionEnv } from './sessions/ports.js'
 
 /** One line of `harness doctor`: `fail` makes harness unusable here; `warn` is worth a look. */
 export interface DoctorCheck {
@@ -25,7 +25,7 @@ const PROBE_TIMEOUT_MS = 5000
  */
 const AGENT_PROBE_TIMEOUT_MS = 30_000
 
-/** Runs a tool briefly (`git --version`, `claude --help`): its output, or null when it cannot run. */
+/** Runs a tool briefly (`tmux -V`, `claude --help`): its output, or null when it cannot run. */
 function probe(
   command: string,
   args: string[],
@@ -52,15 +52,16 @@ const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? ''
  * `harness doctor`: what harness needs here (git, a usable .harness, trusted config, the agents) and what is
  * worth a look (stale or foreign sessions, agent CLIs whose flags changed). Usable means no `fail` line.
  */
-export async function runDoctor(ctx: Context): Promise<DoctorReport> {
+export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
   const checks: DoctorCheck[] = []
   const env = ctx.env
 
-  const gitVersion = await probe('git', ['--version'], env, ctx.cwd)
+  const { gitVersion } = await import('./git/version.js')
+  const git = await gitVersion(ctx.cwd, env)
   checks.push(
-    gitVersion === null
+    git === null
       ? { name: 'git', status: 'fail', detail: 'not installed or not on PATH', hint: 'install git' }
-      : { name: 'git', status: 'ok', detail: firstLine(gitVersion).replace(/^git version /, '') },
+      : { name: 'git', status: 'ok', detail: git },
   )
 
   const paths = await ctx.project()
@@ -155,7 +156,7 @@ function configProblem(name: string, error: unknown): DoctorCheck {
   }
 }
 
-async function agentChecks(ctx: Context, config: HarnessConfig): Promise<DoctorCheck[]> {
+async function agentChecks(ctx: SessionEnv, config: HarnessConfig): Promise<DoctorCheck[]> {
   const { listProviders } = await import('./providers/args.js')
   const { flagsMissingFromHelp } = await import('./providers/help.js')
   const { assertExecutable } = await import('./process/supervisor.js')
@@ -197,7 +198,7 @@ async function agentChecks(ctx: Context, config: HarnessConfig): Promise<DoctorC
   )
 }
 
-async function sessionChecks(ctx: Context): Promise<DoctorCheck[]> {
+async function sessionChecks(ctx: SessionEnv): Promise<DoctorCheck[]> {
   const { computeLiveness } = await import('./sessions/liveness.js')
   const records = (await ctx.store()).list()
   const stale = records.filter((r) => {

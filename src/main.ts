@@ -1,4 +1,4 @@
-import { runCli } from './cli/entry.js'
+import { runCli } from './app/entry.js'
 import { processIo } from './cli/io.js'
 
 /** The entry point, and the only place that sets process.exitCode (or re-raises a signal). */

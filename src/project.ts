@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { homedir } from 'node:os'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { IllegalStateError, UsageError } from './errors.js'
 
 /** Where a project's state lives (README.md, "Where things live"). */
@@ -26,6 +27,18 @@ export function pathsFor(harnessDir: string): ProjectPaths {
     configFile: join(harnessDir, 'config.json'),
     exists: isDirectory(harnessDir),
   }
+}
+
+/** `$XDG_STATE_HOME/harness`, else `~/.local/state/harness` (a relative XDG path is ignored, per the XDG spec). */
+export function userStateDir(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_STATE_HOME
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state')
+  return join(base, 'harness')
+}
+
+/** A session's log: `.harness/logs/<id>.log`. */
+export function logPathFor(logsDir: string, id: string): string {
+  return join(logsDir, `${id}.log`)
 }
 
 /**

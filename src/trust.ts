@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
+import { replaceFileDurably } from './durable.js'
 import { ExitCode, HarnessError, UsageError } from './errors.js'
-import { replaceFileDurably } from './sessions/durable.js'
-import { userStateDir } from './sessions/seal.js'
+import { userStateDir } from './project.js'
 
 /**
  * Project config trust (docs/security.md): `.harness/config.json` may come from a clone, so it is used only

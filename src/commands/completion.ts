@@ -33,8 +33,9 @@ Examples:
       action(z.object({}), async (_options, shell: string) => {
         const { complete, renderCompletion } = await import('../cli/completion.js')
         const { completionSources } = await import('../sessions/completion.js')
+        const { taskLabel } = await import('../render/session.js')
         const words = ctx.passthrough.length ? ctx.passthrough : ['']
-        const result = await complete(program, words, completionSources(ctx))
+        const result = await complete(program, words, completionSources(ctx, taskLabel))
         ctx.out.writeOut(renderCompletion(result, shell as 'bash'))
       }),
     )

@@ -1,4 +1,6 @@
-import type { AgentState } from '../sessions/schema.js'
+/** What an interactive agent's screen says it is doing (recorded as the session's `state`). */
+export const AGENT_STATES = ['busy', 'waiting', 'idle'] as const
+export type AgentState = (typeof AGENT_STATES)[number]
 
 /**
  * How to read an agent's state from its screen (the text of its tmux pane), per provider, as data

@@ -150,7 +150,7 @@ export async function listChains(ctx: SessionEnv): Promise<ChainView[]> {
 async function adoptableSession(ctx: SessionEnv, input: string, taken: Set<string>): Promise<SessionView> {
   const { getSession } = await import('./query.js')
   const session = await getSession(ctx, input)
-  const { assertSealed } = await import('./start.js')
+  const { assertSealed } = await import('./seal.js')
   assertSealed(session)
   if (taken.has(session.id)) throw new UsageError(`session "${session.id}" is already a step of this chain`)
   taken.add(session.id)

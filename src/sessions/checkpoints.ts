@@ -6,7 +6,7 @@ import { FileLock } from './lock.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { Checkpoint, CheckpointTrigger, SessionRecord } from './schema.js'
-import { assertSealed } from './start.js'
+import { assertSealed } from './seal.js'
 import type { SessionStore } from './store.js'
 
 /** Where a session's checkpoints live in git (removed with the session; see docs/continuity.md). */

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import type { SessionEnv } from './ports.js'
+import type { SessionRecord } from './schema.js'
 
 /** One candidate for the word being completed; the description is shown by zsh and fish. */
 export interface Candidate {
@@ -21,13 +22,16 @@ const MAX_TASK = 60
  * Session ids (newest first, described by status and task) and agent names, read without writing anything.
  * A broken record or config must not break Tab: what cannot be read is left out.
  */
-export function completionSources(ctx: SessionEnv): CompletionSources {
+export function completionSources(
+  ctx: SessionEnv,
+  /** A session's task on one line (the CLI gives the list's own label). */
+  taskLabel: (session: SessionRecord) => string,
+): CompletionSources {
   return {
     sessions: async () => {
       try {
         const paths = await ctx.project()
         if (!paths.exists) return []
-        const { taskLabel } = await import('../render/session.js')
         const store = await ctx.store()
         return store
           .list()

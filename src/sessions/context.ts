@@ -2,10 +2,10 @@ import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs'
 import { DEFAULT_CONTEXT_MAX_BYTES, type HarnessConfig } from '../config.js'
 import { HarnessError } from '../errors.js'
 import type { LogEntry } from '../history/events.js'
+import { logPathFor } from '../project.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
-import { logPathFor } from './runner.js'
-import { assertSealed } from './start.js'
+import { assertSealed } from './seal.js'
 
 /** What `run --context-from <id>` tells the next agent about one earlier session (docs/continuity.md). */
 export interface ContextSource {

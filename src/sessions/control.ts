@@ -115,19 +115,11 @@ async function stopRun(
       'SESSION_UNVERIFIED',
     )
   }
-  const request: StopRequest & { grace_ms: number } = {
-    action,
-    at: new Date().toISOString(),
-    by_pid: process.pid,
-    grace_ms: graceMs,
-  }
-  const committed = await store.update(id, (current) =>
-    current.status === 'RUNNING' && !current.stop_request ? { ...current, stop_request: request } : undefined,
-  )
+  const request = stopRequest(action, graceMs)
+  const committed = await commitStopRequest(store, id, request)
   const ours = (record: SessionRecord) =>
     record.stop_request?.by_pid === request.by_pid && record.stop_request?.at === request.at
   if (committed.status !== 'RUNNING') return finish(committed, action, ours, 'none', lastRun(committed)?.n)
-  if (ctx.env.HARNESS_TEST_HOLD_AFTER_STOP_REQUEST === '1') await holdForever()
 
   const run = lastRun(committed)
   // The request is for this run only: once it has ended, a resume may have started another, which is not ours
@@ -169,8 +161,28 @@ async function stopRun(
  * Test hook: the request is committed and nothing more happens until the process is killed, so a test can kill
  * the requester at exactly that point (test/e2e/stop-survives.test.ts) without racing it.
  */
-function holdForever(): Promise<never> {
-  return new Promise(() => setInterval(() => {}, 60_000))
+/** The request `kill` or `pause` commits: what, when, by whom, and the grace it asked for. */
+export function stopRequest(
+  action: StopAction,
+  graceMs: number,
+  byPid = process.pid,
+): StopRequest & { grace_ms: number } {
+  return { action, at: new Date().toISOString(), by_pid: byPid, grace_ms: graceMs }
+}
+
+/**
+ * Commits `request` to a RUNNING session that has none yet, and returns the record as it then stands. From
+ * here on the stop no longer depends on its requester: the supervisor watching its record carries it out
+ * (stop-watch.ts), even if the requester dies before it signals anyone.
+ */
+export function commitStopRequest(
+  store: SessionStore,
+  id: string,
+  request: StopRequest,
+): Promise<SessionRecord> {
+  return store.update(id, (current) =>
+    current.status === 'RUNNING' && !current.stop_request ? { ...current, stop_request: request } : undefined,
+  )
 }
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */

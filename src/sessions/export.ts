@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import type { FileChange } from '../git/diff.js'
 import { type Cost, runTimeMs, sumCost } from '../history/usage.js'
-import { sessionLog, streamLog } from './logs.js'
+import { type LogSink, sessionLog, streamLog } from './logs.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 
@@ -62,9 +62,13 @@ export interface SessionExport {
 
 const orNull = <T>(value: T | null | undefined): T | null => value ?? null
 
+/** Turns a log's bytes into the lines `session logs` shows, passed to `write` (the CLI gives render/'s). */
+export type ReadableLog = (write: (text: string) => void) => LogSink
+
 export async function exportSession(
   ctx: SessionEnv,
   input: string,
+  readable: ReadableLog,
   now = new Date(),
 ): Promise<SessionExport> {
   const session = await getSession(ctx, input)
@@ -120,7 +124,7 @@ export async function exportSession(
         }
       : sumCost(session.runs),
     context_from: session.context_from ?? [],
-    log: await logTail(ctx, session.id),
+    log: await logTail(ctx, session.id, readable),
     exported_at: now.toISOString(),
   }
 }
@@ -152,7 +156,7 @@ async function changesOf(
 }
 
 /** The last lines of the readable log, keeping only those in memory. */
-async function logTail(ctx: SessionEnv, id: string): Promise<SessionExport['log']> {
+async function logTail(ctx: SessionEnv, id: string, readable: ReadableLog): Promise<SessionExport['log']> {
   const paths = await ctx.project()
   const path = join(paths.logsDir, `${id}.log`)
   try {
@@ -161,11 +165,10 @@ async function logTail(ctx: SessionEnv, id: string): Promise<SessionExport['log'
     return null
   }
   const info = await sessionLog(ctx, id)
-  const { LogRenderer } = await import('../history/log-stream.js')
   const lines: string[] = []
   let total = 0
   let pending = ''
-  const renderer = new LogRenderer((text) => {
+  const renderer = readable((text) => {
     pending += text
     let newline = pending.indexOf('\n')
     while (newline >= 0) {
@@ -176,16 +179,6 @@ async function logTail(ctx: SessionEnv, id: string): Promise<SessionExport['log'
       newline = pending.indexOf('\n')
     }
   })
-  await streamLog(
-    ctx,
-    info,
-    false,
-    {
-      feed: (chunk, position) => renderer.feed(chunk, position),
-      runs: (runs) => renderer.setRuns(runs),
-      finish: (size) => renderer.finish(size),
-    },
-    () => false,
-  )
+  await streamLog(ctx, info, false, renderer, () => false)
   return { lines, total_lines: total }
 }

@@ -1,7 +1,7 @@
 import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { asDiskFault } from '../durable.js'
 import { LockTimeoutError } from '../errors.js'
 import { checkIdentity, selfIdentity } from '../process/identity.js'
-import { asDiskFault } from './durable.js'
 
 /**
  * A cross-process lock file that is broken as soon as its holder is verifiably dead.

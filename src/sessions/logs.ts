@@ -1,9 +1,9 @@
 import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { type RunBoundary, runBoundaries } from '../history/log-stream.js'
+import { logPathFor } from '../project.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
-import { logPathFor } from './runner.js'
 
 export class NoLogError extends HarnessError {
   constructor(id: string, path: string) {

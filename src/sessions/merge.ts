@@ -5,7 +5,7 @@ import { assertNotRunning } from './checkpoints.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { SessionRecord } from './schema.js'
-import { assertSealed } from './start.js'
+import { assertSealed } from './seal.js'
 
 export type MergeStrategy = 'merge' | 'squash' | 'rebase'
 

@@ -18,6 +18,7 @@ import type { RunHost } from '../process/host.js'
 import { identify, type ProcessIdentity } from '../process/identity.js'
 import type { LogWriteFailure } from '../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../process/supervisor.js'
+import { logPathFor } from '../project.js'
 import type { HeadlessOutput } from '../providers/schema.js'
 import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from './budget.js'
 import { lastRun } from './liveness.js'
@@ -119,10 +120,6 @@ export function newRun(
     pid_namespace: supervisor.pid_namespace,
     detached,
   }
-}
-
-export function logPathFor(logsDir: string, id: string): string {
-  return join(logsDir, `${id}.log`)
 }
 
 export function openLog(plan: RunPlan): number {

@@ -16,8 +16,6 @@ export const SessionStatusSchema = z.pipe(
   ),
   z.enum(SESSION_STATUSES),
 )
-export const AGENT_STATES = ['busy', 'waiting', 'idle'] as const
-export type AgentState = (typeof AGENT_STATES)[number]
 export type SessionStatus = (typeof SESSION_STATUSES)[number]
 
 /** ISO 8601 with a zone; records written by older tools may lack milliseconds. */

@@ -1,18 +1,12 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { isAbsolute, join } from 'node:path'
-import { ExitCode, HarnessError } from '../errors.js'
-import { asDiskFault, writeNewFileDurably } from './durable.js'
+import { join } from 'node:path'
+import { asDiskFault, writeNewFileDurably } from '../durable.js'
+import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
+import { userStateDir } from '../project.js'
+import type { SessionRecord } from './schema.js'
 
 const KEY_BYTES = 32
-
-/** `$XDG_STATE_HOME/harness`, else `~/.local/state/harness` (a relative XDG path is ignored, per the XDG spec). */
-export function userStateDir(env: NodeJS.ProcessEnv): string {
-  const xdg = env.XDG_STATE_HOME
-  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state')
-  return join(base, 'harness')
-}
 
 export function sealKeyFile(env: NodeJS.ProcessEnv): string {
   return join(userStateDir(env), 'key')
@@ -142,4 +136,14 @@ function makeKey(file: string): Buffer {
     )
   }
   return key
+}
+
+/** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
+export function assertSealed(record: SessionRecord): void {
+  if (record.sealed === true) return
+  throw new IllegalStateError(
+    `session "${record.id}" is foreign (not sealed by harness for this user): it is shown but never acted on`,
+    `check what it names with "harness session show ${record.id}", then "harness session adopt ${record.id}"`,
+    'FOREIGN',
+  )
 }

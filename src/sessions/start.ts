@@ -50,6 +50,7 @@ import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
+import { assertSealed } from './seal.js'
 import {
   newSessionRecord,
   planWorkspace,
@@ -876,16 +877,6 @@ function announce(ctx: SessionEnv, record: SessionRecord, mode: RunPlan['mode'])
   if (mode === 'background') return
   const branch = record.git_branch ? ` (branch ${record.git_branch})` : ' (no worktree)'
   ctx.notice(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
-}
-
-/** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
-export function assertSealed(record: SessionRecord): void {
-  if (record.sealed === true) return
-  throw new IllegalStateError(
-    `session "${record.id}" is foreign (not sealed by harness for this user): it is shown but never acted on`,
-    `check what it names with "harness session show ${record.id}", then "harness session adopt ${record.id}"`,
-    'FOREIGN',
-  )
 }
 
 async function getExact(store: SessionStore, id: string) {

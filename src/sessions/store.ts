@@ -14,8 +14,6 @@ import {
 } from 'node:fs'
 import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { CorruptRecordError, IllegalStateError, SessionExistsError, SessionNotFoundError } from '../errors.js'
-import { processExists } from '../process/identity.js'
 import {
   asDiskFault,
   fsyncDir,
@@ -23,7 +21,9 @@ import {
   replaceFileDurably,
   type WriteFs,
   writeNewFileDurably,
-} from './durable.js'
+} from '../durable.js'
+import { CorruptRecordError, IllegalStateError, SessionExistsError, SessionNotFoundError } from '../errors.js'
+import { processExists } from '../process/identity.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'

@@ -1,8 +1,10 @@
 import { closeSync } from 'node:fs'
 import { identify } from '../process/identity.js'
+import { logPathFor } from '../project.js'
+import type { AgentState } from '../providers/states.js'
 import { lastRun } from './liveness.js'
-import { logPathFor, openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
-import type { AgentState, SessionRecord } from './schema.js'
+import { openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
+import type { SessionRecord } from './schema.js'
 import type { SessionStore } from './store.js'
 
 /** How often the supervisor reads the agent's screen. */

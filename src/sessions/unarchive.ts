@@ -13,13 +13,12 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { fsyncDir } from '../durable.js'
 import { IllegalStateError, SessionNotFoundError, UsageError } from '../errors.js'
 import type { ArchivedSession } from '../history/archive-file.js'
-import { ensureProjectDirs } from '../project.js'
+import { ensureProjectDirs, logPathFor } from '../project.js'
 import { agentDirFor } from './agent-files.js'
-import { fsyncDir } from './durable.js'
 import type { SessionEnv } from './ports.js'
-import { logPathFor } from './runner.js'
 
 export interface RestoredSession {
   id: string

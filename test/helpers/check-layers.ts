@@ -1,13 +1,14 @@
 // The layering rules of docs/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
-// imports the CLI (cli/, commands/), never does its own terminal I/O or reads the environment, and git is
+// imports the CLI (app/, cli/, commands/), never does its own terminal I/O or reads the environment, and git is
 // run only by src/git/. The CLI itself reaches the process's streams, environment and directory only through
 // cli/io.ts (and the small entry, which runs as the process before anything else), so that a command runs the
-// same against any CliIo. Checked by test/unit/layers.test.ts.
+// same against any CliIo. render/ is pure: it imports no node: module. And no import closes a cycle, between
+// modules or between folders (scripts/import-cycles.mjs). Checked by test/unit/layers.test.ts.
+import { spawnSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 
-const DOMAIN = ['sessions', 'git', 'process', 'providers']
-const CLI = ['cli', 'commands']
+const CLI = ['app', 'cli', 'commands']
 /** process.* that only the CLI's context may touch: the domain gets them through its ports. */
 const PROCESS_IO: [string, string][] = [
   ['stdout', 'writes'],
@@ -55,7 +56,9 @@ export function checkLayers(srcDir: string): LayerProblem[] {
           report(`${verb} process.${name} (not through CliIo)`)
       }
     }
-    if (!DOMAIN.includes(top)) continue
+    // Everything else is below the CLI: the domain (sessions/, git/, process/, providers/, history/), render/
+    // and the files at the top (config.ts, trust.ts, ...); only main.ts stands for the process.
+    if (CLI.includes(top) || file === 'main.ts') continue
     const specifiers = code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)
     for (const [, specifier] of specifiers) {
       if (!specifier?.startsWith('.')) continue
@@ -65,7 +68,27 @@ export function checkLayers(srcDir: string): LayerProblem[] {
     for (const [name, verb] of PROCESS_IO) {
       if (new RegExp(`\\bprocess\\.${name}\\b`).test(code)) report(`${verb} process.${name}`)
     }
+    if (top === 'render' && /(?:\bfrom\s*|\bimport\s*\(\s*)['"]node:/.test(code))
+      report('imports a node: module')
     if (/\bconsole\.\w+\(/.test(code)) report('writes to the console')
   }
   return problems
+}
+
+/** What scripts/import-cycles.mjs prints for `srcDir` (each cycle a list of names, the first repeated last). */
+export interface ImportCycles {
+  modules: string[][]
+  folders: string[][]
+  /** The script's exit status: 1 when there is any cycle. */
+  status: number | null
+}
+
+/** Runs scripts/import-cycles.mjs on `srcDir`, as `npm`/CI would, and returns what it found. */
+export function importCycles(srcDir: string): ImportCycles {
+  const script = join(import.meta.dirname, '../../scripts/import-cycles.mjs')
+  const run = spawnSync(process.execPath, [script, srcDir, '--json'], { encoding: 'utf8' })
+  if (run.error) throw run.error
+  if (run.stderr) throw new Error(`import-cycles.mjs: ${run.stderr}`)
+  const found = JSON.parse(run.stdout) as Omit<ImportCycles, 'status'>
+  return { ...found, status: run.status }
 }

@@ -48,7 +48,7 @@ export interface CliOptions {
  * `bin/harness`, a real process as a user starts it: its signals, its pid in records, its exit. So does a
  * foreground run in a project where it would start auto cleanup (a detached harness). Every other command,
  * a foreground `run` or `resume` too, runs inside the test worker through the same entry the binary runs
- * (`runCli`, src/cli/entry.ts) with the given directory, environment and stdin and captured stdout and stderr:
+ * (`runCli`, src/app/entry.ts) with the given directory, environment and stdin and captured stdout and stderr:
  * the same parsing, output and exit status without starting node, which costs about a quarter of a second of
  * CPU each and was most of what the suite spent. A foreground run's record then names the test worker as its
  * supervisor. test/e2e/in-process-cli.test.ts checks that both ways give the same answers;
@@ -132,7 +132,7 @@ export async function cliInProcess(
   args: string[],
   options: Omit<CliOptions, 'process' | 'timeoutMs'>,
 ): Promise<CliResult> {
-  const { runCli } = await import('../../src/cli/entry.js')
+  const { runCli } = await import('../../src/app/entry.js')
   const stdout = new CapturedStream()
   const stderr = new CapturedStream()
   // As the spawned binary has it: no terminal anywhere, stdin the given input (or empty) then closed.

@@ -2,7 +2,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { describe, expect, test } from 'vitest'
-import { runCli } from '../../src/cli/entry.js'
+import { runCli } from '../../src/app/entry.js'
 import {
   type BuiltAnswers,
   type FastAnswer,

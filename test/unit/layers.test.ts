@@ -1,35 +1,95 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { checkLayers } from '../helpers/check-layers.js'
+import { checkLayers, importCycles } from '../helpers/check-layers.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 // The layering rules of docs/design.md ("Layers"), checked on the real source tree.
 describe('layers', () => {
+  const write = (src: string, path: string, text: string) => {
+    mkdirSync(join(src, path, '..'), { recursive: true })
+    writeFileSync(join(src, path), text)
+  }
+
   test('src/ keeps its layers one-way', () => {
     const found = checkLayers(join(import.meta.dirname, '../../src')).map((p) => `${p.file}: ${p.rule}`)
     expect(found).toEqual([])
   })
 
+  test('src/ has no import cycle, between modules or between folders', () => {
+    expect(importCycles(join(import.meta.dirname, '../../src'))).toEqual({
+      modules: [],
+      folders: [],
+      status: 0,
+    })
+  })
+
+  test('the cycle check sees static, dynamic and type imports, and folders at every level', () => {
+    const src = tmpDir()
+    // Modules: a static pair, a pair closed only by a lazy import, a pair closed by a type import.
+    write(src, 'a/static-one.ts', "import { two } from './static-two.js'\nexport const one = two\n")
+    write(src, 'a/static-two.ts', "export { one as two } from './static-one.js'\n")
+    write(src, 'b/lazy-one.ts', "export const one = async () => (await import('./lazy-two.js')).two\n")
+    write(src, 'b/lazy-two.ts', "import { one } from './lazy-one.js'\nexport const two = one\n")
+    write(src, 'c/typed-one.ts', "import type { Two } from './typed-two.js'\nexport type One = Two\n")
+    write(src, 'c/typed-two.ts', "import type { One } from './typed-one.js'\nexport type Two = One | 1\n")
+    // Folders without a module cycle: two top folders, a top file and a folder, two rooms inside a folder.
+    write(src, 'd/one.ts', "export { x } from '../e/one.js'\n")
+    write(src, 'e/two.ts', "export const y = async () => import('../d/two.js')\n")
+    write(src, 'd/two.ts', 'export const z = 1\n')
+    write(src, 'e/one.ts', 'export const x = 1\n')
+    write(src, 'config.ts', "import { s } from './f/low.js'\nexport const c = s\n")
+    write(src, 'f/high.ts', "import { c } from '../config.js'\nexport const h = c\n")
+    write(src, 'f/low.ts', 'export const s = 1\n')
+    write(src, 'g/run.ts', "import { r } from './record/store.js'\nexport const run = r\n")
+    write(src, 'g/record/store.ts', 'export const r = 1\n')
+    write(src, 'g/record/seal.ts', "import type { run } from '../run.js'\nexport type S = typeof run\n")
+    // Not cycles: a comment, a string that only looks like an import, a package, a one-way chain.
+    write(src, 'h/one.ts', "// import { two } from './two.js'\nexport const one = \"from './two.js'\" && 1\n")
+    write(
+      src,
+      'h/two.ts',
+      "import { one } from './one.js'\nimport * as z from 'zod'\nexport const two = [one, z]\n",
+    )
+    const found = importCycles(src)
+    expect(found.status).toBe(1)
+    expect(found.modules).toEqual([
+      ['a/static-one.ts', 'a/static-two.ts', 'a/static-one.ts'],
+      ['b/lazy-one.ts', 'b/lazy-two.ts', 'b/lazy-one.ts'],
+      ['c/typed-one.ts', 'c/typed-two.ts', 'c/typed-one.ts'],
+    ])
+    expect(found.folders).toEqual([
+      ['config', 'f/', 'config'],
+      ['d/', 'e/', 'd/'],
+      ['g/record/', 'g/run', 'g/record/'],
+    ])
+  })
+
   test('the check catches each kind of violation', () => {
     const src = tmpDir()
-    const write = (path: string, text: string) => {
-      mkdirSync(join(src, path, '..'), { recursive: true })
-      writeFileSync(join(src, path), text)
-    }
-    write('cli/context.ts', 'export class Context {}\n')
-    write('cli/output.ts', 'export const width = () => process.stdout.columns ?? process.cwd().length\n')
-    write('cli/io.ts', 'export const io = () => ({ cwd: process.cwd(), env: process.env })\n')
-    write(
+    const put = (path: string, text: string) => write(src, path, text)
+    put('cli/context.ts', 'export class Context {}\n')
+    put('cli/output.ts', 'export const width = () => process.stdout.columns ?? process.cwd().length\n')
+    put('cli/io.ts', 'export const io = () => ({ cwd: process.cwd(), env: process.env })\n')
+    put(
       'commands/run.ts',
       "import { execa } from 'execa'\nexport const ok = () => execa('git', ['status'])\n",
     )
-    write('git/git.ts', "import { execFile } from 'node:child_process'\nexecFile('git', ['status'])\n")
-    write('sessions/a.ts', "import type { Context } from '../cli/context.js'\n")
-    write('process/b.ts', "const { registerRun } = await import('../commands/run.js')\n")
-    write('providers/c.ts', "import { spawn } from 'node:child_process'\nspawn(\"git\", ['log'])\n")
-    write('sessions/d.ts', "process.stdout.write('hi')\nconst e = process.env.HOME\n")
-    write('sessions/e.ts', 'export const fine = 1 // mentions cli/ and process.stdout in a comment\n')
+    put('git/git.ts', "import { execFile } from 'node:child_process'\nexecFile('git', ['status'])\n")
+    put('sessions/a.ts', "import type { Context } from '../cli/context.js'\n")
+    put('process/b.ts', "const { registerRun } = await import('../commands/run.js')\n")
+    put('providers/c.ts', "import { spawn } from 'node:child_process'\nspawn(\"git\", ['log'])\n")
+    put('sessions/d.ts', "process.stdout.write('hi')\nconst e = process.env.HOME\n")
+    put('sessions/e.ts', 'export const fine = 1 // mentions cli/ and process.stdout in a comment\n')
+    put('sessions/f.ts', "export const run = async () => (await import('../app/entry.js')).runCli\n")
+    put('history/g.ts', "import type { Context } from '../cli/context.js'\n")
+    put(
+      'render/h.ts',
+      "import { readFileSync } from 'node:fs'\nexport const text = () => readFileSync('x')\n",
+    )
+    put('config.ts', 'export const home = () => process.env.HOME\n')
+    put('doctor.ts', "import { Context } from './cli/context.js'\nexport const c = Context\n")
+    put('main.ts', "process.stdout.write('the process itself')\n")
     const problems = checkLayers(src)
       .map((p) => `${p.file}: ${p.rule}`)
       .sort()
@@ -37,11 +97,16 @@ describe('layers', () => {
       'cli/output.ts: reads process.cwd (not through CliIo)',
       'cli/output.ts: writes process.stdout (not through CliIo)',
       'commands/run.ts: git is run outside src/git/',
+      'config.ts: reads process.env',
+      'doctor.ts: imports cli/',
+      'history/g.ts: imports cli/',
       'process/b.ts: imports commands/',
       'providers/c.ts: git is run outside src/git/',
+      'render/h.ts: imports a node: module',
       'sessions/a.ts: imports cli/',
       'sessions/d.ts: reads process.env',
       'sessions/d.ts: writes process.stdout',
+      'sessions/f.ts: imports app/',
     ])
   })
 })

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import { EventReader } from '../../src/history/events.js'
-import { LogRenderer, type RunBoundary } from '../../src/history/log-stream.js'
+import type { RunBoundary } from '../../src/history/log-stream.js'
 import { runTimeMs, sumCost } from '../../src/history/usage.js'
+import { LogRenderer } from '../../src/render/log-stream.js'
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/agent-output/${name}`, import.meta.url))
 

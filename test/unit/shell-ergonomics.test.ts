@@ -1,8 +1,8 @@
 import { Readable, Writable } from 'node:stream'
 import type { Command } from 'commander'
 import { describe, expect, test } from 'vitest'
+import { buildProgram } from '../../src/app/program.js'
 import { Output } from '../../src/cli/output.js'
-import { buildProgram } from '../../src/cli/program.js'
 import { renderSessionList, taskLabel } from '../../src/render/session.js'
 import { sessionRecord } from '../fixtures/records.js'
 

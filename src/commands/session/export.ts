@@ -40,7 +40,8 @@ Examples:
             'choose one: --format md for markdown, --json (or --format json) for JSON',
           )
         }
-        const data = await exportSession(ctx, id)
+        const { logSink } = await import('../../render/log-stream.js')
+        const data = await exportSession(ctx, id, (write) => logSink(write))
         if (options.format === 'json' && !ctx.options.json) {
           ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)
           return

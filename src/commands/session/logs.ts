@@ -45,19 +45,9 @@ export function registerLogs(session: Command, ctx: Context): void {
             await streamLog(ctx, info, options.follow === true, { feed: (c) => ctx.out.writeOut(c) }, closed)
             return
           }
-          const { LogRenderer } = await import('../../history/log-stream.js')
-          const renderer = new LogRenderer((text) => ctx.out.writeOut(text), ctx.out.color)
-          await streamLog(
-            ctx,
-            info,
-            options.follow === true,
-            {
-              feed: (chunk, position) => renderer.feed(chunk, position),
-              runs: (runs) => renderer.setRuns(runs),
-              finish: (size) => renderer.finish(size),
-            },
-            closed,
-          )
+          const { logSink } = await import('../../render/log-stream.js')
+          const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color)
+          await streamLog(ctx, info, options.follow === true, sink, closed)
         },
       ),
     )

@@ -10,10 +10,10 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { fsyncDir } from '../../durable.js'
 import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
 import { agentDirFor } from '../agent-files.js'
-import { fsyncDir } from '../durable.js'
 import type { SessionEnv } from '../ports.js'
 import type { ProgressReporter } from '../progress.js'
 import type { SessionRecord, SessionStatus } from '../schema.js'

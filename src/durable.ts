@@ -1,6 +1,6 @@
 import * as fs from 'node:fs'
 import { dirname } from 'node:path'
-import { DiskFaultError } from '../errors.js'
+import { DiskFaultError } from './errors.js'
 
 /** The calls the durable writer makes; a test injects one that writes short or fails (docs/design.md). */
 export interface WriteFs {

@@ -1,7 +1,7 @@
+import { plainPathCall } from '../cli/fast-path.js'
+import type { CliIo } from '../cli/io.js'
+import { type GlobalOptions, Output } from '../cli/output.js'
 import { ExitRequest } from '../errors.js'
-import { plainPathCall } from './fast-path.js'
-import type { CliIo } from './io.js'
-import { type GlobalOptions, Output } from './output.js'
 
 /** How a run of the command line ended: the exit status, or the signal to die by (the agent's). */
 export interface CliOutcome {
@@ -30,7 +30,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
       // Scripts call this in loops. The small entry (cli/fast-entry.ts) answers most of them before the bundle
       // loads; what it leaves here (a RUNNING session, an error to report) still needs no command tree.
       out.options.dir = plainPath.dir
-      const { Context } = await import('./context.js')
+      const { Context } = await import('../cli/context.js')
       const { printSessionPath } = await import('../commands/session/path.js')
       await printSessionPath(new Context(out, passthrough, io), plainPath.id)
       return { code: 0 }
