@@ -35,6 +35,20 @@ const LOCATION_VARS = [
   'GIT_OBJECT_DIRECTORY',
 ]
 
+/**
+ * Given before every git command harness runs (docs/security-verified.md, "git"): a bare repository is used
+ * only when named explicitly (one embedded in a clone is never found by walking up), no fsmonitor command runs,
+ * and no hook runs for the commands harness runs for itself. Command-line config wins over every config file.
+ */
+export const SAFE_GIT_CONFIG = [
+  '-c',
+  'safe.bareRepository=explicit',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+] as const
+
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
   const lines = result.stderr.trim().split('\n').filter(Boolean)
@@ -149,7 +163,7 @@ function spawnGit(
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      args,
+      [...SAFE_GIT_CONFIG, ...args],
       { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8', signal: options.signal },
       (error, stdout, stderr) => {
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
