@@ -44,7 +44,16 @@ export async function diffReport(options: DiffOptions): Promise<DiffReport> {
   const { base, target, cwd, source } = await diffEnds(options)
   const files = await changedPaths(cwd, base, target, options)
   if (options.mode === 'name-only') return { source, base, files, text: '' }
-  const args = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', ...MODE_ARGS[options.mode], base, target, '--']
+  const args = [
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    ...MODE_ARGS[options.mode],
+    base,
+    target,
+    '--',
+  ]
   return { source, base, files, text: (await gitAt(cwd, options).run(args)).stdout }
 }
 

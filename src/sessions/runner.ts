@@ -8,7 +8,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
@@ -302,7 +302,9 @@ async function checkpointQuietly(
   if (!plan.checkpoints) return
   try {
     const { takeCheckpoint } = await import('./checkpoints.js')
-    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state })
+    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
+    const projectRoot = dirname(dirname(plan.sessionsDir))
+    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state, projectRoot })
   } catch {}
 }
 

@@ -99,18 +99,20 @@ declare const verifiedBrand: unique symbol
  * function that acts on what a record names (its worktree, branch, refs, processes, tmux server, log, agent
  * files) takes one, so the compiler refuses a call with a record that was not verified.
  */
-export type VerifiedSession<T extends { id: string } = { id: string }> = T & { readonly [verifiedBrand]: true }
+export type VerifiedSession<T extends { id: string } = { id: string }> = T & {
+  readonly [verifiedBrand]: true
+}
 
 /** Seals that verified (or that this process made) under the user's key: what `verifiedSession` accepts. */
 const verifiedSeals = new Set<string>()
 
-/** A record that failed verification, refused for what it would take: exit 4, FOREIGN_SESSION. */
+/** A record that failed verification, refused for what it would take: exit 4, FOREIGN. */
 export class ForeignSessionError extends IllegalStateError {
   constructor(id: string, what: string, problem: SealProblem | undefined) {
     super(
       `session "${id}" is foreign (${SEAL_PROBLEM_TEXT[problem ?? 'unsealed']}): harness shows it but never ${what}`,
       `check what it names with "harness session show ${id}", then "harness session adopt ${id}" if it is yours`,
-      'FOREIGN_SESSION',
+      'FOREIGN',
     )
   }
 }

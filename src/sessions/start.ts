@@ -40,6 +40,7 @@ import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
 import type { Run, SessionRecord } from './schema.js'
+import { type VerifiedSession, verifiedSession } from './seal.js'
 import {
   newSessionRecord,
   planWorkspace,
@@ -751,7 +752,7 @@ export async function resumeSession(
       'SESSION_RUNNING',
     )
   }
-  assertSealed(session)
+  const verified = assertSealed(session)
   transition(session.status, 'resume', id)
   const config = await ctx.config()
   const provider = resolveProvider(session.provider, config)
@@ -778,7 +779,10 @@ export async function resumeSession(
   await ensureWorktree(ctx, session, paths.sessionsDir)
   if (options.checkpoint !== undefined) {
     const { restoreSessionCheckpoint } = await import('./checkpoints.js')
-    const restored = await restoreSessionCheckpoint(store, session, options.checkpoint, { env: ctx.env })
+    const restored = await restoreSessionCheckpoint(store, verified, options.checkpoint, {
+      env: ctx.env,
+      projectRoot: paths.root,
+    })
     ctx.notice(
       `harness: restored checkpoint ${restored.restored.n} of session ${id}${restored.before ? ` (undo: harness session restore ${id} ${restored.before.n})` : ''}`,
     )
@@ -826,14 +830,12 @@ function announce(ctx: SessionEnv, record: SessionRecord, mode: RunPlan['mode'])
   ctx.notice(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
 }
 
-/** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
-export function assertSealed(record: SessionRecord): void {
-  if (record.sealed === true) return
-  throw new IllegalStateError(
-    `session "${record.id}" is foreign (not sealed by harness for this user): it is shown but never acted on`,
-    `check what it names with "harness session show ${record.id}", then "harness session adopt ${record.id}"`,
-    'FOREIGN',
-  )
+/**
+ * Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md):
+ * the record as a verified session, or a FOREIGN error (exit 4) saying why its seal is not the user's.
+ */
+export function assertSealed<T extends SessionRecord>(record: T): VerifiedSession<T> {
+  return verifiedSession(record, 'acts on what it names')
 }
 
 async function getExact(store: SessionStore, id: string) {
