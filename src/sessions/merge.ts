@@ -75,7 +75,7 @@ export async function mergeSession(
   const session = await getSession(ctx, input, options.dryRun)
   const id = session.id
   assertNotRunning(session, 'merge')
-  assertSealed(session)
+  const verified = assertSealed(session)
   const branch = session.git_branch
   if (!session.is_worktree || !branch) {
     throw new IllegalStateError(
@@ -127,6 +127,9 @@ export async function mergeSession(
   }
   const worktree = session.worktree_dir
   const hasWorktree = existsSync(join(worktree, '.git'))
+  const { sessionGitPlace } = await import('./git-place.js')
+  // Its .git must name its own registration before git reads or commits there (else: the main index).
+  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
   const message = options.message?.trim() || `${taskLine(session)} (harness session ${id})`
   const pending = hasWorktree ? await git.pendingWork(worktree, message, gitOptions) : null
   if (pending && pending.head !== branchTip) {
@@ -175,6 +178,7 @@ export async function mergeSession(
   const [first] = refusals
   if (first) throw new MergeRefusedError(first, first.code === 'MERGE_CONFLICT' ? check.conflicts : undefined)
 
+  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
   if (pending) await git.commitPendingWork(worktree, pending, message, gitOptions)
   let landed: string
   if (strategy === 'rebase') {
