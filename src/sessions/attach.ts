@@ -23,6 +23,8 @@ function tmuxTarget(
  */
 export async function attachSession(ctx: SessionEnv, input: string): Promise<SessionView> {
   const session = await getSession(ctx, input)
+  // The record names the tmux socket: only one harness sealed here is attached to (docs/security-verified.md).
+  const verified = verifiedSession(session, 'attaches to the tmux server it names')
   const id = session.id
   const name = session.tmux_session
   if (typeof name !== 'string') {
@@ -39,8 +41,6 @@ export async function attachSession(ctx: SessionEnv, input: string): Promise<Ses
       'SESSION_NOT_RUNNING',
     )
   }
-  // The record names the tmux socket: only one harness sealed here is attached to (docs/security-verified.md).
-  const verified = verifiedSession(session, 'attaches to the tmux server it names')
   if (!ctx.stdinIsTerminal) throw new UsageError('session attach needs a terminal on stdin')
   const { attachTmuxSession, hasTmuxSession, tmuxSocket } = await import('../process/tmux.js')
   const { socket } = tmuxTarget(verified, ctx.env, tmuxSocket)
