@@ -90,7 +90,11 @@ export async function diffSources(
   const { assertGitPlace } = await import('../git/own-worktree.js')
   // git runs only in the project's repository and in a worktree whose .git names its own registration.
   await assertGitPlace(
-    { dir: worktree ?? repoDir, repoDir, isWorktree: worktree !== undefined && session.is_worktree !== false },
+    {
+      dir: worktree ?? repoDir,
+      repoDir,
+      isWorktree: worktree !== undefined && session.is_worktree !== false,
+    },
     ctx.env,
   )
   const { branchExists } = await import('../git/repo.js')
