@@ -144,6 +144,17 @@ export class DiskFaultError extends HarnessError {
   }
 }
 
+/**
+ * The disk fault a child's error text reports (git prints strerror: "No space left on device"), or null:
+ * ENOSPC/EDQUOT, EROFS and EIO are mapped here once, whichever tool met them.
+ */
+export function diskFaultInText(text: string, path: string): DiskFaultError | null {
+  if (/No space left on device|Disk quota exceeded/i.test(text)) return new DiskFaultError('DISK_FULL', path)
+  if (/Read-only file system/i.test(text)) return new DiskFaultError('READ_ONLY', path)
+  if (/Input\/output error/i.test(text)) return new DiskFaultError('IO_ERROR', path)
+  return null
+}
+
 /** Thrown to end the process with a given code without printing anything (e.g. the agent's own exit code). */
 export class ExitRequest extends Error {
   constructor(

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { ExternalToolError } from '../errors.js'
+import { diskFaultInText, ExternalToolError } from '../errors.js'
 
 /**
  * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
@@ -105,7 +105,10 @@ export class Git {
   /** Runs git; a non-zero exit is a `gitFailed` error. */
   async run(args: string[], options: GitCallOptions = {}): Promise<GitResult> {
     const result = await this.try(args, options)
-    if (result.exitCode !== 0) throw gitFailed(args, result, undefined, result.error)
+    if (result.exitCode !== 0) {
+      // A full disk is DISK_FULL (exit 1) whichever git command met it, not a failure of git.
+      throw diskFaultInText(result.stderr, this.cwd) ?? gitFailed(args, result, undefined, result.error)
+    }
     return result
   }
 

@@ -1,7 +1,7 @@
 import { lstatSync, mkdtempSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { IllegalStateError } from '../errors.js'
+import { diskFaultInText, IllegalStateError } from '../errors.js'
 import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
@@ -107,6 +107,8 @@ export async function readWorktreeState(
       added = await git.try(['add', '-A'])
     }
     if (added.exitCode !== 0) {
+      const fault = diskFaultInText(added.stderr, topLevel)
+      if (fault) throw fault
       throw new IllegalStateError(
         `could not snapshot ${topLevel}: ${gitDetail(added)}`,
         'check the file named above (permissions?)',
