@@ -8,7 +8,6 @@ import {
   readFileSync,
   readlinkSync,
   readSync,
-  realpathSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -28,7 +27,7 @@ import {
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
-import type { RecordSealer } from './seal.js'
+import { projectScope, type RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -458,14 +457,7 @@ export class SessionStore {
 
   /** The real path of the project these records belong to (`<project>/.harness/sessions`): what seals cover. */
   private get scope(): string {
-    if (this.scopeValue === undefined) {
-      const root = dirname(dirname(resolve(this.dir)))
-      try {
-        this.scopeValue = realpathSync(root)
-      } catch {
-        this.scopeValue = root
-      }
-    }
+    this.scopeValue ??= projectScope(dirname(dirname(resolve(this.dir))))
     return this.scopeValue
   }
   private scopeValue: string | undefined
