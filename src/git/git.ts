@@ -17,6 +17,11 @@ export interface GitResult {
 /** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
 export interface GitEnvOptions {
   env: NodeJS.ProcessEnv
+  /**
+   * Where temporary index files go: `.harness/tmp/` of the project (swept of a killed process's leftovers
+   * by the next one); without it the system's temp folder.
+   */
+  tempDir?: string
 }
 
 export interface GitCallOptions {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { IllegalStateError, UsageError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
 import { FileLock } from './lock.js'
@@ -89,7 +89,8 @@ export async function takeCheckpoint(
 ): Promise<TakenCheckpoint> {
   const git = await import('../git/checkpoint.js')
   const { readWorktreeState } = await import('../git/snapshot.js')
-  const gitOptions = { env: options.env }
+  // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
     if (!session) throw new IllegalStateError(`session "${id}" no longer exists`, undefined, 'SESSION_GONE')
@@ -119,7 +120,7 @@ export async function takeCheckpoint(
       state,
       previous: last?.commit ?? null,
       overwrite: true,
-      env: options.env,
+      ...gitOptions,
     })
     const checkpoint: Checkpoint = {
       n,
@@ -204,7 +205,7 @@ export async function restoreSessionCheckpoint(
   await sessionGitPlace(session, options.env, options.projectRoot)
   const git = await import('../git/checkpoint.js')
   const { hasCommit } = await import('../git/common.js')
-  const gitOptions = { env: options.env }
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   if (!(await hasCommit(dir, target.commit, gitOptions))) {
     throw new IllegalStateError(
       `checkpoint ${target.n} of session "${id}" points at commit ${target.commit}, which is not in the repository`,

@@ -60,6 +60,7 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
     base,
     mode,
     env: ctx.env,
+    tempDir: join(paths.harnessDir, 'tmp'),
   })
   return {
     id,

@@ -152,6 +152,7 @@ async function changesOf(
       branch,
       base,
       env: ctx.env,
+      tempDir: join((await ctx.project()).harnessDir, 'tmp'),
     })
     return { source: summary.source, files: summary.files, stat: summary.stat }
   } catch {

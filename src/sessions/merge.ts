@@ -87,8 +87,10 @@ export async function mergeSession(
   const git = await import('../git/merge.js')
   const { branchTip: tipOf, countCommitsNotIn } = await import('../git/repo.js')
   const { commitTree } = await import('../git/snapshot.js')
-  const gitOptions = { env: ctx.env }
-  const repo = session.base_dir ?? (await ctx.project()).root
+  const project = await ctx.project()
+  // Temporary indexes under `.harness/tmp/`, never in $TMPDIR.
+  const gitOptions = { env: ctx.env, tempDir: join(project.harnessDir, 'tmp') }
+  const repo = session.base_dir ?? project.root
   const base = baseBranchOf(session)
   const [main, baseTip, branchTip] = await Promise.all([
     git.mainWorktree(repo, gitOptions),

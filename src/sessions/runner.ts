@@ -316,7 +316,10 @@ async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> 
   if (!plan.checkpoints || !plan.changesAgainst) return undefined
   try {
     const { readWorktreeState } = await import('../git/snapshot.js')
-    return await readWorktreeState(plan.changesAgainst.dir, { env: plan.env })
+    return await readWorktreeState(plan.changesAgainst.dir, {
+      env: plan.env,
+      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
+    })
   } catch {
     return undefined
   }
