@@ -146,6 +146,32 @@ export class DiskFaultError extends HarnessError {
   }
 }
 
+const ERRNO_FAULTS: Record<string, keyof typeof DISK_FAULT_TEXT> = {
+  ENOSPC: 'DISK_FULL',
+  EDQUOT: 'DISK_FULL',
+  EROFS: 'READ_ONLY',
+  EIO: 'IO_ERROR',
+}
+
+/** The disk fault of an errno error met at `path`, or the error as it was. */
+export function diskFaultOf(error: unknown, path: string): unknown {
+  if (error instanceof DiskFaultError) return error
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  const kind = code ? ERRNO_FAULTS[code] : undefined
+  return kind ? new DiskFaultError(kind, path, error) : error
+}
+
+/**
+ * The disk fault a child's error text reports (git prints strerror: "No space left on device"), or null:
+ * ENOSPC/EDQUOT, EROFS and EIO are mapped here once, whichever tool met them.
+ */
+export function diskFaultInText(text: string, path: string): DiskFaultError | null {
+  if (/No space left on device|Disk quota exceeded/i.test(text)) return new DiskFaultError('DISK_FULL', path)
+  if (/Read-only file system/i.test(text)) return new DiskFaultError('READ_ONLY', path)
+  if (/Input\/output error/i.test(text)) return new DiskFaultError('IO_ERROR', path)
+  return null
+}
+
 /** Thrown to end the process with a given code without printing anything (e.g. the agent's own exit code). */
 export class ExitRequest extends Error {
   constructor(

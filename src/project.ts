@@ -68,7 +68,7 @@ export async function findProject(options: {
 }
 
 /** The folders harness keeps in `.harness/`: none of them, nor `.harness/` itself, may be a symlink. */
-const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains']
+const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains', 'tmp']
 
 /**
  * Refuses a `.harness` that is a file (usage error, exit 2) or that is, or holds, a symlink where harness keeps
@@ -106,16 +106,43 @@ export function assertOwnFolders(paths: ProjectPaths): void {
   }
 }
 
-/** Walks up from `start` looking for a `.harness` directory. */
+/**
+ * Walks up from `start` looking for a `.harness` directory, stopping at the top of the repository `start` is
+ * in (the first folder holding a `.git`), like git's own discovery: a `.harness` above the repository is
+ * never taken. The one found must be the user's (docs/security-verified.md, "Walk-up"): owned by them and not
+ * writable by others, else exit 4 naming the folder and its owner.
+ */
 export function walkUp(start: string): string | null {
   let dir = resolve(start)
   for (;;) {
     const candidate = join(dir, HARNESS_DIR_NAME)
-    if (isDirectory(candidate)) return candidate
+    if (isDirectory(candidate)) return assertUsersFolder(candidate)
+    if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) return null
     const parent = dirname(dir)
     if (parent === dir) return null
     dir = parent
   }
+}
+
+/** `dir` when it is owned by the user harness runs as and not writable by others; else exit 4, UNSAFE_PROJECT. */
+export function assertUsersFolder(dir: string): string {
+  const uid = process.getuid?.()
+  const stat = statSync(dir)
+  if (uid !== undefined && stat.uid !== uid) {
+    throw new IllegalStateError(
+      `${dir} belongs to another user (uid ${stat.uid}), not to you (uid ${uid}): harness does not use it`,
+      'use a project folder of your own, or name this one explicitly with --dir if you trust it',
+      'UNSAFE_PROJECT',
+    )
+  }
+  if ((stat.mode & 0o002) !== 0) {
+    throw new IllegalStateError(
+      `${dir} is writable by every user (mode ${(stat.mode & 0o7777).toString(8)}): harness does not use it`,
+      `if it is yours: chmod o-w ${dir}`,
+      'UNSAFE_PROJECT',
+    )
+  }
+  return dir
 }
 
 /**

@@ -44,7 +44,16 @@ export async function diffReport(options: DiffOptions): Promise<DiffReport> {
   const { base, target, cwd, source } = await diffEnds(options)
   const files = await changedPaths(cwd, base, target, options)
   if (options.mode === 'name-only') return { source, base, files, text: '' }
-  const args = ['diff', '--no-color', '--no-ext-diff', ...MODE_ARGS[options.mode], base, target, '--']
+  const args = [
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    ...MODE_ARGS[options.mode],
+    base,
+    target,
+    '--',
+  ]
   return { source, base, files, text: (await gitAt(cwd, options).run(args)).stdout }
 }
 
@@ -121,7 +130,7 @@ export interface DiffSummary {
 /** The changed files with their line counts and git's `--stat`, from one snapshot of the worktree. */
 export async function diffSummary(options: Omit<DiffOptions, 'mode'>): Promise<DiffSummary> {
   const { base, target, cwd, source } = await diffEnds({ ...options, mode: 'stat' })
-  const common = ['diff', '--no-color', '--no-ext-diff', '--no-renames']
+  const common = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--no-renames']
   const git = gitAt(cwd, options)
   const numstat = await git.fields([...common, '--numstat', '-z', base, target, '--'])
   const stat = await git.run([...common, '--stat', base, target, '--'])

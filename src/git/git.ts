@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { ExternalToolError } from '../errors.js'
+import { diskFaultInText, ExternalToolError } from '../errors.js'
 
 /**
  * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
@@ -17,6 +17,11 @@ export interface GitResult {
 /** Every operation in src/git accepts the environment to run git with (tests pass an isolated one). */
 export interface GitEnvOptions {
   env: NodeJS.ProcessEnv
+  /**
+   * Where temporary index files go: `.harness/tmp/` of the project (swept of a killed process's leftovers
+   * by the next one); without it the system's temp folder.
+   */
+  tempDir?: string
 }
 
 export interface GitCallOptions {
@@ -34,6 +39,20 @@ const LOCATION_VARS = [
   'GIT_PREFIX',
   'GIT_OBJECT_DIRECTORY',
 ]
+
+/**
+ * Given before every git command harness runs (docs/security-verified.md, "git"): a bare repository is used
+ * only when named explicitly (one embedded in a clone is never found by walking up), no fsmonitor command runs,
+ * and no hook runs for the commands harness runs for itself. Command-line config wins over every config file.
+ */
+export const SAFE_GIT_CONFIG = [
+  '-c',
+  'safe.bareRepository=explicit',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.hooksPath=/dev/null',
+] as const
 
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
@@ -91,7 +110,10 @@ export class Git {
   /** Runs git; a non-zero exit is a `gitFailed` error. */
   async run(args: string[], options: GitCallOptions = {}): Promise<GitResult> {
     const result = await this.try(args, options)
-    if (result.exitCode !== 0) throw gitFailed(args, result, undefined, result.error)
+    if (result.exitCode !== 0) {
+      // A full disk is DISK_FULL (exit 1) whichever git command met it, not a failure of git.
+      throw diskFaultInText(result.stderr, this.cwd) ?? gitFailed(args, result, undefined, result.error)
+    }
     return result
   }
 
@@ -149,7 +171,7 @@ function spawnGit(
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      args,
+      [...SAFE_GIT_CONFIG, ...args],
       { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8', signal: options.signal },
       (error, stdout, stderr) => {
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {

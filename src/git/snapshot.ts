@@ -1,7 +1,17 @@
-import { lstatSync, mkdtempSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { IllegalStateError } from '../errors.js'
+import { diskFaultInText, diskFaultOf, IllegalStateError } from '../errors.js'
 import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
@@ -74,7 +84,7 @@ export async function readWorktreeState(
   // Read once: the copy and what is known about it come from the same bytes, however the agent writes.
   const realIndex = readIfPresent(indexPath)
   const summary = realIndex && head ? parseIndexSummary(realIndex, head.length / 2) : null
-  return withTempIndex(gitAt(topLevel, options), async (git, indexFile) => {
+  return withTempIndex(gitAt(topLevel, options), options.tempDir, async (git, indexFile) => {
     const seed = async (fromRealIndex: boolean) => {
       rmSync(indexFile, { force: true })
       // Seeding from a copy of the real index keeps its stat data (no re-hashing of every file) and its
@@ -107,6 +117,8 @@ export async function readWorktreeState(
       added = await git.try(['add', '-A'])
     }
     if (added.exitCode !== 0) {
+      const fault = diskFaultInText(added.stderr, topLevel)
+      if (fault) throw fault
       throw new IllegalStateError(
         `could not snapshot ${topLevel}: ${gitDetail(added)}`,
         'check the file named above (permissions?)',
@@ -118,6 +130,35 @@ export async function readWorktreeState(
   })
 }
 
+const INDEX_PREFIX = 'index-'
+
+/** `tempDir` made (0700) if missing, refused if it is not a plain folder, swept of dead processes' indexes. */
+function ownTempDir(tempDir: string): string {
+  mkdirSync(tempDir, { recursive: true, mode: 0o700 })
+  if (!lstatSync(tempDir).isDirectory()) {
+    throw new IllegalStateError(
+      `${tempDir} is not a folder: harness never follows links in its own folders`,
+      'replace it with a real folder (its target is left alone)',
+      'SYMLINK_REFUSED',
+    )
+  }
+  for (const name of readdirSync(tempDir)) {
+    const pid = Number(/^index-(\d+)-/.exec(name)?.[1])
+    if (!pid || pid === process.pid || processAlive(pid)) continue
+    rmSync(join(tempDir, name), { recursive: true, force: true })
+  }
+  return tempDir
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
 function readIfPresent(path: string): Buffer | null {
   try {
     return readFileSync(path)
@@ -126,13 +167,31 @@ function readIfPresent(path: string): Buffer | null {
   }
 }
 
-/** Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards. */
-async function withTempIndex<T>(git: Git, body: (indexed: Git, indexFile: string) => Promise<T>): Promise<T> {
+/**
+ * Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards. Under
+ * `tempDir` (`.harness/tmp/`) its folder is named after this process, so the next run removes one a SIGKILL
+ * left behind (its process gone); never a symlinked `tmp`.
+ */
+async function withTempIndex<T>(
+  git: Git,
+  tempDir: string | undefined,
+  body: (indexed: Git, indexFile: string) => Promise<T>,
+): Promise<T> {
   // A private directory: the index lists file names, which may be sensitive.
-  const dir = mkdtempSync(join(tmpdir(), 'harness-index-'))
+  let dir: string
+  try {
+    dir = tempDir
+      ? mkdtempSync(join(ownTempDir(tempDir), `${INDEX_PREFIX}${process.pid}-`))
+      : mkdtempSync(join(tmpdir(), 'harness-index-'))
+  } catch (error) {
+    throw diskFaultOf(error, tempDir ?? tmpdir())
+  }
   try {
     const indexFile = join(dir, 'index')
     return await body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
+  } catch (error) {
+    // The temporary index is the first thing written: a full disk shows here first.
+    throw diskFaultOf(error, dir)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -262,7 +321,7 @@ export async function restoreSnapshot(
     result.removed.push(path)
     removeEmptyParents(topLevel, dirname(full))
   }
-  await withTempIndex(git, async (indexed) => {
+  await withTempIndex(git, options.tempDir, async (indexed) => {
     await indexed.run(['read-tree', target])
     await indexed.run(['checkout-index', '--all', '--force'])
   })

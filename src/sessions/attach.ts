@@ -2,6 +2,20 @@ import { IllegalStateError, UsageError } from '../errors.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { SessionView } from './reconcile.js'
+import type { SessionRecord } from './schema.js'
+import { type VerifiedSession, verifiedSession } from './seal.js'
+
+/** The tmux server and session a verified record names: a foreign one's socket is never connected to. */
+function tmuxTarget(
+  session: VerifiedSession<SessionRecord>,
+  env: NodeJS.ProcessEnv,
+  defaultSocket: (env: NodeJS.ProcessEnv) => string,
+): { socket: string; name: string | null } {
+  return {
+    socket: session.tmux_socket ?? defaultSocket(env),
+    name: typeof session.tmux_session === 'string' ? session.tmux_session : null,
+  }
+}
 
 /**
  * `session attach`: this terminal shows the session's tmux session until the user detaches (the tmux prefix,
@@ -9,6 +23,8 @@ import type { SessionView } from './reconcile.js'
  */
 export async function attachSession(ctx: SessionEnv, input: string): Promise<SessionView> {
   const session = await getSession(ctx, input)
+  // The record names the tmux socket: only one harness sealed here is attached to (docs/security-verified.md).
+  const verified = verifiedSession(session, 'attaches to the tmux server it names')
   const id = session.id
   const name = session.tmux_session
   if (typeof name !== 'string') {
@@ -27,7 +43,7 @@ export async function attachSession(ctx: SessionEnv, input: string): Promise<Ses
   }
   if (!ctx.stdinIsTerminal) throw new UsageError('session attach needs a terminal on stdin')
   const { attachTmuxSession, hasTmuxSession, tmuxSocket } = await import('../process/tmux.js')
-  const socket = session.tmux_socket ?? tmuxSocket(ctx.env)
+  const { socket } = tmuxTarget(verified, ctx.env, tmuxSocket)
   if (!(await hasTmuxSession(socket, name, ctx.env))) {
     throw new IllegalStateError(
       `the tmux session "${name}" of session "${id}" is gone`,

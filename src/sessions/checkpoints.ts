@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { IllegalStateError, UsageError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
 import { FileLock } from './lock.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
 import type { Checkpoint, CheckpointTrigger, SessionRecord } from './schema.js'
-import { assertSealed } from './seal.js'
+import { assertSealed, type VerifiedSession, verifiedSession } from './seal.js'
 import type { SessionStore } from './store.js'
 
 /** Where a session's checkpoints live in git (removed with the session; see docs/continuity.md). */
@@ -21,6 +21,8 @@ export interface TakeCheckpointOptions {
   onlyIfChanged?: boolean
   /** The environment git runs with (the session's, never this process's). */
   env: NodeJS.ProcessEnv
+  /** The project's top: a session's repository when its record names none. */
+  projectRoot: string
   /**
    * The session's worktree as already read (`readWorktreeState` of its worktree_dir): at the end of a run it is
    * read once for both this checkpoint and `files_modified`.
@@ -35,7 +37,7 @@ export interface TakenCheckpoint {
 }
 
 /** The folder a session's checkpoints are taken from; a session outside git or without its worktree has none. */
-export function checkpointDir(session: SessionRecord): string {
+export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
   if (!session.base_commit) {
     throw new IllegalStateError(
       `session "${session.id}" has no checkpoints: it did not run in a git repository with commits`,
@@ -86,13 +88,16 @@ export async function takeCheckpoint(
 ): Promise<TakenCheckpoint> {
   const git = await import('../git/checkpoint.js')
   const { readWorktreeState } = await import('../git/snapshot.js')
-  const gitOptions = { env: options.env }
+  // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
     if (!session) throw new IllegalStateError(`session "${id}" no longer exists`, undefined, 'SESSION_GONE')
     // A record harness did not seal may name any folder: never write refs for it (docs/security.md).
-    assertSealed(session)
-    const dir = checkpointDir(session)
+    const verified = assertSealed(session)
+    const dir = checkpointDir(verified)
+    const { sessionGitPlace } = await import('./git-place.js')
+    await sessionGitPlace(verified, options.env, options.projectRoot)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
     const state = options.state ?? (await readWorktreeState(dir, gitOptions))
@@ -114,7 +119,7 @@ export async function takeCheckpoint(
       state,
       previous: last?.commit ?? null,
       overwrite: true,
-      env: options.env,
+      ...gitOptions,
     })
     const checkpoint: Checkpoint = {
       n,
@@ -186,18 +191,20 @@ export interface RestoreOutcome {
  */
 export async function restoreSessionCheckpoint(
   store: SessionStore,
-  session: SessionRecord,
+  session: VerifiedSession<SessionRecord>,
   nText: string | number,
-  options: { env: NodeJS.ProcessEnv },
+  options: { env: NodeJS.ProcessEnv; projectRoot: string },
 ): Promise<RestoreOutcome> {
   const id = session.id
   assertNotRunning(session, 'restore')
-  assertSealed(session)
   const target = findCheckpoint(session, nText)
   const dir = checkpointDir(session)
+  const { sessionGitPlace } = await import('./git-place.js')
+  // Its .git must still name its own registration: else git would reset another checkout's branch and index.
+  await sessionGitPlace(session, options.env, options.projectRoot)
   const git = await import('../git/checkpoint.js')
   const { hasCommit } = await import('../git/common.js')
-  const gitOptions = { env: options.env }
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   if (!(await hasCommit(dir, target.commit, gitOptions))) {
     throw new IllegalStateError(
       `checkpoint ${target.n} of session "${id}" points at commit ${target.commit}, which is not in the repository`,
@@ -209,10 +216,12 @@ export async function restoreSessionCheckpoint(
     trigger: 'before-restore',
     message: `before restoring checkpoint ${target.n}`,
     env: options.env,
+    projectRoot: options.projectRoot,
   })
   // Re-checked after the before-restore checkpoint: a resume may have started meanwhile.
   const current = store.get(id)
   if (current) assertNotRunning(current, 'restore')
+  await sessionGitPlace(session, options.env, options.projectRoot)
   const result = await git.restoreCheckpoint(dir, target.commit, {
     ...gitOptions,
     reflogMessage: `harness: restore checkpoint ${target.n} of session ${id}`,
@@ -243,7 +252,13 @@ export async function checkpointSession(
   message?: string,
 ): Promise<TakenCheckpoint> {
   const session = await getSession(ctx, input)
-  return takeCheckpoint(await ctx.store(), session.id, { trigger: 'manual', message, env: ctx.env })
+  const { root } = await ctx.project()
+  return takeCheckpoint(await ctx.store(), session.id, {
+    trigger: 'manual',
+    message,
+    env: ctx.env,
+    projectRoot: root,
+  })
 }
 
 export interface CheckpointList {
@@ -259,6 +274,7 @@ export async function listSessionCheckpoints(ctx: SessionEnv, input: string): Pr
 
 /** `harness session restore <id> <n>`. */
 export async function restoreSession(ctx: SessionEnv, input: string, n: string): Promise<RestoreOutcome> {
-  const session = await getSession(ctx, input)
-  return restoreSessionCheckpoint(await ctx.store(), session, n, { env: ctx.env })
+  const session = verifiedSession(await getSession(ctx, input), 'restores its worktree')
+  const { root } = await ctx.project()
+  return restoreSessionCheckpoint(await ctx.store(), session, n, { env: ctx.env, projectRoot: root })
 }

@@ -108,6 +108,15 @@ async function stopRun(
       'SESSION_NOT_RUNNING',
     )
   }
+  if (session.sealed === false) {
+    const { ForeignSessionError } = await import('./seal.js')
+    throw new ForeignSessionError(
+      id,
+      'signals the processes it names',
+      session.seal_problem ?? undefined,
+      'SESSION_UNVERIFIED',
+    )
+  }
   if (session.liveness === 'unverified') {
     throw new IllegalStateError(
       `session "${id}" cannot be verified (no process start times, or recorded on another host): it is never signalled`,

@@ -4,6 +4,8 @@ import { IllegalStateError } from '../errors.js'
 import type { DiffMode } from '../git/diff.js'
 import type { SessionEnv } from './ports.js'
 import { getSession } from './query.js'
+import type { SessionRecord } from './schema.js'
+import { type VerifiedSession, verifiedSession } from './seal.js'
 
 export interface SessionDiff {
   id: string
@@ -28,7 +30,9 @@ export interface SessionDiff {
  * (commits, uncommitted edits and untracked files, through a temporary index); else from its branch.
  */
 export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode): Promise<SessionDiff> {
-  const session = await getSession(ctx, input)
+  // A foreign record may name any folder (an embedded repository with textconv, a nested .git with an
+  // fsmonitor): it is shown by show/list, and diff runs no git for it (docs/security-verified.md).
+  const session = verifiedSession(await getSession(ctx, input), 'runs git where it points')
   const id = session.id
   const base = session.base_commit
   if (!base) {
@@ -56,6 +60,7 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
     base,
     mode,
     env: ctx.env,
+    tempDir: join(paths.harnessDir, 'tmp'),
   })
   return {
     id,
@@ -75,7 +80,7 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
  */
 export async function diffSources(
   ctx: SessionEnv,
-  session: { worktree_dir: string; git_branch?: string | null },
+  session: VerifiedSession<SessionRecord>,
   repoDir: string,
 ): Promise<{ worktree: string | undefined; branch: string | undefined }> {
   // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
@@ -83,6 +88,16 @@ export async function diffSources(
     existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
       ? session.worktree_dir
       : undefined
+  const { assertGitPlace } = await import('../git/own-worktree.js')
+  // git runs only in the project's repository and in a worktree whose .git names its own registration.
+  await assertGitPlace(
+    {
+      dir: worktree ?? repoDir,
+      repoDir,
+      isWorktree: worktree !== undefined && session.is_worktree !== false,
+    },
+    ctx.env,
+  )
   const { branchExists } = await import('../git/repo.js')
   const branch =
     session.git_branch &&

@@ -134,10 +134,19 @@ async function changesOf(
   session: Awaited<ReturnType<typeof getSession>>,
 ): Promise<SessionExport['changes']> {
   const base = session.base_commit
-  if (!base || session.sealed === false) return null
+  const { verifiedOrNull } = await import('./seal.js')
+  const verified = verifiedOrNull(session)
+  if (!base || !verified) return null
   const repoDir = session.base_dir ?? (await ctx.project()).root
   const { diffSources } = await import('./diff.js')
-  const { worktree, branch } = await diffSources(ctx, session, repoDir)
+  const { NotOurWorktreeError } = await import('../git/own-worktree.js')
+  const sources = await diffSources(ctx, verified, repoDir).catch((error: unknown) => {
+    // A worktree whose .git no longer names its registration is reported without its changes.
+    if (error instanceof NotOurWorktreeError) return null
+    throw error
+  })
+  if (!sources) return null
+  const { worktree, branch } = sources
   if (!worktree && !branch) return null
   const { diffSummary } = await import('../git/diff.js')
   try {
@@ -147,6 +156,7 @@ async function changesOf(
       branch,
       base,
       env: ctx.env,
+      tempDir: join((await ctx.project()).harnessDir, 'tmp'),
     })
     return { source: summary.source, files: summary.files, stat: summary.stat }
   } catch {

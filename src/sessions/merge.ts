@@ -83,7 +83,7 @@ export async function mergeSession(
   const session = await getSession(ctx, input, options.dryRun)
   const id = session.id
   assertNotRunning(session, 'merge')
-  assertSealed(session)
+  const verified = assertSealed(session)
   const branch = session.git_branch
   if (!session.is_worktree || !branch) {
     throw new IllegalStateError(
@@ -95,8 +95,10 @@ export async function mergeSession(
   const git = await import('../git/merge.js')
   const { branchTip: tipOf, countCommitsNotIn } = await import('../git/repo.js')
   const { commitTree } = await import('../git/snapshot.js')
-  const gitOptions = { env: ctx.env }
-  const repo = session.base_dir ?? (await ctx.project()).root
+  const project = await ctx.project()
+  // Temporary indexes under `.harness/tmp/`, never in $TMPDIR.
+  const gitOptions = { env: ctx.env, tempDir: join(project.harnessDir, 'tmp') }
+  const repo = session.base_dir ?? project.root
   const base = baseBranchOf(session)
   const [main, baseTip, branchTip] = await Promise.all([
     git.mainWorktree(repo, gitOptions),
@@ -135,6 +137,9 @@ export async function mergeSession(
   }
   const worktree = session.worktree_dir
   const hasWorktree = existsSync(join(worktree, '.git'))
+  const { sessionGitPlace } = await import('./git-place.js')
+  // Its .git must name its own registration before git reads or commits there (else: the main index).
+  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
   const given = options.message?.trim() || null
   const defaultMessage = `${taskLine(session)} (harness session ${id})`
   // Under --squash the user's message names the one commit that lands on the base branch.
@@ -200,6 +205,7 @@ export async function mergeSession(
   const [first] = refusals
   if (first) throw new MergeRefusedError(first, first.code === 'MERGE_CONFLICT' ? check.conflicts : undefined)
 
+  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
   if (pending) await git.commitPendingWork(worktree, pending, message, gitOptions)
   let landed: string
   if (strategy === 'rebase') {

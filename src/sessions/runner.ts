@@ -8,7 +8,7 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import type { ModelPricing } from '../config.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../errors.js'
@@ -317,7 +317,9 @@ async function checkpointQuietly(
   if (!plan.checkpoints) return
   try {
     const { takeCheckpoint } = await import('./checkpoints.js')
-    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state })
+    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
+    const projectRoot = dirname(dirname(plan.sessionsDir))
+    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state, projectRoot })
   } catch {}
 }
 
@@ -329,7 +331,10 @@ async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> 
   if (!plan.checkpoints || !plan.changesAgainst) return undefined
   try {
     const { readWorktreeState } = await import('../git/snapshot.js')
-    return await readWorktreeState(plan.changesAgainst.dir, { env: plan.env })
+    return await readWorktreeState(plan.changesAgainst.dir, {
+      env: plan.env,
+      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
+    })
   } catch {
     return undefined
   }

@@ -148,6 +148,12 @@ export const SessionRecordSchema = z.looseObject({
   seal: opt(z.string()),
   /** Computed on every read, never stored: whether `seal` is the user's. */
   sealed: z.optional(z.boolean()),
+  /** Computed on every read, never stored: why `seal` is not the user's (another key, another project...). */
+  seal_problem: z.optional(z.string()),
+  /** The real path of the project the record was sealed for (the seal covers it too). */
+  project: opt(z.string()),
+  /** A public name of the key that sealed the record: another one means another user or HOME. */
+  seal_key: opt(z.string()),
   /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
   tmux_session: opt(z.string()),
   tmux_socket: opt(z.string()),

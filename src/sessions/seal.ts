@@ -1,6 +1,7 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { linkSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs'
-import { join } from 'node:path'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { isAbsolute, join, resolve } from 'node:path'
 import { asDiskFault, writeNewFileDurably } from '../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { userStateDir } from '../project.js'
@@ -52,10 +53,89 @@ export function canonicalJson(value: unknown): string {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON.stringify escapes
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
 
-/** The fields a seal does not cover: the seal itself, and `sealed`, which is computed on every read. */
-function sealedContent(record: Record<string, unknown>): string {
-  const { seal: _seal, sealed: _sealed, ...rest } = record
-  return canonicalJson(rest)
+/**
+ * What a seal covers: the record without the seal and the fields computed on every read, and the real path of
+ * the project it belongs to (a record copied into another project does not verify there). Without a scope (a
+ * chain's own store, older tests) the record alone.
+ */
+function sealedContent(record: Record<string, unknown>, scope?: string): string {
+  const { seal: _seal, sealed: _sealed, seal_problem: _problem, ...rest } = record
+  const text = canonicalJson(rest)
+  return scope === undefined ? text : `${text}\n${scope}`
+}
+
+/** The real path of a project folder, the scope its records are sealed for (its spelling if it is gone). */
+export function projectScope(root: string): string {
+  try {
+    return realpathSync(root)
+  } catch {
+    return resolve(root)
+  }
+}
+
+/** Why a record's seal is not the user's, in words a user can act on (shown by show/list and in refusals). */
+export type SealProblem = 'unsealed' | 'no-key' | 'other-key' | 'other-project' | 'unscoped' | 'changed'
+
+export const SEAL_PROBLEM_TEXT: Record<SealProblem, string> = {
+  unsealed: 'it carries no seal (written by hand, or by a version without seals)',
+  'no-key': 'this user has no sealing key yet, so nothing here was sealed by harness for this user',
+  'other-key': 'sealed by another key: another HOME or user?',
+  'other-project':
+    "sealed for another project folder (copied or moved here?): seals cover the project's real path",
+  unscoped: "sealed by an older harness, whose seals did not cover the project's path",
+  changed: 'its content changed after harness sealed it',
+}
+
+declare const verifiedBrand: unique symbol
+
+/**
+ * A record whose seal verified under the user's key for this project (docs/security-verified.md, "Verified
+ * records"). Only `verifiedSession` makes one, and only for a record the store verified when it read it; every
+ * function that acts on what a record names (its worktree, branch, refs, processes, tmux server, log, agent
+ * files) takes one, so the compiler refuses a call with a record that was not verified.
+ */
+export type VerifiedSession<T extends { id: string } = { id: string }> = T & {
+  readonly [verifiedBrand]: true
+}
+
+/** Seals that verified (or that this process made) under the user's key: what `verifiedSession` accepts. */
+const verifiedSeals = new Set<string>()
+
+/** A record that failed verification, refused for what it would take: exit 4, FOREIGN. */
+export class ForeignSessionError extends IllegalStateError {
+  constructor(id: string, what: string, problem: SealProblem | string | undefined, code = 'FOREIGN') {
+    const known = typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT
+    super(
+      `session "${id}" is foreign (${SEAL_PROBLEM_TEXT[known ? (problem as SealProblem) : 'unsealed']}): harness shows it but never ${what}`,
+      `check what it names with "harness session show ${id}", then "harness session adopt ${id}" if it is yours`,
+      code,
+    )
+  }
+}
+
+/**
+ * `record` as a verified session if the store verified its seal when it read it (or sealed it itself), else
+ * null. A `sealed: true` set by anyone else, or a seal that was never checked, gives null.
+ */
+export function verifiedOrNull<T extends { id: string; seal?: unknown; sealed?: unknown }>(
+  record: T,
+): VerifiedSession<T> | null {
+  if (record.sealed !== true || typeof record.seal !== 'string') return null
+  return verifiedSeals.has(record.seal) ? (record as VerifiedSession<T>) : null
+}
+
+/** `record` as a verified session, or ForeignSessionError naming what it would have taken (`what`). */
+export function verifiedSession<
+  T extends { id: string; seal?: unknown; sealed?: unknown; seal_problem?: unknown },
+>(record: T, what: string): VerifiedSession<T> {
+  const verified = verifiedOrNull(record)
+  if (verified) return verified
+  throw new ForeignSessionError(record.id, what, sealProblemOf(record))
+}
+
+function sealProblemOf(record: { seal_problem?: unknown }): SealProblem | undefined {
+  const problem = record.seal_problem
+  return typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT ? (problem as SealProblem) : undefined
 }
 
 /**
@@ -71,18 +151,37 @@ export class RecordSealer {
     return new RecordSealer(sealKeyFile(env))
   }
 
-  /** The seal of `record` under the user's key (made on first use, 0600). */
-  seal(record: Record<string, unknown>): string {
-    return hmac(this.loadKey(true) as Buffer, sealedContent(record))
+  /** The seal of `record` under the user's key (made on first use, 0600), for the project `scope`. */
+  seal(record: Record<string, unknown>, scope?: string): string {
+    const seal = hmac(this.loadKey(true) as Buffer, sealedContent(record, scope))
+    verifiedSeals.add(seal)
+    return seal
+  }
+
+  /** A short public name of the user's key (made on first use), stored in records as `seal_key`. */
+  keyId(): string {
+    return keyIdOf(this.loadKey(true) as Buffer)
   }
 
   /** Whether the record's seal is the user's; without a key nothing was ever sealed here. */
-  verify(record: Record<string, unknown>): boolean {
+  verify(record: Record<string, unknown>, scope?: string): boolean {
+    return this.check(record, scope) === null
+  }
+
+  /** Null when the record's seal is the user's for `scope`; else why not. */
+  check(record: Record<string, unknown>, scope?: string): SealProblem | null {
     const seal = record.seal
-    if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return false
+    if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return 'unsealed'
     const key = this.loadKey(false)
-    if (!key) return false
-    return timingSafeEqual(Buffer.from(hmac(key, sealedContent(record)), 'hex'), Buffer.from(seal, 'hex'))
+    if (!key) return 'no-key'
+    if (typeof record.seal_key === 'string' && record.seal_key !== keyIdOf(key)) return 'other-key'
+    if (matches(key, sealedContent(record, scope), seal)) {
+      verifiedSeals.add(seal)
+      return null
+    }
+    if (scope === undefined) return 'changed'
+    if (typeof record.project === 'string' && record.project !== scope) return 'other-project'
+    return matches(key, sealedContent(record), seal) ? 'unscoped' : 'changed'
   }
 
   private loadKey(create: boolean): Buffer | null {
@@ -92,6 +191,14 @@ export class RecordSealer {
     if (!this.key && create) this.key = makeKey(this.keyFile)
     return this.key
   }
+}
+
+function matches(key: Buffer, text: string, seal: string): boolean {
+  return timingSafeEqual(Buffer.from(hmac(key, text), 'hex'), Buffer.from(seal, 'hex'))
+}
+
+function keyIdOf(key: Buffer): string {
+  return createHash('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
 }
 
 function hmac(key: Buffer, text: string): string {
@@ -139,11 +246,6 @@ function makeKey(file: string): Buffer {
 }
 
 /** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
-export function assertSealed(record: SessionRecord): void {
-  if (record.sealed === true) return
-  throw new IllegalStateError(
-    `session "${record.id}" is foreign (not sealed by harness for this user): it is shown but never acted on`,
-    `check what it names with "harness session show ${record.id}", then "harness session adopt ${record.id}"`,
-    'FOREIGN',
-  )
+export function assertSealed<T extends SessionRecord>(record: T): VerifiedSession<T> {
+  return verifiedSession(record, 'acts on what it names')
 }

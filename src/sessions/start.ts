@@ -793,7 +793,7 @@ export async function resumeSession(
       'SESSION_RUNNING',
     )
   }
-  assertSealed(session)
+  const verified = assertSealed(session)
   transition(session.status, 'resume', id)
   const config = await ctx.config()
   const provider = resolveProvider(session.provider, config)
@@ -827,7 +827,10 @@ export async function resumeSession(
   await ensureWorktree(ctx, session, paths.sessionsDir)
   if (options.checkpoint !== undefined) {
     const { restoreSessionCheckpoint } = await import('./checkpoints.js')
-    const restored = await restoreSessionCheckpoint(store, session, options.checkpoint, { env: ctx.env })
+    const restored = await restoreSessionCheckpoint(store, verified, options.checkpoint, {
+      env: ctx.env,
+      projectRoot: paths.root,
+    })
     ctx.notice(
       `harness: restored checkpoint ${restored.restored.n} of session ${id}${restored.before ? ` (undo: harness session restore ${id} ${restored.before.n})` : ''}`,
     )

@@ -13,7 +13,7 @@ import {
   unlinkSync,
 } from 'node:fs'
 import { unlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import {
   asDiskFault,
   fsyncDir,
@@ -27,7 +27,7 @@ import { processExists } from '../process/identity.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
-import type { RecordSealer } from './seal.js'
+import { projectScope, type RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -455,17 +455,35 @@ export class SessionStore {
     return this.options.sealer
   }
 
-  /** Marks a parsed record `sealed` (computed on every read, never trusted from the file). */
+  /** The real path of the project these records belong to (`<project>/.harness/sessions`): what seals cover. */
+  private get scope(): string {
+    this.scopeValue ??= projectScope(dirname(dirname(resolve(this.dir))))
+    return this.scopeValue
+  }
+  private scopeValue: string | undefined
+
+  /**
+   * Marks a parsed record `sealed` (computed on every read, never trusted from the file), with `seal_problem`
+   * saying why not when it is foreign (another key, another project, changed).
+   */
   private verified<T extends ReturnType<typeof parseRecordText>>(read: T): T {
-    if (read.kind === 'ok') read.record.sealed = this.sealer.verify(read.record)
+    if (read.kind !== 'ok') return read
+    const problem = this.sealer.check(read.record, this.scope)
+    read.record.sealed = problem === null
+    if (problem) read.record.seal_problem = problem
+    else delete read.record.seal_problem
     return read
   }
 
-  /** The record as it will be written: sealed with the user's key, or without any seal. */
+  /**
+   * The record as it will be written: sealed with the user's key for this project (its real path and the
+   * key's id are part of what is sealed), or without any seal.
+   */
   private sealed(record: SessionRecord, seal: boolean): SessionRecord {
-    const { seal: _old, sealed: _computed, ...content } = record
-    if (!seal) return { ...content, sealed: false }
-    return { ...content, seal: this.sealer.seal(content), sealed: true }
+    const { seal: _old, sealed: _computed, seal_problem: _problem, ...content } = record
+    if (!seal) return { ...content, sealed: false, ...(_problem ? { seal_problem: _problem } : {}) }
+    const scoped = { ...content, project: this.scope, seal_key: this.sealer.keyId() }
+    return { ...scoped, seal: this.sealer.seal(scoped, this.scope), sealed: true }
   }
 
   private hasLeftovers(id: string): boolean {
@@ -591,7 +609,7 @@ function stamp(record: SessionRecord, rev: number): SessionRecord {
 }
 
 function serialize(record: SessionRecord): string {
-  const { sealed: _computed, ...stored } = record
+  const { sealed: _computed, seal_problem: _problem, ...stored } = record
   return `${JSON.stringify(stored, null, 2)}\n`
 }
 

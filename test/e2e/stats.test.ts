@@ -90,7 +90,7 @@ test('stats over a generated store: every figure', async () => {
   mkdirSync(join(harness, 'sessions'), { recursive: true })
   for (const record of records) {
     // a4 is foreign: harness did not seal it.
-    const written = record.id === 'a4' ? record : sealRecord(record, env)
+    const written = record.id === 'a4' ? record : sealRecord(record, env, dir)
     writeFileSync(join(harness, 'sessions', `${record.id}.json`), `${JSON.stringify(written, null, 2)}\n`)
   }
   writeFileSync(join(harness, 'sessions', 'bad.json'), '{ nope')

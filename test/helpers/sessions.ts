@@ -34,7 +34,7 @@ export function writeRecord(
   const dir = join(projectDir, '.harness', 'sessions')
   mkdirSync(dir, { recursive: true })
   const path = join(dir, options.name ?? `${record.id}.json`)
-  const content = options.seal === false ? record : sealRecord(record, env)
+  const content = options.seal === false ? record : sealRecord(record, env, projectDir)
   writeFileSync(
     path,
     options.pretty === false ? JSON.stringify(content) : `${JSON.stringify(content, null, 2)}\n`,

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest'
 import { HarnessError } from '../../src/errors.js'
 import { restoreSessionCheckpoint, takeCheckpoint } from '../../src/sessions/checkpoints.js'
 import type { SessionRecord } from '../../src/sessions/schema.js'
+import { verifiedSession } from '../../src/sessions/seal.js'
 import { SessionStore } from '../../src/sessions/store.js'
 import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
@@ -108,6 +109,7 @@ describe('checkpoints', () => {
     const before = userState(f)
     const { checkpoint } = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'manual',
       message: 'half way',
     })
@@ -136,6 +138,7 @@ describe('checkpoints', () => {
     const f = await sessionFixture()
     const none = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -143,12 +146,14 @@ describe('checkpoints', () => {
     f.write('one.txt', '1\n')
     const first = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'interval',
       onlyIfChanged: true,
     })
     expect(first.checkpoint).toMatchObject({ n: 0, files_changed: 1, trigger: 'interval' })
     const again = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -157,6 +162,7 @@ describe('checkpoints', () => {
     f.write('src/a.txt', 'changed\n')
     const second = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'run-end',
       onlyIfChanged: true,
     })
@@ -166,11 +172,16 @@ describe('checkpoints', () => {
     f.git('commit', '-q', '-m', 'agent commit')
     const third = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'interval',
       onlyIfChanged: true,
     })
     expect(third.checkpoint).toMatchObject({ n: 2, files_changed: 0, head: f.git('rev-parse', 'HEAD') })
-    const manual = await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
+    const manual = await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      projectRoot: f.repo.dir,
+      trigger: 'manual',
+    })
     expect(manual.checkpoint?.n).toBe(3)
     expect(f.store.get(f.id)?.checkpoints?.map((c) => c.n)).toEqual([0, 1, 2, 3])
   })
@@ -179,7 +190,9 @@ describe('checkpoints', () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
     const taken = await Promise.all(
-      [0, 1, 2, 3].map(() => takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })),
+      [0, 1, 2, 3].map(() =>
+        takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' }),
+      ),
     )
     expect(taken.map((t) => t.checkpoint?.n).sort()).toEqual([0, 1, 2, 3])
     const refs = f.git('for-each-ref', '--format=%(refname)', `refs/harness/${f.id}/checkpoints/`)
@@ -201,7 +214,8 @@ describe('checkpoints', () => {
     const head = f.git('rev-parse', 'HEAD')
     const index = f.git('rev-parse', '--path-format=absolute', '--git-path', 'index')
     const indexHash = createHash('sha256').update(readFileSync(index)).digest('hex')
-    for (let i = 0; i < 3; i++) await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
+    for (let i = 0; i < 3; i++)
+      await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
     await done
     expect(f.git('rev-parse', 'HEAD')).toBe(head)
     expect(createHash('sha256').update(readFileSync(index)).digest('hex')).toBe(indexHash)
@@ -227,6 +241,7 @@ describe('restore', () => {
     const filesA = filesOf(f.wt, (rel) => rel.startsWith('ignored'))
     const { checkpoint } = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
+      projectRoot: f.repo.dir,
       trigger: 'manual',
       message: 'A',
     })
@@ -245,9 +260,15 @@ describe('restore', () => {
     const statusB = f.git('status', '--porcelain')
 
     const session = f.store.get(f.id) as SessionRecord
-    const outcome = await restoreSessionCheckpoint(f.store, session, String(checkpoint?.n), {
-      env: f.repo.env,
-    })
+    const outcome = await restoreSessionCheckpoint(
+      f.store,
+      verifiedSession(session, 'restores'),
+      String(checkpoint?.n),
+      {
+        env: f.repo.env,
+        projectRoot: f.repo.dir,
+      },
+    )
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesA)
     expect(readFileSync(join(f.wt, 'ignored/cache.bin'), 'utf8')).toBe('ignored v2\n')
     expect(f.git('rev-parse', 'HEAD')).toBe(headA)
@@ -257,7 +278,10 @@ describe('restore', () => {
 
     // The before-restore checkpoint makes the restore undoable.
     const again = f.store.get(f.id) as SessionRecord
-    await restoreSessionCheckpoint(f.store, again, 1, { env: f.repo.env })
+    await restoreSessionCheckpoint(f.store, verifiedSession(again, 'restores'), 1, {
+      env: f.repo.env,
+      projectRoot: f.repo.dir,
+    })
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesB)
     expect(f.git('rev-parse', 'HEAD')).toBe(headB)
     expect(f.git('status', '--porcelain')).toBe(statusB)
@@ -271,12 +295,15 @@ describe('restore', () => {
   test('a RUNNING session is refused with exit 4 and nothing changes', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
     await f.store.update(f.id, (r) => ({ ...r, status: 'RUNNING' }))
     f.write('y.txt', 'y\n')
     const before = userState(f)
     const error = await rejection(
-      restoreSessionCheckpoint(f.store, f.store.get(f.id) as SessionRecord, 0, { env: f.repo.env }),
+      restoreSessionCheckpoint(f.store, verifiedSession(f.store.get(f.id) as SessionRecord, 'restores'), 0, {
+        env: f.repo.env,
+        projectRoot: f.repo.dir,
+      }),
     )
     expect(error.exitCode).toBe(4)
     expect(error.code).toBe('SESSION_RUNNING')
@@ -288,10 +315,24 @@ describe('restore', () => {
     const f = await sessionFixture()
     const session = f.store.get(f.id) as SessionRecord
     expect(
-      (await rejection(restoreSessionCheckpoint(f.store, session, '3', { env: f.repo.env }))).exitCode,
+      (
+        await rejection(
+          restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '3', {
+            env: f.repo.env,
+            projectRoot: f.repo.dir,
+          }),
+        )
+      ).exitCode,
     ).toBe(2)
     expect(
-      (await rejection(restoreSessionCheckpoint(f.store, session, '-1', { env: f.repo.env }))).exitCode,
+      (
+        await rejection(
+          restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '-1', {
+            env: f.repo.env,
+            projectRoot: f.repo.dir,
+          }),
+        )
+      ).exitCode,
     ).toBe(2)
   })
 })
@@ -300,7 +341,7 @@ describe('foreign records', () => {
   test('a record harness did not seal is never checkpointed or restored (exit 4, FOREIGN)', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
     const path = f.store.recordPath(f.id)
     const record = JSON.parse(readFileSync(path, 'utf8'))
     record.seal = 'forged'
@@ -308,11 +349,16 @@ describe('foreign records', () => {
     const refs = f.git('for-each-ref')
     const before = userState(f)
     expect(
-      (await rejection(takeCheckpoint(f.store, f.id, { env: f.repo.env, trigger: 'manual' }))).code,
+      (
+        await rejection(
+          takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' }),
+        )
+      ).code,
     ).toBe('FOREIGN')
     const foreign = f.store.get(f.id) as SessionRecord
-    expect((await rejection(restoreSessionCheckpoint(f.store, foreign, 0, { env: f.repo.env }))).code).toBe(
-      'FOREIGN',
+    // restoreSessionCheckpoint takes a verified session only: the foreign record never gets that far.
+    expect(() => verifiedSession(foreign, 'restores its worktree')).toThrow(
+      expect.objectContaining({ code: 'FOREIGN', exitCode: 4 }),
     )
     expect(f.git('for-each-ref')).toBe(refs)
     expect(userState(f)).toBe(before)

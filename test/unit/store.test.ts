@@ -154,10 +154,10 @@ describe('SessionStore delete of a known record', () => {
     const dir = join(tmpDir(), 'sessions')
     const sealer = testSealer()
     let count = 0
-    const verify = sealer.verify.bind(sealer)
-    sealer.verify = (record) => {
+    const check = sealer.check.bind(sealer)
+    sealer.check = (record, scope) => {
       count++
-      return verify(record)
+      return check(record, scope)
     }
     return { store: new SessionStore(dir, { sealer }), dir, verified: () => count }
   }

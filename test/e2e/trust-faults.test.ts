@@ -1,0 +1,97 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { fakeAgents } from '../helpers/agents.js'
+import { cli, json } from '../helpers/cli.js'
+import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+
+/**
+ * A full disk mid-merge is DISK_FULL (SPEC §10, "Disk faults"; docs/security-verified.md, "Faults"): the
+ * repository lives on a small tmpfs the test mounts (root only; skipped visibly elsewhere), filled before
+ * the merge writes its objects.
+ */
+const isRoot = process.getuid?.() === 0
+const mounts: string[] = []
+afterAll(() => {
+  for (const mnt of mounts.splice(0)) {
+    try {
+      execFileSync('umount', [mnt])
+    } catch {
+      execFileSync('umount', ['-l', mnt])
+    }
+  }
+})
+
+function fill(mnt: string): void {
+  const fd = openSync(join(mnt, 'filler'), 'w')
+  try {
+    for (;;) writeSync(fd, Buffer.alloc(1024))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+describe.skipIf(!isRoot)('faults (mounts a tmpfs: root only)', () => {
+  test('merge on a full disk: DISK_FULL (exit 1), not SNAPSHOT_FAILED, and the main branch unmoved', async () => {
+    const base = tmpDir()
+    const mnt = join(base, 'mnt')
+    mkdirSync(mnt)
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', mnt])
+    mounts.push(mnt)
+    const home = join(base, 'home')
+    mkdirSync(home)
+    writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
+    const env = isolatedEnv(home)
+    const repo = join(mnt, 'repo')
+    mkdirSync(repo)
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' }).trim()
+    git('init', '-q')
+    writeFileSync(join(repo, 'README.md'), 'project\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'project')
+    const agents = fakeAgents(home, env)
+    const run = await cli(['run', '-a', 'claude', '--json', 'task'], { cwd: repo, env: agents.env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, worktree_dir } = json<{ id: string; worktree_dir: string }>(run)
+    // Uncommitted work that merge must commit first: its objects need room.
+    writeFileSync(join(worktree_dir, 'work.txt'), `${'the session did this\n'.repeat(50)}`)
+    const main = git('rev-parse', 'main')
+    fill(mnt)
+    const merge = await cli(['--json', 'session', 'merge', id], { cwd: repo, env })
+    expect(merge.exitCode, merge.stderr).toBe(1)
+    expect(JSON.parse(merge.stderr).error.code, merge.stderr).toBe('DISK_FULL')
+    expect(merge.stderr).not.toContain('permissions?')
+    expect(git('rev-parse', 'main')).toBe(main)
+  })
+})
+
+test("temporary indexes live under .harness/tmp, never in $TMPDIR, and a killed process's one is swept", async () => {
+  const repo = tmpGitRepo()
+  const agents = fakeAgents(repo.home, repo.env)
+  const temp = join(repo.home, '..', 'system-tmp')
+  mkdirSync(temp)
+  const env = { ...repo.env, TMPDIR: temp }
+  const run = await cli(['run', '-a', 'claude', '--json', 'task'], {
+    cwd: repo.dir,
+    env: { ...agents.env, TMPDIR: temp },
+  })
+  expect(run.exitCode, run.stderr).toBe(0)
+  const { id, worktree_dir } = json<{ id: string; worktree_dir: string }>(run)
+  writeFileSync(join(worktree_dir, 'work.txt'), 'work\n')
+  // What a checkpoint SIGKILLed mid-way leaves: an index (every file name of the worktree) of a dead process.
+  const dead = spawnSync('true').pid as number
+  const leftover = join(repo.dir, '.harness', 'tmp', `index-${dead}-abc123`)
+  mkdirSync(leftover, { recursive: true })
+  writeFileSync(join(leftover, 'index'), 'DIRC')
+  const checkpoint = await cli(['session', 'checkpoint', id], { cwd: repo.dir, env, process: true })
+  expect(checkpoint.exitCode, checkpoint.stderr).toBe(0)
+  expect(existsSync(leftover)).toBe(false)
+  const diff = await cli(['session', 'diff', '--stat', id], { cwd: repo.dir, env, process: true })
+  expect(diff.exitCode, diff.stderr).toBe(0)
+  expect(diff.stdout).toContain('work.txt')
+  expect(readdirSync(temp)).toEqual([])
+  expect(readdirSync(join(repo.dir, '.harness', 'tmp'))).toEqual([])
+})
