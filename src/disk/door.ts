@@ -205,6 +205,20 @@ export function writeFileNew(path: string, data: string | Uint8Array): void {
   writeNewFileDurably(path, data)
 }
 
+/**
+ * Creates a small file that must not exist yet (O_CREAT|O_EXCL, 0600: a link or anything in its place is EEXIST),
+ * without fsync: a lock's or a claim's content, which means nothing after a crash.
+ */
+export function createExclusive(path: string, data: string): void {
+  checkParents(path)
+  fs.writeFileSync(path, data, { mode: 0o600, flag: 'wx' })
+}
+
+/** link(2): `to` is made, never replaced (EEXIST); neither name is followed. */
+export function linkFile(from: string, to: string): void {
+  fs.linkSync(from, to)
+}
+
 /** Appends to a plain file (made 0600 if missing), never through a link, never to a FIFO or device. */
 export function appendText(path: string, text: string): void {
   const { fd } = openPlain(path, APPEND_FLAGS, 0o600)
@@ -272,9 +286,53 @@ export async function* readLines(
   }
 }
 
+/** Up to `length` bytes of an open file from `position`; `close` closes the fd after. */
+export function readBytesAt(fd: number, length: number, position: number, close = false): Buffer {
+  try {
+    const buffer = Buffer.alloc(length)
+    let total = 0
+    while (total < length) {
+      const n = fs.readSync(fd, buffer, total, length - total, position + total)
+      if (n === 0) break
+      total += n
+    }
+    return buffer.subarray(0, total)
+  } finally {
+    if (close) fs.closeSync(fd)
+  }
+}
+
+/** Closes an fd the door opened for the caller. */
+export function closeFd(fd: number): void {
+  try {
+    fs.closeSync(fd)
+  } catch {}
+}
+
+/** What a link says (never followed). */
+export function readLinkText(path: string): string {
+  return fs.readlinkSync(path)
+}
+
+/** Unlinks a file or link (never what a link points to); missing is fine. */
+export async function unlinkFile(path: string): Promise<void> {
+  await fs.promises.unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+  })
+}
+
 /** lstat, or null when nothing is there. */
 export function lstatOrNull(path: string): fs.Stats | null {
   return fs.lstatSync(path, { throwIfNoEntry: false }) ?? null
+}
+
+/** stat (following a link: only to find what is there, never to open it), or null when nothing is there. */
+export function statOrNull(path: string): fs.Stats | null {
+  try {
+    return fs.statSync(path, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
 }
 
 /** Whether a plain file (not a link, not a FIFO) is there. */
