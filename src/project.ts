@@ -114,7 +114,12 @@ export function ensureProjectDirs(paths: ProjectPaths): void {
   const ignore = join(paths.harnessDir, '.gitignore')
   const present = lstatOrNull(ignore)
   // A link (even a dangling one) or a FIFO there is refused: writing "through" it would create a file elsewhere.
-  if (present && !present.isFile()) throw new UnsafeFileError(ignore, present.isSymbolicLink() ? 'a symlink' : 'not a plain file', 'SYMLINK_REFUSED')
+  if (present && !present.isFile())
+    throw new UnsafeFileError(
+      ignore,
+      present.isSymbolicLink() ? 'a symlink' : 'not a plain file',
+      'SYMLINK_REFUSED',
+    )
   if (!present) {
     try {
       writeFileNew(ignore, '*\n')

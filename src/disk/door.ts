@@ -4,7 +4,6 @@
 // refused at once and never blocks), reads are bounded in size, temp files are created exclusively under random
 // names, JSON is bounded in depth, and no error quotes bytes of a file.
 
-import { randomBytes } from 'node:crypto'
 import * as fs from 'node:fs'
 import { dirname, join, resolve, sep } from 'node:path'
 import { ExitCode, HarnessError } from '../errors.js'
@@ -179,7 +178,9 @@ function jsonDepthOver(text: string, max: number): number {
 
 /** A random, unguessable suffix for a temp file (with the pid, so a leftover's writer can be told dead). */
 export function tempName(path: string, suffix = '.tmp'): string {
-  return `${path}.${process.pid}-${randomBytes(6).toString('hex')}${suffix}`
+  // Web crypto's global is loaded on first use: commands that write nothing pay nothing for it.
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(6))
+  return `${path}.${process.pid}-${Buffer.from(bytes).toString('hex')}${suffix}`
 }
 
 /**

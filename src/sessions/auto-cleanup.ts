@@ -1,6 +1,13 @@
 import { join } from 'node:path'
 import type { HarnessConfig } from '../config.js'
-import { appendText, lstatOrNull, readJson, unlinkQuiet, writeFileAtomic, writeFileNew } from '../disk/door.js'
+import {
+  appendText,
+  lstatOrNull,
+  readJson,
+  unlinkQuiet,
+  writeFileAtomic,
+  writeFileNew,
+} from '../disk/door.js'
 import { parseDuration } from '../duration.js'
 import type { ProjectPaths } from '../project.js'
 import type { SessionEnv } from './ports.js'

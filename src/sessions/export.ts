@@ -1,5 +1,5 @@
-import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
+import { lstatOrNull } from '../disk/door.js'
 import type { FileChange } from '../git/diff.js'
 import { type Cost, runTimeMs, sumCost } from '../history/usage.js'
 import { sessionLog, streamLog } from './logs.js'
@@ -151,15 +151,19 @@ async function changesOf(
   }
 }
 
+/** The most characters of one log line an export keeps: one huge line must not cost its size in memory. */
+export const EXPORT_LINE_CHARS = 4000
+
+function clipLine(line: string): string {
+  if (line.length <= EXPORT_LINE_CHARS) return line
+  return `${line.slice(0, EXPORT_LINE_CHARS)}… (${line.length - EXPORT_LINE_CHARS} more characters)`
+}
+
 /** The last lines of the readable log, keeping only those in memory. */
 async function logTail(ctx: SessionEnv, id: string): Promise<SessionExport['log']> {
   const paths = await ctx.project()
   const path = join(paths.logsDir, `${id}.log`)
-  try {
-    if (!lstatSync(path).isFile()) return null
-  } catch {
-    return null
-  }
+  if (!lstatOrNull(path)?.isFile()) return null
   const info = await sessionLog(ctx, id)
   const { LogRenderer } = await import('../history/log-stream.js')
   const lines: string[] = []
@@ -169,7 +173,7 @@ async function logTail(ctx: SessionEnv, id: string): Promise<SessionExport['log'
     pending += text
     let newline = pending.indexOf('\n')
     while (newline >= 0) {
-      lines.push(pending.slice(0, newline))
+      lines.push(clipLine(pending.slice(0, newline)))
       total++
       if (lines.length > EXPORT_LOG_LINES) lines.shift()
       pending = pending.slice(newline + 1)
