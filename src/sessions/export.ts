@@ -156,7 +156,9 @@ export const EXPORT_LINE_CHARS = 4000
 
 function clipLine(line: string): string {
   if (line.length <= EXPORT_LINE_CHARS) return line
-  return `${line.slice(0, EXPORT_LINE_CHARS)}… (${line.length - EXPORT_LINE_CHARS} more characters)`
+  // A copy, not a slice: a slice would keep the whole huge line alive for as long as the tail is kept.
+  const head = Buffer.from(line.slice(0, EXPORT_LINE_CHARS), 'utf8').toString('utf8')
+  return `${head}… (${line.length - EXPORT_LINE_CHARS} more characters)`
 }
 
 /** The last lines of the readable log, keeping only those in memory. */
