@@ -160,13 +160,17 @@ describe('bounded reads', () => {
     const adopt = await h.run(['session', 'adopt', 'long0001', '--yes'])
     expect(adopt.exitCode, adopt.stderr).toBe(0)
     // GNU time's %M: the peak RSS of the process, in KiB.
-    const measured = spawnSync('/usr/bin/time', ['-f', '%M', HARNESS_BIN, 'session', 'export', 'long0001', '--json'], {
-      cwd: h.dir,
-      env: h.agents.env,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 300_000,
-    })
+    const measured = spawnSync(
+      '/usr/bin/time',
+      ['-f', '%M', HARNESS_BIN, 'session', 'export', 'long0001', '--json'],
+      {
+        cwd: h.dir,
+        env: h.agents.env,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 300_000,
+      },
+    )
     expect(measured.status, measured.stderr).toBe(0)
     const peakMiB = Number(measured.stderr.trim().split('\n').at(-1)) / 1024
     expect(peakMiB).toBeLessThan(400)
@@ -175,6 +179,9 @@ describe('bounded reads', () => {
     expect(Math.max(...exported.log.lines.map((l) => l.length))).toBeLessThan(10_000)
   }, 600_000)
 })
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is that none is printed
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u200b]/
 
 describe('output', () => {
   const ESC = '\u001b]0;owned title\u0007'
@@ -192,10 +199,10 @@ describe('output', () => {
     const list = await h.run(['session', 'list'])
     expect(list.exitCode, list.stderr).toBe(0)
     expect(list.stdout).toContain('invoice\\u202e')
-    expect(list.stdout).not.toMatch(/[\u202a-\u202e\u200b\u001b]/)
+    expect(list.stdout).not.toMatch(UNSAFE)
     const show = await h.run(['session', 'show', 'bidi0001'])
     expect(show.stdout).toContain('\\u202e')
-    expect(show.stdout).not.toMatch(/[\u202a-\u202e\u200b\u001b]/)
+    expect(show.stdout).not.toMatch(UNSAFE)
   })
 
   test('completion escapes what it prints: a foreign task cannot retitle the terminal on Tab', async () => {
@@ -204,8 +211,7 @@ describe('output', () => {
       const complete = await h.run(['__complete', shell, '--', 'session', 'show', ''])
       expect(complete.exitCode, complete.stderr).toBe(0)
       expect(complete.stdout).toContain('bidi0001')
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is that none is printed
-      expect(complete.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f\u202a-\u202e\u200b]/)
+      expect(complete.stdout).not.toMatch(UNSAFE)
       if (shell !== 'bash') expect(complete.stdout).toContain('\\x1b')
     }
   })

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fakeAgents, type FakeAgents } from './agents.js'
-import { cli, type CliResult } from './cli.js'
+import { type FakeAgents, fakeAgents } from './agents.js'
+import { type CliResult, cli } from './cli.js'
 import { isolatedEnv, tmpDir } from './tmp.js'
 
 /**
@@ -74,11 +74,7 @@ function plant(dir: string, files: readonly HostileFile[]): void {
   }
 }
 
-function finish(
-  b: ReturnType<typeof base>,
-  dir: string,
-  env: NodeJS.ProcessEnv = b.env,
-): HostileProject {
+function finish(b: ReturnType<typeof base>, dir: string, env: NodeJS.ProcessEnv = b.env): HostileProject {
   const git = (...args: string[]) =>
     execFileSync('git', args, { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
   const agents = fakeAgents(b.home, env)
