@@ -502,6 +502,11 @@ export class HeldDir {
     return fs.readdirSync(this.base)
   }
 
+  /** Empties this very folder (every entry but `keep`), relative to the handle: see emptyDirHeld. */
+  empty(keep: readonly string[] = []): Promise<void> {
+    return emptyHeld(this, new Set(keep))
+  }
+
   close(): void {
     try {
       fs.closeSync(this.fd)
@@ -517,7 +522,7 @@ export class HeldDir {
 export async function emptyDirHeld(dir: string, keep: readonly string[] = []): Promise<void> {
   const held = HeldDir.open(dir)
   try {
-    await emptyHeld(held, new Set(keep))
+    await held.empty(keep)
   } finally {
     held.close()
   }

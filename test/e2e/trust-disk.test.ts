@@ -74,6 +74,7 @@ describe('links under .harness/ are never followed', () => {
       { kind: 'file', path: '.harness/sessions/copy0001.json', content: secret },
     ])
     writeFileSync(join(h.outside, 'credentials'), secret)
+    const before = snapshot(h.outside)
     const list = await h.run(['session', 'list'])
     expect(list.exitCode, list.stderr).toBe(0)
     const show = await h.run(['session', 'show', 'copy0001'])
@@ -83,6 +84,7 @@ describe('links under .harness/ are never followed', () => {
     }
     expect(show.stderr).toContain('not valid JSON')
     expect(list.stderr).toContain('cred0001.json')
+    expect(snapshot(h.outside)).toEqual(before)
   })
 })
 
@@ -129,7 +131,11 @@ describe('FIFOs under .harness/ never block a command', () => {
 
 describe('bounded reads', () => {
   test('a record nested 200,000 levels deep: show and adopt say so, no stack overflow', async () => {
-    const deep = `{"id":"deep0001","x":${'['.repeat(200_000)}${']'.repeat(200_000)}}`
+    // A whole record, with one field nested 200,000 levels deep (every check that walks it recursively overflows).
+    const deep = foreignRecord('deep0001').replace(
+      /\}\n$/,
+      `, "x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}\n`,
+    )
     const h = hostileClone(() => [{ kind: 'file', path: '.harness/sessions/deep0001.json', content: deep }])
     for (const args of [
       ['--json', 'session', 'show', 'deep0001'],
