@@ -146,7 +146,8 @@ export function readConfigFile(file: string): HarnessConfig | null {
   try {
     text = readText(file, 'config')
   } catch (error) {
-    if (error instanceof UnsafeFileError) throw new ConfigError(file, error.reason, error)
+    if (error instanceof UnsafeFileError)
+      throw new ConfigError(file, `cannot read it: ${error.reason}`, error)
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return null
     throw new ConfigError(file, `cannot read it: ${code ?? (error as Error).message}`, error)
