@@ -1,8 +1,9 @@
-import { readFileSync, realpathSync } from 'node:fs'
+import { realpathSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
+import { parseJson, readText, UnsafeFileError } from './disk/door.js'
 import { type DurationInput, parseDuration, type Unit } from './duration.js'
 import { ConfigError } from './errors.js'
 import { isBuiltinProvider } from './providers/builtin.js'
@@ -164,17 +165,20 @@ export function loadConfig(options: { projectConfigFile: string; env: NodeJS.Pro
 export function readConfigFile(file: string): HarnessConfig | null {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readText(file, 'config')
   } catch (error) {
+    if (error instanceof UnsafeFileError)
+      throw new ConfigError(file, `cannot read it: ${error.reason}`, error)
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT' || code === 'ENOTDIR') return null
     throw new ConfigError(file, `cannot read it: ${code ?? (error as Error).message}`, error)
   }
   let value: unknown
   try {
-    value = JSON.parse(text)
+    value = parseJson(text)
   } catch (error) {
-    throw new ConfigError(file, `not valid JSON: ${(error as Error).message}`, error)
+    // The door's reason says where, never what: the file may be a credential a link led to.
+    throw new ConfigError(file, (error as Error).message, error)
   }
   const result = z.safeParse(HarnessConfigSchema, value)
   if (result.success) return result.data

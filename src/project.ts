@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
+import { ensureDir, lstatOrNull, statOrNull, UnsafeFileError, writeFileNew } from './disk/door.js'
 import { IllegalStateError, UsageError } from './errors.js'
 
 /** Where a project's state lives (README.md, "Where things live"). */
@@ -79,7 +80,7 @@ export function assertOwnFolders(paths: ProjectPaths): void {
   // Missing folders are the common case: no exception for them (each costs a stack trace on every start).
   const kind = (path: string): 'missing' | 'dir' | 'symlink' | 'other' => {
     try {
-      const stat = lstatSync(path, { throwIfNoEntry: false })
+      const stat = lstatOrNull(path)
       if (!stat) return 'missing'
       return stat.isSymbolicLink() ? 'symlink' : stat.isDirectory() ? 'dir' : 'other'
     } catch {
@@ -150,15 +151,29 @@ export function assertUsersFolder(dir: string): string {
  * `git status` of the user's repository without touching their files.
  */
 export function ensureProjectDirs(paths: ProjectPaths): void {
-  mkdirSync(paths.sessionsDir, { recursive: true, mode: 0o700 })
+  ensureDir(paths.sessionsDir)
   const ignore = join(paths.harnessDir, '.gitignore')
-  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', { mode: 0o600 })
+  const present = lstatOrNull(ignore)
+  // A link (even a dangling one) or a FIFO there is refused: writing "through" it would create a file elsewhere.
+  if (present && !present.isFile())
+    throw new UnsafeFileError(
+      ignore,
+      present.isSymbolicLink() ? 'a symlink' : 'not a plain file',
+      'SYMLINK_REFUSED',
+    )
+  if (!present) {
+    try {
+      writeFileNew(ignore, '*\n')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  }
   paths.exists = true
 }
 
 function isDirectory(path: string): boolean {
   try {
-    return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
+    return statOrNull(path)?.isDirectory() ?? false
   } catch {
     return false
   }

@@ -1,4 +1,5 @@
 import type { Command, Option } from 'commander'
+import { terminalSafeLine } from '../render/safe.js'
 
 /** What the shell should do: offer these candidates, or complete file or directory names itself. */
 export type Completion = { kind: 'values'; candidates: Candidate[] } | { kind: 'files' | 'dirs' }
@@ -148,8 +149,11 @@ async function optionValues(option: Option, sources: CompletionSources): Promise
 /** The lines the shell function reads: a directive for files/dirs, else one candidate per line. */
 export function renderCompletion(completion: Completion, shell: Shell): string {
   if (completion.kind !== 'values') return `:${completion.kind}\n`
-  const lines = completion.candidates.map((c) => {
-    const description = (c.description ?? '').replace(/\s+/g, ' ').trim()
+  // Everything printed is escaped like any human output (docs/security.md, "Output"): a foreign record's task
+  // with terminal escapes or bidi characters must not retitle the terminal, or reorder the menu, on Tab.
+  const lines = completion.candidates.map((raw) => {
+    const c = { value: terminalSafeLine(raw.value), description: terminalSafeLine(raw.description ?? '') }
+    const description = c.description.replace(/\s+/g, ' ').trim()
     if (shell === 'bash' || !description) return shell === 'zsh' ? c.value.replace(/:/g, '\\:') : c.value
     if (shell === 'zsh') return `${c.value.replace(/:/g, '\\:')}:${description}`
     return `${c.value}\t${description}`

@@ -6,8 +6,9 @@
  * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
  * width the help would wrap to) it returns null and the full CLI answers.
  */
-import { existsSync, fstatSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs'
+import { existsSync, fstatSync, readdirSync, statSync, writeSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
+import { parseJson, readText } from '../disk/door.js'
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/ids.js'
 import { fastCall } from './fast-path.js'
@@ -103,7 +104,8 @@ function sessionPath(
     id = resolution.id
     if (!isValidSessionId(id)) return null
   }
-  const record: unknown = JSON.parse(readFileSync(file(id), 'utf8'))
+  // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
+  const record: unknown = parseJson(readText(file(id), 'record'))
   if (!isSettledRecord(shape, record) || record.id !== id || !existsSync(record.worktree_dir)) return null
   return { id, path: record.worktree_dir }
 }

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, readFileSync } from 'node:fs'
-import { lstat, readdir, rm, rmdir, unlink } from 'node:fs/promises'
+import { rmdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
+import { emptyDirHeld, HeldDir } from '../disk/door.js'
 import { IllegalStateError } from '../errors.js'
 import type { WorktreeLayout } from './clean-check.js'
 import { assertRefArg, canonicalPath } from './common.js'
@@ -119,11 +120,10 @@ export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: Worktre
     )
   }
   if (layout) await removeLayout(entry.path, layout)
-  // Asynchronous: a batch deletes several folders at once, and node's thread pool waits on the file system for
-  // them in parallel (about three times faster than one after the other, or than rm -rf).
-  for (const name of await readdir(entry.path)) {
-    if (name !== '.git') await rm(join(entry.path, name), { recursive: true, force: true })
-  }
+  // Emptied relative to the folder as opened (docs/security.md, "Removal"): a folder swapped for a symlink
+  // mid-removal is removed as a link, and nothing outside is touched. Asynchronous: a batch deletes several
+  // folders at once, and node's thread pool waits on the file system for them in parallel.
+  await emptyDirHeld(entry.path, ['.git'])
   await unlink(dotGit)
   await rmdir(entry.path)
   return true
@@ -133,9 +133,9 @@ export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: Worktre
  * Deletes a proven layout's files, then its folders deepest first, as far as it can; anything it cannot delete
  * (a file that appeared, a folder no longer empty, a folder that is no longer one) is left for the caller's
  * walk of the folder. Each folder, and every folder above it, is checked to be a real folder right before its
- * own files go, not once for the whole tree: deletion by path cannot rule out a folder swapped for a link
- * between that check and the unlinks (node has no unlink relative to an open folder), so the window is kept to
- * one folder's files, as in the walk.
+ * own files go: each folder is opened level by level without following a link, and its files are unlinked
+ * relative to that open folder (disk/door.ts's HeldDir), so a folder swapped for a link meanwhile is not
+ * followed.
  */
 async function removeLayout(root: string, layout: WorktreeLayout): Promise<void> {
   const filesByFolder = new Map<string, string[]>()
@@ -144,16 +144,21 @@ async function removeLayout(root: string, layout: WorktreeLayout): Promise<void>
     filesByFolder.set(folder, [...(filesByFolder.get(folder) ?? []), file])
   }
   for (const [folder, files] of filesByFolder) {
-    if (!(await isRealFolderPath(root, folder))) return
-    const gone = await Promise.all(
-      files.map((file) =>
-        unlink(join(root, file)).then(
-          () => true,
-          (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+    const held = openHeldFolder(root, folder)
+    if (!held) return
+    try {
+      const gone = await Promise.all(
+        files.map((file) =>
+          unlink(held.entry(basename(file))).then(
+            () => true,
+            (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
+          ),
         ),
-      ),
-    )
-    if (gone.includes(false)) return
+      )
+      if (gone.includes(false)) return
+    } finally {
+      held.close()
+    }
   }
   // rmdir never follows a link (ENOTDIR): no check needed here.
   const deepestFirst = [...layout.dirs].sort((a, b) => b.length - a.length)
@@ -162,15 +167,30 @@ async function removeLayout(root: string, layout: WorktreeLayout): Promise<void>
   } catch {}
 }
 
-/** Whether `folder` (relative to `root`, `/`-separated as git writes paths) and each folder above it are folders, not links. */
-async function isRealFolderPath(root: string, folder: string): Promise<boolean> {
-  if (folder === '.') return true
-  const parts = folder.split('/')
-  for (let depth = 1; depth <= parts.length; depth++) {
-    const stat = await lstat(join(root, ...parts.slice(0, depth))).catch(() => null)
-    if (!stat?.isDirectory()) return false
+/**
+ * `folder` (relative to `root`, `/`-separated as git writes paths) opened one level at a time from `root`, each
+ * level without following a link; null when any level is not a real folder (the walk then decides).
+ */
+function openHeldFolder(root: string, folder: string): HeldDir | null {
+  let held: HeldDir
+  try {
+    held = HeldDir.open(root)
+  } catch {
+    return null
   }
-  return true
+  if (folder === '.') return held
+  for (const part of folder.split('/')) {
+    let next: HeldDir
+    try {
+      next = held.child(part)
+    } catch {
+      held.close()
+      return null
+    }
+    held.close()
+    held = next
+  }
+  return held
 }
 
 /** A `.git` file (not a folder, not a link) naming an admin folder whose `gitdir` names this file back. */

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process'
-import { appendFileSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { appendText, ensureDir } from '../disk/door.js'
 
 /** How long a short-lived command (kill, list) keeps running for a hook before leaving it to finish alone. */
 const HOOK_PATIENCE_MS = 5000
@@ -20,8 +20,9 @@ export function runHook(
   if (!command) return Promise.resolve()
   const note = (message: string) => {
     try {
-      mkdirSync(dirname(logPath), { recursive: true, mode: 0o700 })
-      appendFileSync(logPath, `\n[harness] hooks.on_status (${command}) ${message}\n`, { mode: 0o600 })
+      // Through the door: a log shipped as a link (or a FIFO) is refused, never appended through.
+      ensureDir(dirname(logPath))
+      appendText(logPath, `\n[harness] hooks.on_status (${command}) ${message}\n`)
     } catch {}
   }
   return new Promise((resolve) => {

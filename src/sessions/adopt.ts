@@ -1,3 +1,4 @@
+import { resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import type { SessionEnv } from './ports.js'
 import { resolveSessionId } from './query.js'
@@ -65,7 +66,6 @@ export async function adoptSessions(
     else foreign.push(record)
   }
   if (foreign.length === 0) return result
-  const { resolve } = await import('node:path')
   const owners = new Map<string, string[]>()
   for (const id of store.ids()) {
     const dir = store.get(id)?.worktree_dir

@@ -1,5 +1,5 @@
-import { lstatSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureDir, lstatOrNull, removeHeldSync } from '../disk/door.js'
 import { IllegalStateError } from '../errors.js'
 
 /** `.harness/agents/`: files harness owns for the agents of sessions (docs/providers.md). */
@@ -19,24 +19,24 @@ export function agentDirFor(harnessDir: string, id: string): string {
  */
 export function ensureAgentDir(harnessDir: string, id: string, fresh: boolean): string {
   const root = agentsRoot(harnessDir)
-  mkdirSync(root, { recursive: true, mode: 0o700 })
+  ensureDir(root)
   assertRealDir(root)
   const dir = agentDirFor(harnessDir, id)
   if (fresh) removeAgentDir(harnessDir, id)
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  ensureDir(dir)
   assertRealDir(dir)
   return dir
 }
 
 /** Removes the session's agent folder, if any; a symlink in its place is removed, never followed. */
 export function removeAgentDir(harnessDir: string, id: string): void {
-  rmSync(agentDirFor(harnessDir, id), { recursive: true, force: true })
+  removeHeldSync(agentDirFor(harnessDir, id))
 }
 
 /** harness's own folders are never symlinks: a link planted there could send agent files anywhere. */
 function assertRealDir(path: string): void {
-  const stat = lstatSync(path)
-  if (!stat.isDirectory() || stat.isSymbolicLink()) {
+  const stat = lstatOrNull(path)
+  if (!stat?.isDirectory()) {
     throw new IllegalStateError(
       `${path} is not a plain folder`,
       'harness keeps per-agent files there; move it away',

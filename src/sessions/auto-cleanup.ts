@@ -1,16 +1,13 @@
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs'
 import { join } from 'node:path'
 import type { HarnessConfig } from '../config.js'
+import {
+  appendText,
+  lstatOrNull,
+  readJson,
+  unlinkQuiet,
+  writeFileAtomic,
+  writeFileNew,
+} from '../disk/door.js'
 import { durationSetting, durationText } from '../duration.js'
 import type { ProjectPaths } from '../project.js'
 import type { SessionEnv } from './ports.js'
@@ -41,7 +38,8 @@ export function autoCleanupThreshold(config: HarnessConfig): string | null {
 
 function stampTime(path: string): number {
   try {
-    return Date.parse((JSON.parse(readFileSync(path, 'utf8')) as { at?: string }).at ?? '')
+    const value = readJson(path, 'stamp') as { at?: unknown } | null
+    return typeof value?.at === 'string' ? Date.parse(value.at) : Number.NaN
   } catch {
     return Number.NaN
   }
@@ -62,23 +60,22 @@ export function claimAutoCleanup(harnessDir: string, now: Date = new Date()): bo
   if (!isDue(stamp, now.getTime())) return false
   const claim = `${stamp}.claim`
   try {
-    writeFileSync(claim, String(process.pid), { flag: 'wx', mode: 0o600 })
+    writeFileNew(claim, String(process.pid))
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
-      try {
-        if (now.getTime() - lstatSync(claim).mtimeMs > STALE_CLAIM_MS) unlinkSync(claim)
-      } catch {}
+      const held = lstatOrNull(claim)
+      // A claim is a plain file; a link or anything else planted there is removed (never followed) and retried tomorrow.
+      if (held && (!held.isFile() || now.getTime() - held.mtimeMs > STALE_CLAIM_MS)) unlinkQuiet(claim)
     }
     return false
   }
   try {
     if (!isDue(stamp, now.getTime())) return false
-    const temp = `${stamp}.${process.pid}.tmp`
-    writeFileSync(temp, `${JSON.stringify({ at: now.toISOString(), pid: process.pid })}\n`, { mode: 0o600 })
-    renameSync(temp, stamp)
+    // An exclusive temp under a random name: a planted `auto-cleanup.stamp.<pid>.tmp` link is never written through.
+    writeFileAtomic(stamp, `${JSON.stringify({ at: now.toISOString(), pid: process.pid })}\n`)
     return true
   } finally {
-    unlinkSync(claim)
+    unlinkQuiet(claim)
   }
 }
 
@@ -110,12 +107,8 @@ export async function maybeStartAutoCleanup(
 /** The background half: `session cleanup --older-than <threshold>` with its outcome appended to the log. */
 export async function runAutoCleanup(ctx: SessionEnv, olderThan: string): Promise<void> {
   const paths = await ctx.project()
-  const log = openSync(
-    join(paths.harnessDir, AUTO_CLEANUP_LOG),
-    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
-    0o600,
-  )
-  const write = (line: string) => writeSync(log, `${new Date().toISOString()} ${line}\n`)
+  const log = join(paths.harnessDir, AUTO_CLEANUP_LOG)
+  const write = (line: string) => appendText(log, `${new Date().toISOString()} ${line}\n`)
   try {
     write(`auto cleanup (older than ${olderThan}) started, pid ${process.pid}`)
     const { cleanupSessions } = await import('./removal/cleanup.js')
@@ -137,7 +130,5 @@ export async function runAutoCleanup(ctx: SessionEnv, olderThan: string): Promis
   } catch (error) {
     write(`failed: ${error instanceof Error ? error.message : String(error)}`)
     throw error
-  } finally {
-    closeSync(log)
   }
 }

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs'
+import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import * as z from 'zod/mini'
+import { parseJson, readText, UnsafeFileError } from '../disk/door.js'
 import { asDiskFault, fsyncDir, realFs, replaceFileDurably, writeNewFileDurably } from '../durable.js'
 import { ExitCode, HarnessError, IllegalStateError, UsageError } from '../errors.js'
 import { uniqueSuffix, withLock } from './lock.js'
@@ -209,16 +210,17 @@ export class ChainStore {
   private read(name: string): Read {
     let text: string
     try {
-      text = readFileSync(this.path(name), 'utf8')
+      text = readText(this.path(name), 'chain')
     } catch (error) {
+      if (error instanceof UnsafeFileError) return { kind: 'corrupt', reason: error.reason }
       const code = (error as NodeJS.ErrnoException).code
       return code === 'ENOENT' ? { kind: 'missing' } : { kind: 'corrupt', reason: `cannot read: ${code}` }
     }
     let value: unknown
     try {
-      value = JSON.parse(text)
+      value = parseJson(text)
     } catch (error) {
-      return { kind: 'corrupt', reason: `not valid JSON (${(error as Error).message})` }
+      return { kind: 'corrupt', reason: (error as Error).message }
     }
     const parsed = z.safeParse(ChainSchema, value)
     if (!parsed.success) {

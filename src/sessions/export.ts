@@ -1,5 +1,5 @@
-import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
+import { lstatOrNull } from '../disk/door.js'
 import type { FileChange } from '../git/diff.js'
 import { type Cost, runTimeMs, sumCost } from '../history/usage.js'
 import { type LogSink, sessionLog, streamLog } from './logs.js'
@@ -165,15 +165,21 @@ async function changesOf(
   }
 }
 
+/** The most characters of one log line an export keeps: one huge line must not cost its size in memory. */
+export const EXPORT_LINE_CHARS = 4000
+
+function clipLine(line: string): string {
+  if (line.length <= EXPORT_LINE_CHARS) return line
+  // A copy, not a slice: a slice would keep the whole huge line alive for as long as the tail is kept.
+  const head = Buffer.from(line.slice(0, EXPORT_LINE_CHARS), 'utf8').toString('utf8')
+  return `${head}… (${line.length - EXPORT_LINE_CHARS} more characters)`
+}
+
 /** The last lines of the readable log, keeping only those in memory. */
 async function logTail(ctx: SessionEnv, id: string, readable: ReadableLog): Promise<SessionExport['log']> {
   const paths = await ctx.project()
   const path = join(paths.logsDir, `${id}.log`)
-  try {
-    if (!lstatSync(path).isFile()) return null
-  } catch {
-    return null
-  }
+  if (!lstatOrNull(path)?.isFile()) return null
   const info = await sessionLog(ctx, id)
   const lines: string[] = []
   let total = 0
@@ -182,7 +188,7 @@ async function logTail(ctx: SessionEnv, id: string, readable: ReadableLog): Prom
     pending += text
     let newline = pending.indexOf('\n')
     while (newline >= 0) {
-      lines.push(pending.slice(0, newline))
+      lines.push(clipLine(pending.slice(0, newline)))
       total++
       if (lines.length > EXPORT_LOG_LINES) lines.shift()
       pending = pending.slice(newline + 1)

@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { createExclusive, linkFile, lstatOrNull, readText, unlinkQuiet } from '../disk/door.js'
 import { asDiskFault } from '../durable.js'
 import { LockTimeoutError } from '../errors.js'
 import { checkIdentity, selfIdentity } from '../process/identity.js'
@@ -71,7 +71,7 @@ export class FileLock {
     const text = JSON.stringify(content)
     const temp = `${path}.${process.pid}.${uniqueSuffix()}.tmp`
     try {
-      writeFileSync(temp, text, { mode: 0o600, flag: 'wx' })
+      createExclusive(temp, text)
     } catch (error) {
       // A full or read-only disk: leave no temp file behind, say what happened.
       safeUnlink(temp)
@@ -80,8 +80,8 @@ export class FileLock {
     try {
       for (let attempt = 0; attempt < 3; attempt++) {
         try {
-          linkSync(temp, path)
-          return new FileLock(path, statSync(path).ino, text)
+          linkFile(temp, path)
+          return new FileLock(path, lstatOrNull(path)?.ino ?? -1, text)
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
         }
@@ -101,7 +101,7 @@ export class FileLock {
     try {
       // Inode and content: a file system may give a freed inode number to the very next file.
       const now = inspect(this.path)
-      if (now?.ino === this.inode && now.text === this.content) unlinkSync(this.path)
+      if (now?.ino === this.inode && now.text === this.content) unlinkQuiet(this.path)
     } catch {}
   }
 }
@@ -138,7 +138,7 @@ function breakIfStale(path: string, temp: string, unverifiableStaleMs: number): 
   for (let generation = 0; generation < MAX_GUARD_GENERATIONS; generation++) {
     const guard = `${base}.${generation}.break`
     try {
-      linkSync(temp, guard)
+      linkFile(temp, guard)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
       const breaker = inspect(guard)
@@ -147,7 +147,7 @@ function breakIfStale(path: string, temp: string, unverifiableStaleMs: number): 
     }
     try {
       const now = inspect(path)
-      if (now && now.ino === seen.ino && now.text === seen.text) unlinkSync(path)
+      if (now && now.ino === seen.ino && now.text === seen.text) unlinkQuiet(path)
     } finally {
       // The judged lock file is gone now, so its guards (ours and dead breakers') mean nothing any more.
       for (let g = 0; g <= generation; g++) safeUnlink(`${base}.${g}.break`)
@@ -165,15 +165,12 @@ interface LockFileState {
 }
 
 function inspect(path: string): LockFileState | null {
-  let stat: ReturnType<typeof statSync>
-  try {
-    stat = statSync(path)
-  } catch {
-    return null
-  }
+  const stat = lstatOrNull(path)
+  if (!stat) return null
   let text: string | null = null
+  // Through the door: a lock planted as a FIFO, a device or a link is never opened (its content is "unreadable").
   try {
-    text = readFileSync(path, 'utf8')
+    if (stat.isFile()) text = readText(path, 'lock')
   } catch {}
   return { ino: stat.ino, mtimeMs: stat.mtimeMs, text, holder: text === null ? null : parseLockContent(text) }
 }
@@ -210,7 +207,5 @@ export function uniqueSuffix(): string {
 }
 
 function safeUnlink(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch {}
+  unlinkQuiet(path)
 }

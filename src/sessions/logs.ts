@@ -1,4 +1,4 @@
-import { closeSync, constants, lstatSync, openSync, readSync } from 'node:fs'
+import { closeFd, lstatOrNull, openRead, readBytesAt, UnsafeFileError } from '../disk/door.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { type RunBoundary, runBoundaries } from '../history/log-stream.js'
 import { logPathFor } from '../project.js'
@@ -26,20 +26,24 @@ export async function sessionLog(ctx: SessionEnv, input: string): Promise<LogInf
   const session = await getSession(ctx, input)
   const paths = await ctx.project()
   const path = logPathFor(paths.logsDir, session.id)
-  let isLink = false
-  try {
-    isLink = lstatSync(path).isSymbolicLink()
-  } catch {
-    throw new NoLogError(session.id, path)
-  }
-  if (isLink) {
+  const stat = lstatOrNull(path)
+  if (!stat) throw new NoLogError(session.id, path)
+  if (stat.isSymbolicLink()) {
     throw new IllegalStateError(
       `${path} is a symlink: harness reads its logs only by their own names (docs/security.md)`,
       undefined,
       'SYMLINK_REFUSED',
     )
   }
+  // A FIFO, socket or device in the log's place would block or never end: refused before it is opened.
+  if (!stat.isFile()) throw new UnsafeFileError(path, 'not a plain file')
   return { id: session.id, path, runs: runBoundaries(session.runs) }
+}
+
+/** The whole log as text (`logs --json`), read through the door. */
+export function logContent(info: LogInfo): string {
+  const { fd, size } = openRead(info.path)
+  return readBytesAt(fd, size, 0, true).toString('utf8')
 }
 
 /** Where the log's bytes go: as written (`--raw`), or through the renderer. */
@@ -54,22 +58,22 @@ export interface LogSink {
 function copyFrom(path: string, offset: number, sink: LogSink): number {
   let fd: number
   try {
-    // Never through a symlink put in the log's place (docs/security.md).
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
-  } catch {
+    // Through the door: never a symlink, FIFO or device put in the log's place (docs/security.md).
+    fd = openRead(path).fd
+  } catch (error) {
+    if (error instanceof UnsafeFileError) throw error
     return offset
   }
   try {
-    const buffer = Buffer.allocUnsafe(64 * 1024)
     let position = offset
     for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, position)
-      if (n <= 0) return position
-      sink.feed(buffer.subarray(0, n), position)
-      position += n
+      const chunk = readBytesAt(fd, 64 * 1024, position)
+      if (chunk.length === 0) return position
+      sink.feed(chunk, position)
+      position += chunk.length
     }
   } finally {
-    closeSync(fd)
+    closeFd(fd)
   }
 }
 

@@ -1,7 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs'
-import { homedir } from 'node:os'
-import { isAbsolute, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { asDiskFault, writeNewFileDurably } from '../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../errors.js'
 import { userStateDir } from '../project.js'

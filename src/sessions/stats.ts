@@ -1,6 +1,6 @@
-import { lstatSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, worktreeRoot } from '../config.js'
+import { lstatOrNull, readDirNames } from '../disk/door.js'
 import { runTimeMs } from '../history/usage.js'
 import type { SessionEnv } from './ports.js'
 import { SESSION_STATUSES, type SessionRecord } from './schema.js'
@@ -124,17 +124,13 @@ export function summarize(
 
 /** Sum of the sizes of the files under `path` (not following symlinks; a symlink counts its own size). */
 export function treeBytes(path: string): number {
-  let stat: ReturnType<typeof lstatSync>
-  try {
-    stat = lstatSync(path)
-  } catch {
-    return 0
-  }
+  const stat = lstatOrNull(path)
+  if (!stat) return 0
   if (!stat.isDirectory()) return stat.size
   let total = 0
   let names: string[]
   try {
-    names = readdirSync(path)
+    names = readDirNames(path)
   } catch {
     return 0
   }
@@ -147,15 +143,13 @@ function flatBytes(dir: string): number {
   let total = 0
   let names: string[]
   try {
-    names = readdirSync(dir)
+    names = readDirNames(dir)
   } catch {
     return 0
   }
   for (const name of names) {
-    try {
-      const stat = lstatSync(join(dir, name))
-      total += stat.isDirectory() ? treeBytes(join(dir, name)) : stat.size
-    } catch {}
+    const stat = lstatOrNull(join(dir, name))
+    if (stat) total += stat.isDirectory() ? treeBytes(join(dir, name)) : stat.size
   }
   return total
 }

@@ -1,19 +1,19 @@
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  readSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-} from 'node:fs'
-import { unlink } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
+import {
+  ensureDir,
+  JsonTextError,
+  lstatOrNull,
+  openRead,
+  parseJson,
+  readBytesAt,
+  readDirNames,
+  readLinkText,
+  readText,
+  renameFile,
+  UnsafeFileError,
+  unlinkFile,
+  unlinkQuiet,
+} from '../disk/door.js'
 import {
   asDiskFault,
   fsyncDir,
@@ -80,7 +80,7 @@ export class SessionStore {
   /** Ensures the folder exists (0700). Read-only callers never call this. */
   ensureDir(): void {
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+      ensureDir(this.dir)
     } catch (error) {
       throw asDiskFault(error, this.dir)
     }
@@ -94,11 +94,7 @@ export class SessionStore {
   }
 
   exists(id: string): boolean {
-    try {
-      return statSync(this.recordPath(assertValidSessionId(id))).isFile()
-    } catch {
-      return false
-    }
+    return lstatOrNull(this.recordPath(assertValidSessionId(id)))?.isFile() === true
   }
 
   /** The record, or null when there is none. Throws CorruptRecordError for a file that cannot be repaired. */
@@ -158,7 +154,7 @@ export class SessionStore {
    */
   peek(id: string): Record<string, unknown> | null {
     try {
-      const value: unknown = JSON.parse(readFileSync(this.recordPath(id), 'utf8'))
+      const value: unknown = parseJson(readText(this.recordPath(id), 'record'))
       return value && typeof value === 'object' && !Array.isArray(value)
         ? (value as Record<string, unknown>)
         : null
@@ -279,7 +275,7 @@ export class SessionStore {
         const current = this.readForWrite(id, this.leftoversListedAfter(held, id), known)
         await prepare?.(current)
         // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
-        await unlink(this.recordPath(id))
+        await unlinkFile(this.recordPath(id))
         // The mark comes after `prepare`: what it wrote must be in the listing this sweep reads. Deletions
         // that reach this point in the same turn of the event loop share one listing taken on the next.
         const swept = ++this.marks
@@ -368,7 +364,7 @@ export class SessionStore {
         const read = this.readRecord(id)
         if (read.kind !== 'corrupt') return null
         assertOwnFolder(corruptDir)
-        mkdirSync(corruptDir, { recursive: true, mode: 0o700 })
+        ensureDir(corruptDir)
         assertOwnFolder(corruptDir)
         const source = this.recordPath(id)
         let name = `${id}${RECORD_SUFFIX}`
@@ -384,7 +380,7 @@ export class SessionStore {
         // The report first: a moved record never lacks one.
         writeNewFileDurably(report, corruptReport(source, read.reason), this.io)
         try {
-          renameSync(source, target)
+          renameFile(source, target)
         } catch (error) {
           safeUnlink(report)
           throw error
@@ -439,8 +435,9 @@ export class SessionStore {
   ): { kind: 'ok'; record: SessionRecord } | { kind: 'missing' } | { kind: 'corrupt'; reason: string } {
     let text: string
     try {
-      text = readFileSync(this.recordPath(id), 'utf8')
+      text = readText(this.recordPath(id), 'record')
     } catch (error) {
+      if (error instanceof UnsafeFileError) return { kind: 'corrupt', reason: error.reason }
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT') return { kind: 'missing' }
       return { kind: 'corrupt', reason: `cannot read: ${code ?? String(error)}` }
@@ -526,12 +523,12 @@ export class SessionStore {
         const path = join(this.dir, name)
         let parsed: ReturnType<typeof parseRecordText>
         try {
-          parsed = this.verified(parseRecordText(readFileSync(path, 'utf8'), id))
+          parsed = this.verified(parseRecordText(readText(path, 'record'), id))
         } catch {
           continue
         }
         if (parsed.kind !== 'ok') continue
-        renameSync(path, this.recordPath(id))
+        renameFile(path, this.recordPath(id))
         this.options.warn?.({
           path: this.recordPath(id),
           reason: `${current.kind === 'missing' ? 'missing' : 'corrupt'} record repaired from ${name}`,
@@ -546,12 +543,7 @@ export class SessionStore {
   }
 
   private readDir(): string[] {
-    try {
-      return readdirSync(this.dir)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
-    }
+    return readDirNames(this.dir)
   }
 }
 
@@ -561,9 +553,11 @@ function parseRecordText(
 ): { kind: 'ok'; record: SessionRecord } | { kind: 'corrupt'; reason: string } {
   let value: unknown
   try {
-    value = JSON.parse(text)
+    value = parseJson(text)
   } catch (error) {
-    return { kind: 'corrupt', reason: `not valid JSON (${(error as Error).message})` }
+    // The door's reason says where, never what: the file may be a credential a link led to.
+    if (error instanceof JsonTextError) return { kind: 'corrupt', reason: error.reason }
+    throw error
   }
   const parsed = parseSessionRecord(value)
   if (!parsed.ok) return { kind: 'corrupt', reason: parsed.reason }
@@ -614,27 +608,17 @@ function serialize(record: SessionRecord): string {
 }
 
 function mtimeOf(path: string): number {
-  try {
-    return statSync(path).mtimeMs
-  } catch {
-    return 0
-  }
+  return lstatOrNull(path)?.mtimeMs ?? 0
 }
 
 function safeUnlink(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch {}
+  unlinkQuiet(path)
 }
 
 /** harness's own folder, never a symlink or a file (docs/security.md). */
 function assertOwnFolder(dir: string): void {
-  let stat: ReturnType<typeof lstatSync>
-  try {
-    stat = lstatSync(dir)
-  } catch {
-    return
-  }
+  const stat = lstatOrNull(dir)
+  if (!stat) return
   if (!stat.isDirectory() || stat.isSymbolicLink()) {
     throw new IllegalStateError(
       `${dir} is ${stat.isSymbolicLink() ? 'a symlink' : 'not a folder'}: harness never follows links in its own folders`,
@@ -645,19 +629,15 @@ function assertOwnFolder(dir: string): void {
 }
 
 function existsNoFollow(path: string): boolean {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
-  }
+  return lstatOrNull(path) !== null
 }
 
 const REPORT_BYTES = 256
 
 /** What the report beside a quarantined record says: why, how big, when, and its first bytes, escaped. */
 function corruptReport(path: string, reason: string): string {
-  const stat = lstatSync(path)
+  const stat = lstatOrNull(path)
+  if (!stat) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' })
   const lines = [
     'harness: this session record could not be read and no temporary file could repair it;',
     '"harness session recover --all" moved it here. Nothing was deleted.',
@@ -669,16 +649,13 @@ function corruptReport(path: string, reason: string): string {
     `moved_at: ${new Date().toISOString()}`,
   ]
   if (stat.isSymbolicLink()) {
-    lines.push(`a symbolic link to ${escapeBytes(Buffer.from(readlinkSync(path)))} (not followed)`)
+    lines.push(`a symbolic link to ${escapeBytes(Buffer.from(readLinkText(path)))} (not followed)`)
+  } else if (!stat.isFile()) {
+    lines.push('not a plain file (not opened)')
   } else {
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
-    try {
-      const head = Buffer.alloc(REPORT_BYTES)
-      const n = readSync(fd, head, 0, REPORT_BYTES, 0)
-      lines.push(`first ${n} bytes: ${escapeBytes(head.subarray(0, n))}`)
-    } finally {
-      closeSync(fd)
-    }
+    const { fd } = openRead(path)
+    const head = readBytesAt(fd, REPORT_BYTES, 0, true)
+    lines.push(`first ${head.length} bytes: ${escapeBytes(head)}`)
   }
   return `${lines.join('\n')}\n`
 }

@@ -21,6 +21,65 @@ const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts']
 const GIT_SPAWN =
   /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
 
+/**
+ * SPEC §10, "One door to the disk" (docs/security.md): only disk/door.ts opens files. A module may import
+ * node:fs itself only if it never touches `.harness/` or a path a record, manifest or config names: each is
+ * named here with what it does use fs for.
+ */
+export const FS_DOOR = 'disk/door.ts'
+export const FS_ALLOWED: Record<string, string> = {
+  'durable.ts': "the door's durable writer (all bytes, fsync), injectable for the disk-fault tests",
+  'process/identity.ts': "reads /proc/<pid>/stat and the host's boot id, never a project's files",
+  'process/tree.ts': 'reads /proc to find a process tree',
+  'process/pipes.ts': 'writes to file descriptors it was given (the terminal, pipes)',
+  'sessions/tmux-run.ts': 'closes a file descriptor it was given',
+  'process/supervisor.ts': 'writes to its own descriptors; finds executables on PATH',
+}
+/**
+ * Modules that still import node:fs for paths the door should own, not yet routed through it (docs/security.md
+ * lists them): the list may only shrink; a new module cannot join it without this file saying so.
+ */
+export const FS_NOT_YET_ROUTED = [
+  'cli/context.ts',
+  'cli/fast-entry.ts',
+  'config-edit.ts',
+  'config.ts',
+  'doctor.ts',
+  'git/clean-check.ts',
+  'git/common.ts',
+  'git/diff.ts',
+  'git/git.ts',
+  'git/include.ts',
+  'git/own-worktree.ts',
+  'git/removal.ts',
+  'git/snapshot.ts',
+  'git/worktree.ts',
+  'history/archive-file.ts',
+  'process/host.ts',
+  'project.ts',
+  'sessions/chain-store.ts',
+  'sessions/chains.ts',
+  'sessions/checkpoints.ts',
+  'sessions/context.ts',
+  'sessions/control.ts',
+  'sessions/diff.ts',
+  'sessions/integrity.ts',
+  'sessions/merge.ts',
+  'sessions/query.ts',
+  'sessions/removal/archive.ts',
+  'sessions/removal/executor.ts',
+  'sessions/removal/prune.ts',
+  'sessions/removal/repo-view.ts',
+  'sessions/removal/session-plan.ts',
+  'sessions/runner.ts',
+  'sessions/seal.ts',
+  'sessions/start.ts',
+  'sessions/stop-watch.ts',
+  'sessions/unarchive.ts',
+  'trust.ts',
+]
+const FS_MODULE = /^(?:node:)?fs(?:\/promises)?$/
+
 /** Drops comments, so that a comment may name what it does not do. */
 function stripComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\'"`])\/\/.*$/gm, '$1')
@@ -50,6 +109,12 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
     }
     if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    const importsFs = [
+      ...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g),
+    ].some(([, specifier]) => FS_MODULE.test(specifier ?? ''))
+    if (importsFs && file !== FS_DOOR && !(file in FS_ALLOWED) && !FS_NOT_YET_ROUTED.includes(file)) {
+      report(`imports node:fs (files are opened only through ${FS_DOOR})`)
+    }
     if (CLI.includes(top) && !PROCESS_ENTRIES.includes(file)) {
       for (const [name, verb] of [...PROCESS_IO, ['cwd', 'reads'] as const]) {
         if (new RegExp(`\\bprocess\\.${name}\\b`).test(code))

@@ -10,6 +10,7 @@ import {
   worktreeRoot,
   worktreeSetupCommand,
 } from '../../src/config.js'
+import { JsonTextError } from '../../src/disk/door.js'
 import { ConfigError, ExitCode } from '../../src/errors.js'
 import { buildAgentInvocation, resolveProvider } from '../../src/providers/args.js'
 import { trustProject } from '../../src/trust.js'
@@ -163,7 +164,8 @@ describe('loadConfig: reading and merging', () => {
 
 describe('loadConfig: invalid files', () => {
   const cases: [string, unknown, string][] = [
-    ['not JSON', '{ "providers": ', 'not valid JSON: '],
+    // Where, never what: the message quotes no byte of the file (docs/security.md, "The door to the disk").
+    ['not JSON', '{ "providers": ', 'not valid JSON'],
     ['not an object', '[]', '(top level): expected object, received array'],
     [
       'a wrong type at a nested key',
@@ -231,8 +233,8 @@ describe('loadConfig: invalid files', () => {
     expect(error.code).toBe('INVALID_CONFIG')
     expect(error.message.startsWith(`invalid config ${s.projectFile}: `)).toBe(true)
     expect(error.message).toContain(detail)
-    // A file JSON cannot parse keeps the parser's error as its cause.
-    if (detail.startsWith('not valid JSON')) expect(error.cause).toBeInstanceOf(SyntaxError)
+    // A file JSON cannot parse keeps the door's error as its cause, which quotes no byte of the file either.
+    if (detail.startsWith('not valid JSON')) expect(error.cause).toBeInstanceOf(JsonTextError)
   })
 
   test('an error in the user file names the user file', () => {
@@ -254,7 +256,7 @@ describe('loadConfig: invalid files', () => {
     const s = setup()
     mkdirSync(s.projectFile)
     expect(configError(() => s.load()).message).toBe(
-      `invalid config ${s.projectFile}: cannot read it: EISDIR`,
+      `invalid config ${s.projectFile}: cannot read it: a folder`,
     )
   })
 })

@@ -1,7 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { checkLayers, importCycles } from '../helpers/check-layers.js'
+import { checkLayers, FS_ALLOWED, FS_NOT_YET_ROUTED, importCycles } from '../helpers/check-layers.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 // The layering rules of docs/design.md ("Layers"), checked on the real source tree.
@@ -14,6 +14,14 @@ describe('layers', () => {
   test('src/ keeps its layers one-way', () => {
     const found = checkLayers(join(import.meta.dirname, '../../src')).map((p) => `${p.file}: ${p.rule}`)
     expect(found).toEqual([])
+  })
+
+  test('the list of modules not yet routed through the door only shrinks: each one listed still imports fs', () => {
+    const src = join(import.meta.dirname, '../../src')
+    const stale = [...FS_NOT_YET_ROUTED, ...Object.keys(FS_ALLOWED)].filter(
+      (file) => !/from\s*['"](?:node:)?fs(?:\/promises)?['"]/.test(readFileSync(join(src, file), 'utf8')),
+    )
+    expect(stale).toEqual([])
   })
 
   test('src/ has no import cycle, between modules or between folders', () => {
@@ -103,10 +111,30 @@ describe('layers', () => {
       'process/b.ts: imports commands/',
       'providers/c.ts: git is run outside src/git/',
       'render/h.ts: imports a node: module',
+      'render/h.ts: imports node:fs (files are opened only through disk/door.ts)',
       'sessions/a.ts: imports cli/',
       'sessions/d.ts: reads process.env',
       'sessions/d.ts: writes process.stdout',
       'sessions/f.ts: imports app/',
+    ])
+  })
+
+  test('the door check: only disk/door.ts and the named modules import fs, statically or lazily', () => {
+    const src = tmpDir()
+    const put = (path: string, text: string) => write(src, path, text)
+    put('disk/door.ts', "import * as fs from 'node:fs'\nexport const door = fs\n")
+    put('process/identity.ts', "import { readFileSync } from 'node:fs'\nexport const stat = readFileSync\n")
+    put('sessions/f.ts', "import { readFileSync } from 'node:fs'\nexport const r = readFileSync\n")
+    put('history/h.ts', "const { readFile } = await import('node:fs/promises')\nexport const r = readFile\n")
+    put('sessions/g.ts', "import {\n  open,\n} from 'fs/promises'\nexport const o = open\n")
+    put('sessions/i.ts', "export const j = 1 // reads files through the door, never from 'node:fs'\n")
+    const problems = checkLayers(src)
+      .map((p) => `${p.file}: ${p.rule}`)
+      .sort()
+    expect(problems).toEqual([
+      'history/h.ts: imports node:fs (files are opened only through disk/door.ts)',
+      'sessions/f.ts: imports node:fs (files are opened only through disk/door.ts)',
+      'sessions/g.ts: imports node:fs (files are opened only through disk/door.ts)',
     ])
   })
 })

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
@@ -31,13 +30,10 @@ export function registerLogs(session: Command, ctx: Context): void {
         async (options, id: string) => {
           if (ctx.options.json && options.follow)
             throw new UsageError('--follow cannot be combined with --json')
-          const { sessionLog, streamLog } = await import('../../sessions/logs.js')
+          const { logContent, sessionLog, streamLog } = await import('../../sessions/logs.js')
           const info = await sessionLog(ctx, id)
           if (ctx.options.json) {
-            ctx.out.result(
-              { id: info.id, path: info.path, content: readFileSync(info.path, 'utf8') },
-              () => '',
-            )
+            ctx.out.result({ id: info.id, path: info.path, content: logContent(info) }, () => '')
             return
           }
           const closed = () => ctx.out.closed

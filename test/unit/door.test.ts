@@ -1,0 +1,145 @@
+import { execFileSync } from 'node:child_process'
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import {
+  appendText,
+  emptyDirHeld,
+  HeldDir,
+  parseJson,
+  readText,
+  type UnsafeFileError,
+  writeFileAtomic,
+} from '../../src/disk/door.js'
+import { runHook } from '../../src/process/hooks.js'
+import { tmpDir } from '../helpers/tmp.js'
+
+/** A project folder with `.harness/`, and `outside/` holding the user's own files. */
+function layout() {
+  const root = tmpDir()
+  const harness = join(root, 'project', '.harness')
+  const outside = join(root, 'outside')
+  mkdirSync(join(harness, 'logs'), { recursive: true })
+  mkdirSync(outside)
+  writeFileSync(join(outside, 'keep.txt'), 'the user file\n')
+  return { root, harness, outside }
+}
+
+describe('the door to the disk (SPEC §10; docs/security.md)', () => {
+  test('a FIFO, a device and a link are refused at once, never read or waited on', () => {
+    const { harness, outside } = layout()
+    execFileSync('mkfifo', [join(harness, 'fifo.json')])
+    symlinkSync('/dev/zero', join(harness, 'zero.json'))
+    symlinkSync(join(outside, 'keep.txt'), join(harness, 'link.json'))
+    const reason = (path: string) => {
+      try {
+        readText(path, 'record')
+      } catch (error) {
+        return (error as UnsafeFileError).reason
+      }
+      return 'read'
+    }
+    expect(reason(join(harness, 'fifo.json'))).toBe('a FIFO')
+    expect(reason(join(harness, 'zero.json'))).toBe('a symlink')
+    expect(reason('/dev/zero')).toBe('a device')
+    expect(reason(join(harness, 'link.json'))).toBe('a symlink')
+  })
+
+  test('a folder of .harness that is a link is refused for every file below it', () => {
+    const { harness, outside } = layout()
+    rmSync(join(harness, 'logs'), { recursive: true })
+    symlinkSync(outside, join(harness, 'logs'))
+    expect(() => readText(join(harness, 'logs', 'keep.txt'), 'record')).toThrow(/symlink/)
+    expect(() => appendText(join(harness, 'logs', 'keep.txt'), 'owned\n')).toThrow(/symlink/)
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
+  })
+
+  test('JSON is bounded in depth and its errors never quote the text', () => {
+    expect(() => parseJson(`${'['.repeat(200_000)}${']'.repeat(200_000)}`)).toThrow(/nested deeper than 64/)
+    expect(parseJson(JSON.stringify({ a: '['.repeat(70) }))).toEqual({ a: '['.repeat(70) })
+    let message = ''
+    try {
+      parseJson('aws_secret_access_key = AKIASECRET')
+    } catch (error) {
+      message = (error as Error).message
+    }
+    expect(message).toMatch(/^not valid JSON/)
+    expect(message).not.toMatch(/aws|AKIA/)
+  })
+
+  test('an atomic write never goes through a planted temp name: its temp is exclusive and random', () => {
+    const { harness, outside } = layout()
+    const stamp = join(harness, 'auto-cleanup.stamp')
+    symlinkSync(join(outside, 'keep.txt'), `${stamp}.${process.pid}.tmp`)
+    writeFileAtomic(stamp, '{"at":"now"}\n')
+    expect(readFileSync(stamp, 'utf8')).toBe('{"at":"now"}\n')
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
+    // The one file planted is all that is left beside the stamp: no temp file of its own.
+    expect(readdirSync(harness).sort()).toEqual([
+      'auto-cleanup.stamp',
+      `auto-cleanup.stamp.${process.pid}.tmp`,
+      'logs',
+    ])
+  })
+
+  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", async () => {
+    const { harness, outside } = layout()
+    const log = join(harness, 'logs', 'abcd1234.log')
+    symlinkSync(join(outside, 'keep.txt'), log)
+    await runHook(['false'], {}, log, process.env)
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
+    // A plain log is noted in.
+    rmSync(log)
+    await runHook(['false'], {}, log, process.env)
+    expect(readFileSync(log, 'utf8')).toContain('[harness] hooks.on_status (false) exited with 1')
+  })
+})
+
+describe('removal holds the folder it checked', () => {
+  test('a worktree swapped for a symlink after it was opened: only the held folder is emptied', async () => {
+    const { root, outside } = layout()
+    const worktree = join(root, 'wt')
+    mkdirSync(join(worktree, 'src'), { recursive: true })
+    writeFileSync(join(worktree, 'keep.txt'), 'the worktree copy\n')
+    writeFileSync(join(worktree, 'src', 'a.ts'), 'a\n')
+    writeFileSync(join(worktree, '.git'), 'gitdir: x\n')
+    const held = HeldDir.open(worktree)
+    // The swap an attacker makes between the check and the removal: the path now leads outside.
+    renameSync(worktree, `${worktree}-moved`)
+    symlinkSync(outside, worktree)
+    try {
+      await held.empty(['.git'])
+    } finally {
+      held.close()
+    }
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
+    expect(readdirSync(`${worktree}-moved`)).toEqual(['.git'])
+  })
+
+  test('a sub-folder swapped for a symlink is removed as a link, its target left alone', async () => {
+    const { root, outside } = layout()
+    const worktree = join(root, 'wt')
+    mkdirSync(join(worktree, 'src'), { recursive: true })
+    writeFileSync(join(worktree, 'src', 'keep.txt'), 'a\n')
+    rmSync(join(worktree, 'src'), { recursive: true })
+    symlinkSync(outside, join(worktree, 'src'))
+    await emptyDirHeld(worktree)
+    expect(readdirSync(worktree)).toEqual([])
+    expect(existsSync(join(outside, 'keep.txt'))).toBe(true)
+  })
+
+  test('a worktree that is a link when opened is refused', () => {
+    const { root, outside } = layout()
+    symlinkSync(outside, join(root, 'wt'))
+    expect(() => HeldDir.open(join(root, 'wt'))).toThrow(/not a real folder/)
+  })
+})
