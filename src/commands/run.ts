@@ -21,6 +21,9 @@ const RunOptionsSchema = z.object({
   restoreCheckpoint: z.optional(z.string()),
   contextFrom: z.optional(z.array(z.string())),
   dryRun: z.optional(z.boolean()),
+  backend: z.optional(z.enum(['local', 'container'])),
+  image: z.optional(z.string()),
+  engine: z.optional(z.enum(['podman', 'docker'])),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -52,6 +55,12 @@ export function registerRun(program: Command, ctx: Context): void {
       collect,
     )
     .option('--dry-run', 'print the argv, prompt, worktree and branch that would be used; start nothing')
+    .option(
+      '--backend <name>',
+      'where the agent runs: local | container (default: config backend, else local)',
+    )
+    .option('--image <image>', 'with --backend container: the image (it must contain the agent CLI)')
+    .option('--engine <name>', 'with --backend container: podman | docker (default: the first found)')
     .addHelpText(
       'after',
       `

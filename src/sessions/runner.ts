@@ -10,6 +10,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
+import type { RunSettlement } from '../backends/backend.js'
 import { DiskFaultError, ExitRequest, ExternalToolError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
 import type { Usage } from '../history/events.js'
@@ -56,6 +57,8 @@ export interface RunPlan {
   supervisorEnv?: NodeJS.ProcessEnv
   /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
   checkpoints?: { intervalMs: number } | null
+  /** A run that is not a plain process (a container): what ends it once the spawned client is gone. */
+  settle?: RunSettlement | null
 }
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
@@ -187,6 +190,7 @@ export async function supervise(
   }
   try {
     await extras.ended?.()
+    if (plan.settle) await settleRun(plan, store)
     await interval.stop()
     const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
     return { record, exit: supervised.exit }
@@ -194,6 +198,27 @@ export async function supervise(
     reserve?.release()
     supervised.release()
   }
+}
+
+/**
+ * A container run's end (docs/backends.md): the container is forced down if its client was killed and
+ * removed, and the agent's commits come back to the branch, before the outcome is recorded.
+ */
+async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
+  const settle = plan.settle
+  if (!settle) return
+  const { backendFor } = await import('../backends/backend.js')
+  const backend = await backendFor('container')
+  const env = plan.supervisorEnv ?? plan.env
+  const collected = await backend.settle(settle, env).catch((error: unknown) => ({
+    kind: 'failed',
+    reason: error instanceof Error ? error.message : String(error),
+  }))
+  await store.update(plan.id, (current) =>
+    current.container && current.container.id === settle.container.id
+      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
+      : undefined,
+  )
 }
 
 /**

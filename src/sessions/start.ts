@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { type BackendOptions, chosenBackend, containerChoice, placeRun } from '../backends/place.js'
 import {
   checkpointIntervalMs,
   DEFAULT_AGENT,
@@ -70,6 +71,10 @@ export interface StartOptions {
   restoreCheckpoint?: string
   /** Sessions whose context block goes before the prompt (docs/continuity.md). */
   contextFrom?: string[]
+  /** Where it runs (docs/backends.md): --backend, --image, --engine; config fills the rest. */
+  backend?: BackendOptions['backend']
+  image?: string
+  engine?: BackendOptions['engine']
 }
 
 export interface RunOutcome {
@@ -318,6 +323,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   let workspace: Workspace | undefined
   let committed = false
   let madeAgentDir = false
+  let undoPlacement: (() => Promise<void>) | undefined
   try {
     workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
     if (usesAgentDir(provider)) {
@@ -339,11 +345,20 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       metadata: sessionMetadata(),
       now: new Date(),
     })
-    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
+    const planned = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place)
+    const placement = await placeRun(
+      chosenBackend(options, config),
+      containerChoice(options, config),
+      paths,
+      planned,
+      record,
+    )
+    undoPlacement = placement.undo
+    const plan = placement.plan
     showPromptToPaste(ctx, provider, mode, prepared.agentPrompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
-      const created = await store.create({ ...record, runs: [run] })
+      const created = await store.create({ ...record, ...placement.record, runs: [run] })
       committed = true
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
       guard.dispose()
@@ -358,8 +373,11 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   } finally {
     guard.dispose()
     if (!committed) {
+      await undoPlacement?.().catch(() => {})
       await workspace?.undo()
-      if (madeAgentDir) removeAgentDir(paths.harnessDir, id)
+      if (madeAgentDir || chosenBackend(options, await ctx.config()) === 'container') {
+        removeAgentDir(paths.harnessDir, id)
+      }
     }
   }
 }
@@ -420,8 +438,11 @@ async function prepareStart(
     extraArgs: options.extraArgs,
     agentDir: agentDirFor(paths.harnessDir, id),
   })
-  const { assertExecutable } = await import('../process/supervisor.js')
-  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  // In a container the agent's CLI is the image's, not this machine's.
+  if (chosenBackend(options, config) === 'local') {
+    const { assertExecutable } = await import('../process/supervisor.js')
+    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  }
   return {
     config,
     provider,
@@ -773,8 +794,11 @@ export async function resumeSession(
     extraArgs,
     agentDir: agentDirFor(paths.harnessDir, id),
   })
-  const { assertExecutable } = await import('../process/supervisor.js')
-  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  const backend = session.backend === 'container' ? 'container' : 'local'
+  if (backend === 'local') {
+    const { assertExecutable } = await import('../process/supervisor.js')
+    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  }
   await ensureWorktree(ctx, session, paths.sessionsDir)
   if (options.checkpoint !== undefined) {
     const { restoreSessionCheckpoint } = await import('./checkpoints.js')
@@ -786,7 +810,9 @@ export async function resumeSession(
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place)
+  const planned = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place)
+  const placement = await placeRun(backend, containerChoice({}, config, session), paths, planned, session)
+  const plan = placement.plan
   showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
@@ -807,16 +833,23 @@ export async function resumeSession(
         stop_reason: null,
         stop_request: null,
         runs: [...(current.runs ?? []), run],
+        ...placement.record,
         ...(place || current.tmux_session != null
           ? { tmux_session: place?.session ?? null, tmux_socket: place?.socket ?? null, state: null }
           : {}),
       }
     })
-  return launch(ctx, plan, async (run) => {
-    const record = await begin(run)
-    announce(ctx, record, mode)
-    return record
-  })
+  let begun = false
+  try {
+    return await launch(ctx, plan, async (run) => {
+      const record = await begin(run)
+      begun = true
+      announce(ctx, record, mode)
+      return record
+    })
+  } finally {
+    if (!begun) await placement.undo().catch(() => {})
+  }
 }
 
 /** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
