@@ -16,9 +16,11 @@ copy() {
 }
 paths=()
 for tool in "${tools[@]}"; do
-  p=$(command -v "$tool" || true)
-  [[ -n $p && $p == /* ]] && paths+=("$(readlink -f "$p")") && copy_as=("$p")
-  [[ -n $p && $p == /* ]] && { mkdir -p "$root$(dirname "$p")"; cp -L "$p" "$root$p" 2>/dev/null || true; }
+  p=$(type -P "$tool" || true)
+  [[ -n $p ]] || continue
+  mkdir -p "$root$(dirname "$p")"
+  cp -L "$p" "$root$p"
+  paths+=("$p")
 done
 git_exec=$(git --exec-path)
 mkdir -p "$root$git_exec"

@@ -166,7 +166,9 @@ export async function stopAndRemove(
 
 /** Removes a container (forcing a running one down); one already gone is fine. */
 export async function removeContainer(engine: Engine, id: string, env: NodeJS.ProcessEnv): Promise<void> {
-  await runEngine(engine, ['rm', '--force', '--', id], env)
+  // podman's `rm --force` would first wait the container's own stop timeout (10 s); docker's kills at once.
+  const now = engine.name === 'podman' ? ['--time=0'] : []
+  await runEngine(engine, ['rm', '--force', ...now, '--', id], env)
 }
 
 /** Blocks until the container has exited; its exit code, or null when the engine could not say. */
