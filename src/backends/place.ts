@@ -35,6 +35,25 @@ export function containerChoice(
   }
 }
 
+/** A container run needs an engine and an image: checked before anything is made. */
+export async function checkBackend(
+  backend: BackendName,
+  choice: ContainerChoice,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  if (backend === 'local') return
+  if (!choice.image) {
+    const { UsageError } = await import('../errors.js')
+    throw new UsageError(
+      'a container session needs an image that contains the agent CLI',
+      'pass --image IMAGE, or set it: harness config set container.image IMAGE --user',
+      'IMAGE_MISSING',
+    )
+  }
+  const { findEngine } = await import('./container/engine.js')
+  await findEngine(choice.engine, env)
+}
+
 export interface Placement {
   plan: RunPlan
   record: Partial<SessionRecord>

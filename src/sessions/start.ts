@@ -1,7 +1,13 @@
 import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { type BackendOptions, chosenBackend, containerChoice, placeRun } from '../backends/place.js'
+import {
+  type BackendOptions,
+  checkBackend,
+  chosenBackend,
+  containerChoice,
+  placeRun,
+} from '../backends/place.js'
 import {
   checkpointIntervalMs,
   DEFAULT_AGENT,
@@ -316,6 +322,8 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
 
   // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind.
   if (tmux) await tmuxPlace(ctx, 'check')
+  // So is the container engine and image (exit 5 naming the engine, exit 2 without an image).
+  await checkBackend(chosenBackend(options, config), containerChoice(options, config), ctx.env)
   ensureProjectDirs(paths)
   // From here until the run is committed, a stop signal undoes the set-up instead of killing harness midway
   // (which would leave a worktree and branch that no record owns).

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
@@ -50,7 +50,45 @@ async function waitFor(check: () => boolean, what: string): Promise<void> {
   }
 }
 
+test('without a usable engine, --backend container is exit 5 naming it, and nothing is left behind', async () => {
+  const repo = containerRepo()
+  // A PATH with node and git only: no podman, no docker.
+  const bin = join(repo.home, 'bin-no-engine')
+  mkdirSync(bin)
+  for (const tool of ['node', 'git', 'sh']) {
+    symlinkSync(
+      execFileSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim(),
+      join(bin, tool),
+    )
+  }
+  const env = { ...repo.env, PATH: bin }
+  const run = await cli(['run', '-a', 'exec', '--', 'true'], { cwd: repo.dir, env, process: true })
+  expect(run.exitCode).toBe(5)
+  expect(run.stderr).toContain('no container engine found on PATH (looked for podman, then docker)')
+  const chosen = await cli(['run', '--engine', 'docker', '-a', 'exec', '--', 'true'], { cwd: repo.dir, env })
+  expect(chosen.exitCode).toBe(5)
+  expect(chosen.stderr).toContain('container engine "docker" not found on PATH')
+  expect(existsSync(join(repo.dir, '.harness', 'worktrees'))).toBe(false)
+  expect(repo.git('branch', '--list', 'harness/*')).toBe('')
+  // Everything else keeps working: a local run in the same project.
+  const local = await cli(['run', '--backend', 'local', '-a', 'exec', '--', 'sh', '-c', 'exit 0'], {
+    cwd: repo.dir,
+    env,
+  })
+  expect(local.exitCode).toBe(0)
+})
+
 describe.skipIf(!usable.engine)('container backend (podman)', () => {
+  test('doctor reports the engine, its version and a test container', async () => {
+    const repo = containerRepo()
+    const doctor = await cli(['doctor', '--json'], { cwd: repo.dir, env: repo.env })
+    const report = json<{ checks: { name: string; status: string; detail: string }[] }>(doctor)
+    const check = report.checks.find((c) => c.name === 'container engine')
+    expect(check?.status).toBe('ok')
+    expect(check?.detail).toMatch(/^podman \d+\.\d+/)
+    expect(check?.detail).toContain(`a test container of ${TEST_IMAGE} started`)
+  })
+
   const foreign: string[] = []
   afterAll(() => {
     for (const id of foreign) spawn('podman', ['rm', '--force', id], { stdio: 'ignore' })
