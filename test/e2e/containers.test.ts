@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
@@ -222,6 +222,40 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     expect(readFileSync(join(first.worktree_dir, 'resumed.txt'), 'utf8')).toBe('turn one\n')
     expect(sessionContainers(first.id)).toEqual([])
   })
+
+  test.skipIf(spawnSync('tmux', ['-V']).status !== 0)(
+    'an interactive agent in a container under --tmux: its screen in the pane, keys reach it',
+    async () => {
+      const repo = containerRepo()
+      const socket = `harness-test-${process.pid}-ctr`
+      const env = { ...repo.env, HARNESS_TMUX_SOCKET: socket }
+      try {
+        const script = 'echo ready-in-container; read line; echo "got $line" > got.txt'
+        const run = await cli(['run', '--tmux', '--json', '-a', 'exec', '--', 'sh', '-c', script], {
+          cwd: repo.dir,
+          env,
+        })
+        expect(run.exitCode).toBe(0)
+        const { id } = json<Record>(run)
+        const pane = () =>
+          execFileSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', `harness-${id}`], {
+            encoding: 'utf8',
+          })
+        await waitFor(() => pane().includes('ready-in-container'), 'the container to draw in the pane')
+        execFileSync('tmux', ['-L', socket, 'send-keys', '-t', `harness-${id}`, 'typed', 'Enter'])
+        const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env })
+        expect(wait.exitCode).toBe(0)
+        const record = readRecord(repo, id)
+        expect(record.status).toBe('COMPLETED')
+        expect(readFileSync(join(record.worktree_dir, 'got.txt'), 'utf8')).toBe('got typed\n')
+        expect(sessionContainers(id)).toEqual([])
+      } finally {
+        try {
+          execFileSync('tmux', ['-L', socket, 'kill-server'], { stdio: 'ignore' })
+        } catch {}
+      }
+    },
+  )
 
   test('a forged record naming a foreign container is never stopped', async () => {
     const repo = containerRepo()
