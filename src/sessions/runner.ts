@@ -210,7 +210,7 @@ async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
   const { backendFor } = await import('../backends/backend.js')
   const backend = await backendFor('container')
   const env = plan.supervisorEnv ?? plan.env
-  const collected = await backend.settle(settle, env).catch((error: unknown) => ({
+  const collected = await backend.settle(settle, env, { ours: true }).catch((error: unknown) => ({
     kind: 'failed',
     reason: error instanceof Error ? error.message : String(error),
   }))

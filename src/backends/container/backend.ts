@@ -195,15 +195,13 @@ export async function settleContainer(
     branch: string | null
   },
   env: NodeJS.ProcessEnv,
+  options: { ours?: boolean } = {},
 ): Promise<import('../../git/container-git.js').CollectOutcome> {
-  const engine = await engineOf(facts, env).catch(() => null)
-  if (engine) {
-    const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
-    if (typeof state === 'object') await removeContainer(engine, facts.id, env)
-  }
-  if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
-  const { collectContainerCommits } = await import('../../git/container-git.js')
+  // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
+  const removing = removeIfOurs(facts, env, options.ours === true)
   try {
+    if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
+    const { collectContainerCommits } = await import('../../git/container-git.js')
     return await collectContainerCommits({
       repoDir: session.repoDir,
       worktreeDir: session.worktreeDir,
@@ -219,7 +217,20 @@ export async function settleContainer(
     })
   } catch (error) {
     return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
+  } finally {
+    // Side by side with collecting: the container's files are not what the commits come from.
+    await removing
   }
+}
+
+async function removeIfOurs(facts: ContainerFacts, env: NodeJS.ProcessEnv, ours: boolean): Promise<void> {
+  const engine = await engineOf(facts, env).catch(() => null)
+  if (!engine) return
+  if (!ours) {
+    const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+    if (typeof state !== 'object') return
+  }
+  await removeContainer(engine, facts.id, env).catch(() => {})
 }
 
 /** Stops a container the engine verified as the record's (grace, then force) and removes it. */

@@ -62,8 +62,8 @@ export function containerBackend(choice: ContainerChoice): SessionBackend {
       if (!record.container) return 'unverified'
       return stopContainer(record.container, graceMs, env)
     },
-    async settle(settlement, env) {
-      return settleContainer(settlement.container, settlement, env)
+    async settle(settlement, env, options) {
+      return settleContainer(settlement.container, settlement, env, options)
     },
     async wait(record, env, timeoutMs) {
       const facts = record.container
