@@ -138,6 +138,10 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     expect(stored).toContain('SECRET_TOKEN')
     expect(sessionContainers(record.id)).toEqual([])
 
+    const merge = await cli(['session', 'merge', record.id], { cwd: repo.dir, env })
+    expect(merge.exitCode).toBe(0)
+    expect(repo.git('show', 'main:a.txt')).toBe('committed')
+
     const cleanup = await cli(['session', 'cleanup', '--older-than', '0', '--force', '--json'], {
       cwd: repo.dir,
       env,
