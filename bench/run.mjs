@@ -289,6 +289,54 @@ try {
     }
   })
 
+  await section('container', async () => {
+    // A whole container session (worktree, private clone, create, attached start, collect, removal) against
+    // `podman run --rm` of the same image alone; the image is the tests' (scripts/container-test-image.sh).
+    const image = process.env.HARNESS_BENCH_IMAGE ?? 'localhost/harness-test:latest'
+    const probe = await output({ command: 'podman', args: ['image', 'exists', image], env }).then(
+      () => true,
+      () => false,
+    )
+    if (!probe) {
+      process.stderr.write(`   skipped: no podman, or no image ${image} (scripts/container-test-image.sh)\n`)
+      return
+    }
+    const repo = join(work, 'container')
+    mkdirSync(repo)
+    const gitEnv = {
+      ...env,
+      GIT_AUTHOR_NAME: 'Bench',
+      GIT_AUTHOR_EMAIL: 'bench@example.com',
+      GIT_COMMITTER_NAME: 'Bench',
+      GIT_COMMITTER_EMAIL: 'bench@example.com',
+      HARNESS_AUTO_CLEANUP: 'off',
+    }
+    await output({ command: 'git', args: ['init', '-q', '-b', 'main'], cwd: repo, env: gitEnv })
+    writeFileSync(join(repo, 'README.md'), '# bench\n')
+    await output({ command: 'git', args: ['add', '-A'], cwd: repo, env: gitEnv })
+    await output({ command: 'git', args: ['commit', '-qm', 'initial'], cwd: repo, env: gitEnv })
+    const row = await compare({
+      label: 'run --backend container -a exec -- true',
+      subject: {
+        command: harness,
+        args: ['run', '-q', '--backend', 'container', '--image', image, '-a', 'exec', '--', 'true'],
+        cwd: repo,
+        env: gitEnv,
+      },
+      floor: {
+        label: 'podman run --rm',
+        command: 'podman',
+        args: ['run', '--rm', '--network=none', image, 'true'],
+        cwd: repo,
+        env: gitEnv,
+      },
+      runs: 7,
+      warmup: 1,
+      aim: 1.3,
+    })
+    process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`)
+  })
+
   await section('kill', async () => {
     // From starting `harness session kill` to its exit, which happens once KILLED is recorded; the agent
     // (`sleep`) obeys SIGTERM. Includes the CLI's own start-up.

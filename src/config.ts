@@ -103,6 +103,19 @@ export const HarnessConfigSchema = z.strictObject({
       ),
     }),
   ),
+  /** Where sessions run (docs/backends.md): this machine (local), or a container of podman or docker. */
+  backend: z.optional(z.enum(['local', 'container'])),
+  container: z.optional(
+    z.strictObject({
+      engine: z.optional(z.enum(['podman', 'docker'])),
+      /** The image the agent runs in: it must contain the agent's CLI. */
+      image: z.optional(NonEmptyStringSchema),
+      /** `--network` of the engine; default none. */
+      network: z.optional(NonEmptyStringSchema),
+      /** Names of variables passed into the container (their values are never recorded). */
+      env: z.optional(z.array(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name')))),
+    }),
+  ),
   /** Where an interactive run's agent lives: this terminal (local), or a tmux session (docs/tmux.md). */
   interactive: z.optional(z.strictObject({ host: z.optional(z.enum(['local', 'tmux'])) })),
   hooks: z.optional(
@@ -200,6 +213,8 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
   if (base.cleanup || override.cleanup) merged.cleanup = { ...base.cleanup, ...override.cleanup }
   if (base.interactive || override.interactive)
     merged.interactive = { ...base.interactive, ...override.interactive }
+  if (override.backend ?? base.backend) merged.backend = override.backend ?? base.backend
+  if (base.container || override.container) merged.container = { ...base.container, ...override.container }
   if (base.hooks || override.hooks) merged.hooks = { ...base.hooks, ...override.hooks }
   if (base.checkpoint || override.checkpoint)
     merged.checkpoint = { ...base.checkpoint, ...override.checkpoint }

@@ -143,8 +143,50 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
       : { name: 'tmux', status: 'ok', detail: firstLine(tmux) },
   )
 
+  checks.push(await containerCheck(config, env))
+
   if (paths.exists && harnessUsable) checks.push(...(await sessionChecks(ctx)))
   return { usable: !checks.some((c) => c.status === 'fail'), checks }
+}
+
+/**
+ * The container engine (docs/backends.md): its name and version, and whether a test container of
+ * `container.image` starts. Missing is a failure only where config sends sessions into containers.
+ */
+async function containerCheck(config: HarnessConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
+  const needed = config.backend === 'container'
+  const { checkEngine } = await import('./backends/container/backend.js')
+  try {
+    const found = await checkEngine(config.container?.engine, config.container?.image, env)
+    const version = found.version ? ` ${found.version}` : ' (version unknown)'
+    if (found.test === 'skipped') {
+      return {
+        name: 'container engine',
+        status: needed ? 'warn' : 'ok',
+        detail: `${found.engine}${version}; no container.image set, so no test container was started`,
+        hint: 'harness config set container.image IMAGE --user',
+      }
+    }
+    if (found.test === 'ok') {
+      return {
+        name: 'container engine',
+        status: 'ok',
+        detail: `${found.engine}${version}; a test container of ${config.container?.image} started`,
+      }
+    }
+    return {
+      name: 'container engine',
+      status: needed ? 'fail' : 'warn',
+      detail: `${found.engine}${version}; a test container of ${config.container?.image} ${found.test}`,
+      hint: `try "${found.engine} run --rm ${config.container?.image} true"`,
+    }
+  } catch (error) {
+    return {
+      name: 'container engine',
+      status: needed ? 'fail' : 'info',
+      detail: `${error instanceof Error ? error.message : String(error)}${needed ? '' : ' (needed only for --backend container)'}`,
+    }
+  }
 }
 
 function configProblem(name: string, error: unknown): DoctorCheck {

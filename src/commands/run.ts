@@ -22,6 +22,9 @@ const RunOptionsSchema = z.object({
   contextFrom: z.optional(z.array(z.string())),
   dryRun: z.optional(z.boolean()),
   budget: z.optional(z.string()),
+  backend: z.optional(z.enum(['local', 'container'])),
+  image: z.optional(z.string()),
+  engine: z.optional(z.enum(['podman', 'docker'])),
 })
 
 export function registerRun(program: Command, ctx: Context): void {
@@ -57,6 +60,12 @@ export function registerRun(program: Command, ctx: Context): void {
       'the most the session may cost, all runs together (e.g. 1.00): paused once reached (exit 6)',
     )
     .option('--dry-run', 'print the argv, prompt, worktree and branch that would be used; start nothing')
+    .option(
+      '--backend <name>',
+      'where the agent runs: local | container (default: config backend, else local)',
+    )
+    .option('--image <image>', 'with --backend container: the image (it must contain the agent CLI)')
+    .option('--engine <name>', 'with --backend container: podman | docker (default: the first found)')
     .addHelpText(
       'after',
       `

@@ -215,6 +215,17 @@ async function stopDirectly(
   const run = lastRun(record)
   // Never act on a record harness did not seal, even one swapped in while we waited (docs/security.md).
   if (record.status !== 'RUNNING' || run?.n !== runN || record.sealed === false) return record
+  if (record.backend === 'container' && record.container) {
+    // The engine's container is the agent: stopped through the engine, its identity verified first.
+    const { stopContainerSession } = await import('../backends/settle.js')
+    const stopped = await stopContainerSession(store, record, graceMs)
+    if (stopped !== 'unverified') return stopped
+    throw new IllegalStateError(
+      `the container of session "${id}" is not the one its record names: it is never stopped`,
+      `if the session is really gone, run "harness session recover ${id}"`,
+      'SESSION_UNVERIFIED',
+    )
+  }
   let signal: string | null = null
   const { agent } = runProcesses(record, run)
   if (agent && checkIdentity(agent) === 'alive') {
@@ -286,6 +297,14 @@ export async function waitForSession(
       const view = await getSession(ctx, id)
       if (view.status !== 'RUNNING') return view
       if (Date.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
+      if (view.backend === 'container' && view.sealed === true && computeLiveness(view) !== 'running') {
+        // No supervisor: the engine knows when the container ends (the next read settles it).
+        const { waitForContainer } = await import('../backends/settle.js')
+        const left = Number.isFinite(deadline) ? Math.max(1, deadline - Date.now()) : undefined
+        const code = await waitForContainer(view, left, ctx.env)
+        if (code === undefined) await changes.next(Math.min(delay, Math.max(0, deadline - Date.now())))
+        continue
+      }
       await changes.next(Math.min(delay, Math.max(0, deadline - Date.now())))
     }
   } finally {

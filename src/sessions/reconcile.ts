@@ -43,6 +43,13 @@ export async function reconcileView(
   dryRun = false,
 ): Promise<SessionView> {
   const liveness = computeLiveness(record)
+  // A container session's engine supervises it: without a live supervisor, ask the engine (docs/backends.md).
+  if (liveness && liveness !== 'running' && record.backend === 'container' && record.sealed === true) {
+    const { engineLiveness } = await import('../backends/settle.js')
+    const engine = await engineLiveness(store, record, dryRun)
+    if (engine.kind === 'settled') return engine.record
+    if (engine.kind !== 'gone') return { ...record, liveness: engine.kind }
+  }
   if (liveness !== 'stale') return liveness ? { ...record, liveness } : record
   if (dryRun) return markPaused(record)
   let updated: SessionRecord

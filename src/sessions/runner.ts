@@ -10,6 +10,7 @@ import {
 } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
+import type { RunSettlement } from '../backends/backend.js'
 import type { ModelPricing } from '../config.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../errors.js'
 import type { WorktreeState } from '../git/snapshot.js'
@@ -63,6 +64,8 @@ export interface RunPlan {
   budget?: RunBudget | null
   /** config `pricing.<model>`: the price of tokens for an agent that reports no cost (docs/budgets.md). */
   pricing?: ModelPricing | null
+  /** A run that is not a plain process (a container): what ends it once the spawned client is gone. */
+  settle?: RunSettlement | null
 }
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
@@ -198,6 +201,7 @@ export async function supervise(
   }
   try {
     await extras.ended?.()
+    if (plan.settle) await settleRun(plan, store)
     await interval.stop()
     const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
     return { record, exit: supervised.exit }
@@ -205,6 +209,27 @@ export async function supervise(
     reserve?.release()
     supervised.release()
   }
+}
+
+/**
+ * A container run's end (docs/backends.md): the container is forced down if its client was killed and
+ * removed, and the agent's commits come back to the branch, before the outcome is recorded.
+ */
+async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
+  const settle = plan.settle
+  if (!settle) return
+  const { backendFor } = await import('../backends/backend.js')
+  const backend = await backendFor('container')
+  const env = plan.supervisorEnv ?? plan.env
+  const collected = await backend.settle(settle, env, { ours: true }).catch((error: unknown) => ({
+    kind: 'failed',
+    reason: error instanceof Error ? error.message : String(error),
+  }))
+  await store.update(plan.id, (current) =>
+    current.container && current.container.id === settle.container.id
+      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
+      : undefined,
+  )
 }
 
 /**

@@ -106,6 +106,24 @@ export const MetadataSchema = z.looseObject({
   node_version: opt(z.string()),
 })
 
+/** A container session's container (docs/backends.md): the engine's identity of it plays pid + start time. */
+export const ContainerFactsSchema = z.looseObject({
+  engine: z.string(),
+  image: z.string(),
+  network: z.string(),
+  /** Names of the variables passed in; never their values. */
+  env: z.array(z.string()),
+  id: z.string(),
+  created: z.string(),
+  name: z.string(),
+  /** The private clone the agent commits into, and the branch tip it started from (null without git). */
+  git_dir: opt(z.string()),
+  start_tip: opt(z.string()),
+  /** How the agent's commits came back when the run ended. */
+  collected: opt(z.looseObject({ kind: z.string() })),
+})
+export type ContainerFacts = z.infer<typeof ContainerFactsSchema>
+
 export const SessionRecordSchema = z.looseObject({
   id: z.string(),
   provider: z.string(),
@@ -154,6 +172,10 @@ export const SessionRecordSchema = z.looseObject({
   project: opt(z.string()),
   /** A public name of the key that sealed the record: another one means another user or HOME. */
   seal_key: opt(z.string()),
+  /** Where the session runs (docs/backends.md): absent means local. */
+  backend: opt(z.enum(['local', 'container'])),
+  /** The container of its latest run (backend container). */
+  container: opt(ContainerFactsSchema),
   /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
   tmux_session: opt(z.string()),
   tmux_socket: opt(z.string()),

@@ -2,6 +2,13 @@ import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs'
 import { arch, platform, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import {
+  type BackendOptions,
+  checkBackend,
+  chosenBackend,
+  containerChoice,
+  placeRun,
+} from '../backends/place.js'
+import {
   checkpointIntervalMs,
   DEFAULT_AGENT,
   DEFAULT_PERMISSION,
@@ -83,6 +90,10 @@ export interface StartOptions {
   contextFrom?: string[]
   /** The most the session may cost, in USD, all runs together (docs/budgets.md). */
   budget?: number
+  /** Where it runs (docs/backends.md): --backend, --image, --engine; config fills the rest. */
+  backend?: BackendOptions['backend']
+  image?: string
+  engine?: BackendOptions['engine']
 }
 
 export interface RunOutcome {
@@ -326,6 +337,8 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
 
   // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind.
   if (tmux) await tmuxPlace(ctx, 'check')
+  // So is the container engine and image (exit 5 naming the engine, exit 2 without an image).
+  await checkBackend(chosenBackend(options, config), containerChoice(options, config), ctx.env)
   ensureProjectDirs(paths)
   // From here until the run is committed, a stop signal undoes the set-up instead of killing harness midway
   // (which would leave a worktree and branch that no record owns).
@@ -333,6 +346,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   let workspace: Workspace | undefined
   let committed = false
   let madeAgentDir = false
+  let undoPlacement: (() => Promise<void>) | undefined
   try {
     workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
     if (usesAgentDir(provider)) {
@@ -355,14 +369,23 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       now: new Date(),
     })
     if (prepared.budget) record.budget_usd = prepared.budget.limit_usd
-    const plan = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place, {
+    const planned = runPlan(ctx, paths, record, 1, 'start', invocation, mode, provider, config, place, {
       budget: prepared.budget,
       pricing: prepared.pricing,
     })
+    const placement = await placeRun(
+      chosenBackend(options, config),
+      containerChoice(options, config),
+      paths,
+      planned,
+      record,
+    )
+    undoPlacement = placement.undo
+    const plan = placement.plan
     showPromptToPaste(ctx, provider, mode, prepared.agentPrompt)
     const begin = async (run: Run) => {
       throwIfSignalled(guard)
-      const created = await store.create({ ...record, runs: [run] })
+      const created = await store.create({ ...record, ...placement.record, runs: [run] })
       committed = true
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
       guard.dispose()
@@ -377,8 +400,11 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   } finally {
     guard.dispose()
     if (!committed) {
+      await undoPlacement?.().catch(() => {})
       await workspace?.undo()
-      if (madeAgentDir) removeAgentDir(paths.harnessDir, id)
+      if (madeAgentDir || chosenBackend(options, await ctx.config()) === 'container') {
+        removeAgentDir(paths.harnessDir, id)
+      }
     }
   }
 }
@@ -449,8 +475,11 @@ async function prepareStart(
     agentDir: agentDirFor(paths.harnessDir, id),
     budgetLeftUsd: budget?.limit_usd,
   })
-  const { assertExecutable } = await import('../process/supervisor.js')
-  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  // In a container the agent's CLI is the image's, not this machine's.
+  if (chosenBackend(options, config) === 'local') {
+    const { assertExecutable } = await import('../process/supervisor.js')
+    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  }
   return {
     config,
     provider,
@@ -822,8 +851,11 @@ export async function resumeSession(
     agentDir: agentDirFor(paths.harnessDir, id),
     budgetLeftUsd: budget ? budgetLeft(budget.limit_usd, budget.spent_usd) : undefined,
   })
-  const { assertExecutable } = await import('../process/supervisor.js')
-  await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  const backend = session.backend === 'container' ? 'container' : 'local'
+  if (backend === 'local') {
+    const { assertExecutable } = await import('../process/supervisor.js')
+    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  }
   await ensureWorktree(ctx, session, paths.sessionsDir)
   if (options.checkpoint !== undefined) {
     const { restoreSessionCheckpoint } = await import('./checkpoints.js')
@@ -838,10 +870,12 @@ export async function resumeSession(
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
-  const plan = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place, {
+  const planned = runPlan(ctx, paths, session, runN, 'resume', invocation, mode, provider, config, place, {
     budget,
     pricing,
   })
+  const placement = await placeRun(backend, containerChoice({}, config, session), paths, planned, session)
+  const plan = placement.plan
   showPromptToPaste(ctx, provider, mode, prompt)
   const begin = (run: Run) =>
     store.update(id, (current) => {
@@ -863,16 +897,23 @@ export async function resumeSession(
         stop_request: null,
         ...(budget ? { budget_usd: budget.limit_usd } : {}),
         runs: [...(current.runs ?? []), run],
+        ...placement.record,
         ...(place || current.tmux_session != null
           ? { tmux_session: place?.session ?? null, tmux_socket: place?.socket ?? null, state: null }
           : {}),
       }
     })
-  return launch(ctx, plan, async (run) => {
-    const record = await begin(run)
-    announce(ctx, record, mode)
-    return record
-  })
+  let begun = false
+  try {
+    return await launch(ctx, plan, async (run) => {
+      const record = await begin(run)
+      begun = true
+      announce(ctx, record, mode)
+      return record
+    })
+  } finally {
+    if (!begun) await placement.undo().catch(() => {})
+  }
 }
 
 /** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
