@@ -2,7 +2,7 @@
 // needs one core for about 8 s and the suite leaves gaps while its workers wait on the processes they start,
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
-// Arguments go to vitest (`npm test -- test/unit/store.test.ts`).
+// Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
 // The end-to-end tests then run a second time with the native executable as the harness under test
 // (HARNESS_TEST_RUNTIME=native, docs/native.md): the first pass proves the node runtime, the second bun's.
 // Without a native executable (a platform bun does not build for) that pass is skipped and said so, except

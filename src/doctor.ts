@@ -155,7 +155,7 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
  */
 async function containerCheck(config: HarnessConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const needed = config.backend === 'container'
-  const { checkEngine } = await import('./backends/container/backend.js')
+  const { checkEngine } = await import('./sessions/backends/container/backend.js')
   try {
     const found = await checkEngine(config.container?.engine, config.container?.image, env)
     const version = found.version ? ` ${found.version}` : ' (version unknown)'
@@ -241,7 +241,7 @@ async function agentChecks(ctx: SessionEnv, config: HarnessConfig): Promise<Doct
 }
 
 async function sessionChecks(ctx: SessionEnv): Promise<DoctorCheck[]> {
-  const { computeLiveness } = await import('./sessions/liveness.js')
+  const { computeLiveness } = await import('./sessions/record/liveness.js')
   const records = (await ctx.store()).list()
   const stale = records.filter((r) => {
     const liveness = r.status === 'RUNNING' ? computeLiveness(r) : undefined

@@ -4,7 +4,7 @@ import type { HarnessConfig } from '../config.js'
 import { UsageError } from '../errors.js'
 import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
 import type { SessionEnv } from '../sessions/ports.js'
-import type { SessionStore } from '../sessions/store.js'
+import type { SessionStore } from '../sessions/record/store.js'
 import type { CliIo } from './io.js'
 import type { GlobalOptions, Output } from './output.js'
 
@@ -105,9 +105,9 @@ export class Context implements SessionEnv {
   async store(): Promise<SessionStore> {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()
-    const { SessionStore } = await import('../sessions/store.js')
-    const { RecordSealer } = await import('../sessions/seal.js')
-    const { statusHookObserver } = await import('../sessions/status-hooks.js')
+    const { SessionStore } = await import('../sessions/record/store.js')
+    const { RecordSealer } = await import('../sessions/record/seal.js')
+    const { statusHookObserver } = await import('../sessions/record/status-hooks.js')
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),

@@ -10,7 +10,7 @@ import { existsSync, fstatSync, readdirSync, statSync, writeSync } from 'node:fs
 import { basename, dirname, join, resolve } from 'node:path'
 import { parseJson, readText } from '../disk/door.js'
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
-import { isValidSessionId, resolveIdAmong } from '../sessions/ids.js'
+import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
 import { fastCall } from './fast-path.js'
 import { type JsonShape, matchesShape } from './record-shape.js'
 
@@ -37,7 +37,7 @@ export interface FastAnswer {
   exitCode: number
 }
 
-/** Statuses whose record `session path` prints as it is: a RUNNING one is reconciled first (sessions/query.ts). */
+/** Statuses whose record `session path` prints as it is: a RUNNING one is reconciled first (sessions/query/query.ts). */
 const SETTLED = new Set(['PAUSED', 'COMPLETED', 'FAILED', 'KILLED'])
 
 /** The full CLI's answer to `argv`, when it can be given here; null leaves it to the full CLI. */
@@ -77,7 +77,7 @@ export function fastAnswer(
 }
 
 /**
- * What `session path` (sessions/query.ts) prints for a settled record found without doubt, following the
+ * What `session path` (sessions/query/query.ts) prints for a settled record found without doubt, following the
  * same steps: the project as cli/context.ts finds it, the id as resolveSessionId resolves it, the record as
  * the store reads it (valid, named by its id), and its folder present.
  */
@@ -111,7 +111,7 @@ function sessionPath(
 }
 
 /**
- * Whether `value` is a record the store reads as valid (zod's schema, sessions/schema.ts) and settled. The
+ * Whether `value` is a record the store reads as valid (zod's schema, sessions/record/schema.ts) and settled. The
  * JSON Schema knows the status only as a string (zod reads it upper-cased, then checks it): checked here.
  */
 export function isSettledRecord(

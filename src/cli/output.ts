@@ -1,6 +1,6 @@
 import { ExitRequest, HarnessError } from '../errors.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
-import { type ProgressReporter, silentProgress } from '../sessions/progress.js'
+import { type ProgressReporter, silentProgress } from '../sessions/removal/progress.js'
 
 /** Global options every command sees (README.md, "Commands"). */
 export interface GlobalOptions {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini'
-import { SessionRecordSchema } from '../sessions/schema.js'
+import { SessionRecordSchema } from '../sessions/record/schema.js'
 import type { JsonShape } from './record-shape.js'
 
 /**

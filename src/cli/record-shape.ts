@@ -1,6 +1,6 @@
 /**
  * A check of a parsed record against the JSON Schema that zod generates from the record schema
- * (sessions/schema.ts), for the small entry (cli/fast-entry.ts), which cannot afford to load zod. It only has
+ * (sessions/record/schema.ts), for the small entry (cli/fast-entry.ts), which cannot afford to load zod. It only has
  * to be sound: whatever it accepts, the zod schema accepts. A keyword it does not know makes it refuse, and a
  * refused record is left to the full CLI, which validates it with zod and reports what is wrong.
  */

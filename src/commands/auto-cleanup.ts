@@ -11,7 +11,7 @@ export function registerAutoCleanup(program: Command, ctx: Context): void {
     .requiredOption('--older-than <duration>', 'internal: the threshold')
     .action(
       action(z.object({ olderThan: z.string() }), async (options) => {
-        const { runAutoCleanup } = await import('../sessions/auto-cleanup.js')
+        const { runAutoCleanup } = await import('../sessions/removal/auto-cleanup.js')
         await runAutoCleanup(ctx, options.olderThan)
       }),
     )

@@ -37,7 +37,7 @@ Examples:
     )
     .action(
       action(z.object({ sessions: z.optional(z.array(z.string())) }), async (options, name: string) => {
-        const { createChain } = await import('../sessions/chains.js')
+        const { createChain } = await import('../sessions/chains/chains.js')
         const { renderChainStatus } = await import('../render/chain.js')
         ctx.out.result(await createChain(ctx, name, options.sessions ?? []), (view) =>
           renderChainStatus(view),
@@ -72,7 +72,7 @@ Examples:
           session: z.optional(z.string()),
         }),
         async (options, name: string, words: string[]) => {
-          const { addChainStep } = await import('../sessions/chains.js')
+          const { addChainStep } = await import('../sessions/chains/chains.js')
           const { renderChainStatus } = await import('../render/chain.js')
           const view = await addChainStep(ctx, name, {
             ...options,
@@ -103,7 +103,7 @@ Examples:
     .action(
       action(z.object({ detach: z.optional(z.boolean()) }), async (options, name: string) => {
         if (ctx.passthrough.length) throw new UsageError('arguments after -- belong to "harness chain add"')
-        const { runChain } = await import('../sessions/chains.js')
+        const { runChain } = await import('../sessions/chains/chains.js')
         const { renderChainRun } = await import('../render/chain.js')
         const { result, exit } = await runChain(ctx, name, { detach: options.detach === true })
         ctx.out.result(result, renderChainRun)
@@ -123,7 +123,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, name: string) => {
-        const { chainStatus } = await import('../sessions/chains.js')
+        const { chainStatus } = await import('../sessions/chains/chains.js')
         const { renderChainStatus } = await import('../render/chain.js')
         ctx.out.result(await chainStatus(ctx, name), (view) => renderChainStatus(view))
       }),
@@ -136,7 +136,7 @@ Examples:
     .addHelpText('after', '\nExamples:\n  harness chain list\n  harness chain list --json')
     .action(
       action(z.object({}), async () => {
-        const { listChains } = await import('../sessions/chains.js')
+        const { listChains } = await import('../sessions/chains/chains.js')
         const { renderChainList } = await import('../render/chain.js')
         ctx.out.result(await listChains(ctx), (views) => renderChainList(views, ctx.out.width))
       }),
@@ -162,7 +162,7 @@ Example:
     .action(
       action(z.object({ grace: z.string() }), async (options, name: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { killChain } = await import('../sessions/chains.js')
+        const { killChain } = await import('../sessions/chains/chains.js')
         const { renderChainKill } = await import('../render/chain.js')
         ctx.out.result(await killChain(ctx, name, graceMs), renderChainKill)
       }),
@@ -174,7 +174,7 @@ Example:
     .action(
       action(z.object({}), async () => {
         const plan = await ctx.readStdin()
-        const { runChainDetached } = await import('../sessions/chains.js')
+        const { runChainDetached } = await import('../sessions/chains/chains.js')
         await runChainDetached(ctx, plan)
       }),
     )

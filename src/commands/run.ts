@@ -105,12 +105,12 @@ Examples:
           promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
         }
         if (options.dryRun) {
-          const { dryRunSession } = await import('../sessions/start.js')
+          const { dryRunSession } = await import('../sessions/run/start.js')
           const { renderRunDryRun } = await import('../render/run.js')
           ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
           return
         }
-        const { startSession } = await import('../sessions/start.js')
+        const { startSession } = await import('../sessions/run/start.js')
         const { renderDetachedRun, runSummary } = await import('../render/run.js')
         const outcome = await startSession(ctx, start)
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
@@ -124,7 +124,7 @@ Examples:
 
 /** `--attach`: the session runs (and its id is printed); now show it in this terminal. */
 export async function attachAfterStart(ctx: Context, id: string): Promise<void> {
-  const { attachSession } = await import('../sessions/attach.js')
+  const { attachSession } = await import('../sessions/control/attach.js')
   await attachSession(ctx, id)
 }
 

@@ -15,7 +15,7 @@ export function registerSupervise(program: Command, ctx: Context): void {
     .action(
       action(z.object({ tmuxPlan: z.optional(z.string()) }), async (options) => {
         if (options.tmuxPlan) {
-          const { superviseInTmux } = await import('../sessions/tmux-run.js')
+          const { superviseInTmux } = await import('../sessions/run/tmux-run.js')
           await superviseInTmux(options.tmuxPlan, {
             TMUX: ctx.env.TMUX,
             TMUX_PANE: ctx.env.TMUX_PANE,
@@ -23,7 +23,7 @@ export function registerSupervise(program: Command, ctx: Context): void {
           return
         }
         const plan = await ctx.readStdin()
-        const { superviseDetached } = await import('../sessions/runner.js')
+        const { superviseDetached } = await import('../sessions/run/runner.js')
         await superviseDetached(plan)
       }),
     )

@@ -157,7 +157,7 @@ export interface SpawnFacts {
 
 /**
  * How the agent's run ended, from what the spawn and the wait showed and what the stop did: a pure function
- * (test/unit/supervisor-exit.test.ts). An agent that never got a pid, or has neither an exit code nor a signal,
+ * (test/unit/process/supervisor.test.ts). An agent that never got a pid, or has neither an exit code nor a signal,
  * did not start: its exit code is null and `spawnError` says why.
  */
 export function agentExit(

@@ -3,7 +3,7 @@ import type { ProviderSpec } from './schema.js'
 /**
  * The built-in providers, in the shape config.json uses (docs/providers.md), so that a user's entry overrides
  * them field by field. Flags follow each CLI's `--help`; the argv each one produces, and the help line behind
- * each flag, are pinned by test/unit/provider-argv.test.ts.
+ * each flag, are pinned by test/unit/providers/args.test.ts.
  */
 export const BUILTIN_PROVIDERS = {
   claude: {

@@ -1,5 +1,5 @@
 import type { ArchiveReport } from '../sessions/removal/archive.js'
-import type { UnarchiveReport } from '../sessions/unarchive.js'
+import type { UnarchiveReport } from '../sessions/removal/unarchive.js'
 import { renderRemovalReport } from './cleanup.js'
 import { quoteArg } from './session.js'
 

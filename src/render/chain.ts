@@ -1,4 +1,4 @@
-import type { ChainKillResult, ChainRunResult, ChainView } from '../sessions/chains.js'
+import type { ChainKillResult, ChainRunResult, ChainView } from '../sessions/chains/chains.js'
 import { type Column, renderTable } from './table.js'
 import { truncate } from './text.js'
 import { relativeTime } from './time.js'

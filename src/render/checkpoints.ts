@@ -1,5 +1,5 @@
-import type { CheckpointList, RestoreOutcome, TakenCheckpoint } from '../sessions/checkpoints.js'
-import type { Checkpoint } from '../sessions/schema.js'
+import type { Checkpoint } from '../sessions/record/schema.js'
+import type { CheckpointList, RestoreOutcome, TakenCheckpoint } from '../sessions/work/checkpoints.js'
 import { type Column, renderTable } from './table.js'
 import { plural } from './text.js'
 import { relativeTime } from './time.js'

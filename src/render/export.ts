@@ -1,4 +1,4 @@
-import type { SessionExport } from '../sessions/export.js'
+import type { SessionExport } from '../sessions/work/export.js'
 import { escapeControls, formatCost } from './log.js'
 import { elapsed } from './time.js'
 

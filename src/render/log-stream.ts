@@ -1,7 +1,7 @@
 // The log as people read it: a session log's bytes, fed in order, turned into rendered lines.
 import { EventReader, type LogEntry } from '../history/events.js'
 import type { RunBoundary } from '../history/log-stream.js'
-import type { LogSink } from '../sessions/logs.js'
+import type { LogSink } from '../sessions/query/logs.js'
 import { renderLogEntry, renderRunHeader } from './log.js'
 
 /** A line longer than this without a newline is shown as it is, in pieces, rather than held in memory. */

@@ -1,4 +1,4 @@
-import type { MergeResult } from '../sessions/merge.js'
+import type { MergeResult } from '../sessions/work/merge.js'
 import { quoteArg } from './session.js'
 
 const HOW = { merge: 'a merge commit', squash: 'one squashed commit', rebase: 'its commits replayed' }

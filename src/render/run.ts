@@ -1,6 +1,6 @@
-import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control.js'
-import type { SessionRecord } from '../sessions/schema.js'
-import type { RunDryRun } from '../sessions/start.js'
+import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
+import type { SessionRecord } from '../sessions/record/schema.js'
+import type { RunDryRun } from '../sessions/run/start.js'
 import { quoteArg, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
 

@@ -1,4 +1,4 @@
-import type { SessionStats } from '../sessions/stats.js'
+import type { SessionStats } from '../sessions/query/stats.js'
 import { escapeControls, formatCost } from './log.js'
 import { elapsed, relativeTime } from './time.js'
 

@@ -2,7 +2,7 @@ import type { HarnessConfig, ModelPricing } from '../config.js'
 import { IllegalStateError, UsageError } from '../errors.js'
 import type { Usage } from '../history/events.js'
 import type { HeadlessOutput } from '../providers/schema.js'
-import type { Run } from './schema.js'
+import type { Run } from './record/schema.js'
 
 /*
  * Budgets (docs/budgets.md): the most a session may cost, all runs together. The decisions are pure and live

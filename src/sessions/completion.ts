@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type { SessionEnv } from './ports.js'
-import type { SessionRecord } from './schema.js'
+import type { SessionRecord } from './record/schema.js'
 
 /** One candidate for the word being completed; the description is shown by zsh and fish. */
 export interface Candidate {
@@ -49,8 +49,8 @@ export function completionSources(
       try {
         const paths = await ctx.project()
         if (!paths.exists) return []
-        const { ChainStore } = await import('./chain-store.js')
-        const { RecordSealer } = await import('./seal.js')
+        const { ChainStore } = await import('./chains/store.js')
+        const { RecordSealer } = await import('./record/seal.js')
         // No warning sink: a corrupt chain file must not print into the middle of a command line.
         const chains = new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(ctx.env))
         return chains.list().map((c) => ({ value: c.name, description: `${c.steps.length} steps` }))

@@ -1,6 +1,6 @@
 import type { GitPlace } from '../git/own-worktree.js'
-import type { SessionRecord } from './schema.js'
-import type { VerifiedSession } from './seal.js'
+import type { SessionRecord } from './record/schema.js'
+import type { VerifiedSession } from './record/seal.js'
 
 /**
  * The folder git may run in for a verified session, checked now (docs/security-verified.md, "git"): its

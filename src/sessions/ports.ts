@@ -1,6 +1,6 @@
 import type { HarnessConfig } from '../config.js'
 import type { ProjectPaths } from '../project.js'
-import type { SessionStore } from './store.js'
+import type { SessionStore } from './record/store.js'
 
 /**
  * What the session services need from their surroundings, owned by the domain (see docs/design.md, "Layers").

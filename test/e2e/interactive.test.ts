@@ -59,7 +59,7 @@ echo loop-finished >> ${shellQuote(out)}`
     await waitFor('harness to exit', () => !isAlive(started.ppid as number))
   })
 
-  // Every provider's interactive argv is written out in test/unit/provider-argv.test.ts; this shows that a
+  // Every provider's interactive argv is written out in test/unit/providers/args.test.ts; this shows that a
   // terminal selects it end to end, for each kind of resume: by the id harness chose (claude), by the agent's
   // own "last" (codex) and by a per-session file (pi).
   test('a terminal gets the interactive argv, start and resume', async () => {

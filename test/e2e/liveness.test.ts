@@ -199,7 +199,7 @@ async function waitUntil(done: () => boolean, ceilingMs = 30_000): Promise<void>
 /**
  * How many kill/exit races to run: 20 by default (a fifth of them with a forced outcome), more for a soak run
  * (`HARNESS_RACE_ITERATIONS=500 npx vitest run test/e2e/liveness.test.ts`). Each iteration costs three harness
- * processes; the outcome rule itself is unit-tested (test/unit/stop-request.test.ts), so the iterations here show
+ * processes; the outcome rule itself is unit-tested (test/unit/sessions/run/stop-watch.test.ts), so the iterations here show
  * that the real processes follow it, not every interleaving.
  */
 const RACE_ITERATIONS = Math.max(20, Number(process.env.HARNESS_RACE_ITERATIONS) || 20)

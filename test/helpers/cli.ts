@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { Readable, Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import type { CliIo } from '../../src/cli/io.js'
-import { autoCleanupOffByEnv } from '../../src/sessions/auto-cleanup.js'
+import { autoCleanupOffByEnv } from '../../src/sessions/removal/auto-cleanup.js'
 
 /**
  * Which runtime the tests' harness processes are: `node` (the default: bin/harness.cjs and the node bundle) or

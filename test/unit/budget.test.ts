@@ -13,8 +13,8 @@ import {
   spentUsd,
   withPricedCost,
 } from '../../src/sessions/budget.js'
-import { applyRunExit } from '../../src/sessions/outcome.js'
-import type { SessionRecord } from '../../src/sessions/schema.js'
+import { applyRunExit } from '../../src/sessions/record/outcome.js'
+import type { SessionRecord } from '../../src/sessions/record/schema.js'
 import { sessionRecord } from '../fixtures/records.js'
 import { tmpDir } from '../helpers/tmp.js'
 

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { replaceFileDurably, type WriteFs } from '../../src/durable.js'
 import { DiskFaultError } from '../../src/errors.js'
-import { SessionStore } from '../../src/sessions/store.js'
+import { SessionStore } from '../../src/sessions/record/store.js'
 import { sessionRecord, testSealer } from '../fixtures/records.js'
 import { tmpDir } from '../helpers/tmp.js'
 

@@ -4,7 +4,7 @@ import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
 import { UsageError } from '../../errors.js'
-import type { AdoptionItem, AdoptionResult } from '../../sessions/adopt.js'
+import type { AdoptionItem, AdoptionResult } from '../../sessions/control/adopt.js'
 
 export function registerAdopt(session: Command, ctx: Context): void {
   session
@@ -30,7 +30,7 @@ Examples:
         async (options, id?: string) => {
           if ((options.all === true) === (id !== undefined))
             throw new UsageError('give a session id or --all')
-          const { adoptSessions } = await import('../../sessions/adopt.js')
+          const { adoptSessions } = await import('../../sessions/control/adopt.js')
           const result = await adoptSessions(ctx, id, {
             all: options.all === true,
             yes: options.yes === true,

@@ -63,7 +63,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, file: string, ids: string[]) => {
-        const { unarchiveSessions } = await import('../../sessions/unarchive.js')
+        const { unarchiveSessions } = await import('../../sessions/removal/unarchive.js')
         const { renderUnarchiveReport } = await import('../../render/archive.js')
         ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)
       }),

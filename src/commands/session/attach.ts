@@ -20,7 +20,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, id: string) => {
-        const { attachSession } = await import('../../sessions/attach.js')
+        const { attachSession } = await import('../../sessions/control/attach.js')
         const { statusLabel } = await import('../../render/session.js')
         const view = await attachSession(ctx, id)
         ctx.out.info(`harness: detached from ${view.id} (${statusLabel(view)})`)

@@ -24,7 +24,7 @@ Examples:
     )
     .action(
       action(z.object({ description: z.optional(z.string()) }), async (options, id: string) => {
-        const { checkpointSession } = await import('../../sessions/checkpoints.js')
+        const { checkpointSession } = await import('../../sessions/work/checkpoints.js')
         const { renderCheckpointTaken } = await import('../../render/checkpoints.js')
         ctx.out.result(await checkpointSession(ctx, id, options.description), renderCheckpointTaken)
       }),
@@ -47,7 +47,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, id: string) => {
-        const { listSessionCheckpoints } = await import('../../sessions/checkpoints.js')
+        const { listSessionCheckpoints } = await import('../../sessions/work/checkpoints.js')
         const { renderCheckpointList } = await import('../../render/checkpoints.js')
         ctx.out.result(await listSessionCheckpoints(ctx, id), (data) =>
           renderCheckpointList(data, { width: ctx.out.width }),
@@ -76,7 +76,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, id: string, n: string) => {
-        const { restoreSession } = await import('../../sessions/checkpoints.js')
+        const { restoreSession } = await import('../../sessions/work/checkpoints.js')
         const { renderRestore } = await import('../../render/checkpoints.js')
         ctx.out.result(await restoreSession(ctx, id, n), renderRestore)
       }),

@@ -4,7 +4,7 @@ import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { type SessionStatus, SessionStatusSchema } from '../../sessions/schema.js'
+import { type SessionStatus, SessionStatusSchema } from '../../sessions/record/schema.js'
 
 /** How cleanup and archive choose sessions: the same flags, the same selection. */
 export const selectionOptions = {

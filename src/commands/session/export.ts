@@ -33,7 +33,7 @@ Examples:
     )
     .action(
       action(ExportOptionsSchema, async (options, id: string) => {
-        const { exportSession } = await import('../../sessions/export.js')
+        const { exportSession } = await import('../../sessions/work/export.js')
         if (ctx.options.json && options.format !== undefined && options.format !== 'json') {
           throw new UsageError(
             `--format ${options.format} and --json ask for two different outputs`,

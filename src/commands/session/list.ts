@@ -3,7 +3,7 @@ import * as z from 'zod/mini'
 import { action, collect } from '../../cli/action.js'
 import type { Context } from '../../cli/context.js'
 import { UsageError } from '../../errors.js'
-import { SessionStatusSchema } from '../../sessions/schema.js'
+import { SessionStatusSchema } from '../../sessions/record/schema.js'
 
 const ListOptionsSchema = z.object({
   status: z.optional(z.array(SessionStatusSchema)),
@@ -44,7 +44,7 @@ Examples:
     )
     .action(
       action(ListOptionsSchema, async (options) => {
-        const { listSessions } = await import('../../sessions/query.js')
+        const { listSessions } = await import('../../sessions/query/query.js')
         const { renderSessionList } = await import('../../render/session.js')
         if (options.watch) {
           if (ctx.options.json || !ctx.out.stdout.isTTY) {

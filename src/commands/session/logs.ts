@@ -30,7 +30,7 @@ export function registerLogs(session: Command, ctx: Context): void {
         async (options, id: string) => {
           if (ctx.options.json && options.follow)
             throw new UsageError('--follow cannot be combined with --json')
-          const { logContent, sessionLog, streamLog } = await import('../../sessions/logs.js')
+          const { logContent, sessionLog, streamLog } = await import('../../sessions/query/logs.js')
           const info = await sessionLog(ctx, id)
           if (ctx.options.json) {
             ctx.out.result({ id: info.id, path: info.path, content: logContent(info) }, () => '')

@@ -45,7 +45,7 @@ Examples:
     )
     .action(
       action(MergeOptionsSchema, async (options, id: string) => {
-        const { mergeSession } = await import('../../sessions/merge.js')
+        const { mergeSession } = await import('../../sessions/work/merge.js')
         const { renderMerge } = await import('../../render/merge.js')
         const result = await mergeSession(ctx, id, options)
         ctx.out.result(result, renderMerge)

@@ -22,6 +22,6 @@ Examples:
 
 /** The command's work; main.ts also calls it directly for the plain form (see cli/fast-path.ts). */
 export async function printSessionPath(ctx: Context, id: string): Promise<void> {
-  const { sessionPath } = await import('../../sessions/query.js')
+  const { sessionPath } = await import('../../sessions/query/query.js')
   ctx.out.result(await sessionPath(ctx, id), (data) => data.path, { escaped: true })
 }

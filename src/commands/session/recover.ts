@@ -39,7 +39,7 @@ Examples:
         async (options, id?: string) => {
           const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
           if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-          const { scanRecoverable, recoverSessions } = await import('../../sessions/control.js')
+          const { scanRecoverable, recoverSessions } = await import('../../sessions/control/control.js')
           const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
           if (options.scan) {
             ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))

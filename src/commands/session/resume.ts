@@ -44,7 +44,7 @@ Examples:
         async (options, id: string, words: string[]) => {
           const { parseBudget } = await import('../../sessions/budget.js')
           const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-          const { resumeSession } = await import('../../sessions/start.js')
+          const { resumeSession } = await import('../../sessions/run/start.js')
           const { renderDetachedRun, runSummary } = await import('../../render/run.js')
           const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
             detach: options.detach === true,

@@ -17,7 +17,7 @@ Examples:
     )
     .action(
       action(z.object({}), async (_options, id: string) => {
-        const { getSession } = await import('../../sessions/query.js')
+        const { getSession } = await import('../../sessions/query/query.js')
         const { renderSessionDetail } = await import('../../render/session.js')
         const view = await getSession(ctx, id)
         ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }), {

@@ -19,7 +19,7 @@ Examples:
     )
     .action(
       action(z.object({}), async () => {
-        const { sessionStats } = await import('../../sessions/stats.js')
+        const { sessionStats } = await import('../../sessions/query/stats.js')
         const { renderStats } = await import('../../render/stats.js')
         ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))
       }),

@@ -32,7 +32,7 @@ Example:
     .action(
       action(StopOptionsSchema, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { stopSession, stopNotProduced } = await import('../../sessions/control.js')
+        const { stopSession, stopNotProduced } = await import('../../sessions/control/control.js')
         const { renderStopResult } = await import('../../render/run.js')
         const result = await stopSession(ctx, id, verb, graceMs)
         if (!result.produced) throw stopNotProduced(result)

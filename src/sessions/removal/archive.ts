@@ -13,11 +13,10 @@ import { join, resolve } from 'node:path'
 import { fsyncDir } from '../../durable.js'
 import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
-import { agentDirFor } from '../agent-files.js'
 import type { SessionEnv } from '../ports.js'
-import type { ProgressReporter } from '../progress.js'
-import type { SessionRecord, SessionStatus } from '../schema.js'
-import type { SessionStore } from '../store.js'
+import { agentDirFor } from '../record/agent-files.js'
+import type { SessionRecord, SessionStatus } from '../record/schema.js'
+import type { SessionStore } from '../record/store.js'
 import {
   configuredOlderThan,
   emptyRemovalReport,
@@ -28,6 +27,7 @@ import {
 } from './cleanup.js'
 import { classifyError, decideRemoval, type Verdict } from './decision.js'
 import { executeRemovals, type RemovalCandidate } from './executor.js'
+import type { ProgressReporter } from './progress.js'
 import type { RemovalReport } from './report.js'
 import { type SessionPlan, sessionCandidate } from './session-plan.js'
 

@@ -1,4 +1,4 @@
-import type { SessionStatus } from '../schema.js'
+import type { SessionStatus } from '../record/schema.js'
 import type { KeepReason } from './decision.js'
 import type { SnapshotRefs } from './snapshots.js'
 

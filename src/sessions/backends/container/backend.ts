@@ -1,0 +1,269 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { ExternalToolError } from '../../../errors.js'
+import type { ContainerFacts } from '../../record/schema.js'
+import {
+  type Engine,
+  type EngineName,
+  engineText,
+  findEngine,
+  inspectContainer,
+  removeContainer,
+  runEngine,
+  stopAndRemove,
+  verifiedContainer,
+} from './engine.js'
+
+/** Everything a run in a container needs from the session (paths are the same inside and out). */
+export interface ContainerRunInput {
+  id: string
+  runN: number
+  engine?: EngineName
+  image: string
+  /** `--network` (default none: no network at all). */
+  network: string
+  /** Names of variables passed in; their values come from harness's environment and are never recorded. */
+  envNames: string[]
+  worktreeDir: string
+  /** Where the agent starts (the worktree's counterpart of the user's folder). */
+  cwd: string
+  harnessDir: string
+  agentDir: string
+  /** The repository of a worktree session, its branch and its `.git` (the common dir); null without one. */
+  repo: { dir: string; commonDir: string; branch: string } | null
+  command: string
+  args: string[]
+  interactive: boolean
+  /** harness's environment: the engine's, and where the named variables' values come from. */
+  env: NodeJS.ProcessEnv
+}
+
+/** A created container, not yet started: what the record keeps and what the supervisor runs. */
+export interface CreatedContainer {
+  facts: ContainerFacts
+  engine: Engine
+  /** What the supervisor spawns: the engine's client attached to the container (its exit code is the agent's). */
+  command: string
+  args: string[]
+  /** Removes the container (a run that never got its record). */
+  undo(): Promise<void>
+}
+
+/** The container folder of a session: the private git directory and the `.git` pointer shown inside. */
+export function containerFolder(harnessDir: string, id: string): string {
+  return join(harnessDir, 'agents', id, 'container')
+}
+
+/** The user's $HOME inside: in the per-agent folder, so an agent CLI's own state survives into a resume. */
+function homeInside(agentDir: string): string {
+  return join(agentDir, 'home')
+}
+
+/**
+ * Creates the container of one run (docs/backends.md, "Mounts"): the worktree read-write at its own path, the
+ * repository's `.git` read-only, the worktree's `.git` pointer masked by one naming a private clone, the
+ * per-agent folder read-write; network none unless configured; only the named variables passed (as `-e NAME`,
+ * so their values are in no argv).
+ */
+export async function createContainer(input: ContainerRunInput): Promise<CreatedContainer> {
+  const engine = await findEngine(input.engine, input.env)
+  const { prepareContainerGit } = await import('../../../git/container-git.js')
+  const folder = containerFolder(input.harnessDir, input.id)
+  const git = input.repo
+    ? await prepareContainerGit({
+        repoDir: input.repo.dir,
+        worktreeDir: input.worktreeDir,
+        branch: input.repo.branch,
+        folder,
+        env: input.env,
+      })
+    : null
+  const home = homeInside(input.agentDir)
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  const name = `harness-${input.id}-${input.runN}`
+  const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
+  const args = [
+    'create',
+    `--name=${name}`,
+    '--init',
+    `--network=${input.network}`,
+    `--label=harness.session=${input.id}`,
+    `--label=harness.run=${input.runN}`,
+    `--workdir=${input.cwd}`,
+    ...userArgs(engine),
+    mount(input.worktreeDir, input.worktreeDir, 'rw'),
+    mount(input.agentDir, input.agentDir, 'rw'),
+  ]
+  if (input.repo && git) {
+    args.push(
+      mount(input.repo.commonDir, input.repo.commonDir, 'ro'),
+      mount(git.gitDir, git.gitDir, 'rw'),
+      mount(join(git.gitDir, 'config'), join(git.gitDir, 'config'), 'ro'),
+      mount(join(git.gitDir, 'hooks'), join(git.gitDir, 'hooks'), 'ro'),
+      mount(git.pointerFile, join(input.worktreeDir, '.git'), 'ro'),
+    )
+  }
+  args.push(
+    `--env=HARNESS_SESSION_ID=${input.id}`,
+    `--env=HARNESS_DIR=${input.harnessDir}`,
+    `--env=HOME=${home}`,
+    `--env=PWD=${input.cwd}`,
+  )
+  for (const variable of input.envNames) args.push(`--env=${variable}`)
+  if (input.interactive) args.push('--interactive', '--tty')
+  args.push('--', input.image, input.command, ...input.args)
+  const id = await engineText(
+    engine,
+    args,
+    input.env,
+    `create the session's container (image ${input.image})`,
+  )
+  const state = await inspectContainer(engine, id, input.env)
+  if (!state) {
+    await removeContainer(engine, id, input.env)
+    throw new ExternalToolError(
+      `${engine.name} created container ${id} but cannot inspect it`,
+      undefined,
+      'ENGINE_FAILED',
+    )
+  }
+  const facts: ContainerFacts = {
+    engine: engine.name,
+    image: input.image,
+    network: input.network,
+    env: input.envNames,
+    id,
+    created: state.created,
+    name,
+    git_dir: git?.gitDir ?? null,
+    start_tip: git?.startTip ?? null,
+  }
+  return {
+    facts,
+    engine,
+    command: engine.binary,
+    args: ['start', '--attach', ...(input.interactive ? ['--interactive'] : []), id],
+    undo: () => removeContainer(engine, id, input.env),
+  }
+}
+
+/** Rootless engines map the user to root inside; files the agent writes must be the user's on the host. */
+function userArgs(engine: Engine): string[] {
+  const uid = process.getuid?.()
+  const gid = process.getgid?.()
+  if (uid === undefined || uid === 0) return []
+  return engine.name === 'podman' ? ['--userns=keep-id'] : [`--user=${uid}:${gid}`]
+}
+
+/** The engine a record names (only a sealed record's facts are ever used for acting). */
+export async function engineOf(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<Engine> {
+  return findEngine(facts.engine as EngineName, env)
+}
+
+export type ContainerView =
+  | { kind: 'running' }
+  | { kind: 'exited'; exitCode: number | null }
+  | { kind: 'gone' }
+  /** The engine has another container under that id (or cannot say): never acted on. */
+  | { kind: 'unverified' }
+
+/** What the engine says of the record's container, checked against the identity the record holds. */
+export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<ContainerView> {
+  let engine: Engine
+  try {
+    engine = await engineOf(facts, env)
+  } catch {
+    return { kind: 'unverified' }
+  }
+  const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+  if (state === 'gone') return { kind: 'gone' }
+  if (state === 'mismatch') return { kind: 'unverified' }
+  return state.running ? { kind: 'running' } : { kind: 'exited', exitCode: state.exitCode }
+}
+
+/**
+ * The end of a container run, whoever sees it (the supervisor, or a command that found it without one):
+ * the container is forced down if still there and removed, and the agent's commits come back to its branch.
+ */
+export async function settleContainer(
+  facts: ContainerFacts,
+  session: {
+    id: string
+    harnessDir: string
+    repoDir: string | null
+    worktreeDir: string
+    branch: string | null
+  },
+  env: NodeJS.ProcessEnv,
+  options: { ours?: boolean } = {},
+): Promise<import('../../../git/container-git.js').CollectOutcome> {
+  // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
+  const removing = removeIfOurs(facts, env, options.ours === true)
+  try {
+    if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
+    const { collectContainerCommits } = await import('../../../git/container-git.js')
+    return await collectContainerCommits({
+      repoDir: session.repoDir,
+      worktreeDir: session.worktreeDir,
+      branch: session.branch,
+      id: session.id,
+      git: {
+        gitDir: facts.git_dir,
+        pointerFile: join(containerFolder(session.harnessDir, session.id), 'dot-git'),
+        startTip: facts.start_tip,
+      },
+      bundleFile: join(session.harnessDir, 'tmp', `${session.id}.container.bundle`),
+      env,
+    })
+  } catch (error) {
+    return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
+  } finally {
+    // Side by side with collecting: the container's files are not what the commits come from.
+    await removing
+  }
+}
+
+async function removeIfOurs(facts: ContainerFacts, env: NodeJS.ProcessEnv, ours: boolean): Promise<void> {
+  const engine = await engineOf(facts, env).catch(() => null)
+  if (!engine) return
+  if (!ours) {
+    const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+    if (typeof state !== 'object') return
+  }
+  await removeContainer(engine, facts.id, env).catch(() => {})
+}
+
+/** Stops a container the engine verified as the record's (grace, then force) and removes it. */
+export async function stopContainer(
+  facts: ContainerFacts,
+  graceMs: number,
+  env: NodeJS.ProcessEnv,
+): Promise<'stopped' | 'gone' | 'unverified'> {
+  const view = await viewContainer(facts, env)
+  if (view.kind === 'unverified') return 'unverified'
+  if (view.kind === 'gone') return 'gone'
+  const engine = await engineOf(facts, env)
+  await stopAndRemove(engine, facts.id, graceMs, env)
+  return 'stopped'
+}
+
+/** `doctor`: the engine, its version, and whether a test container starts. */
+export async function checkEngine(
+  wanted: EngineName | undefined,
+  image: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<{ engine: string; binary: string; version: string | null; test: 'ok' | 'skipped' | string }> {
+  const engine = await findEngine(wanted, env)
+  const version = await runEngine(engine, ['version', '--format', '{{.Client.Version}}'], env)
+  let test = 'skipped'
+  if (image) {
+    const run = await runEngine(engine, ['run', '--rm', '--network=none', '--', image, 'true'], env)
+    test = run.exitCode === 0 ? 'ok' : `failed: ${run.stderr.trim().split('\n').pop() ?? run.exitCode}`
+  }
+  return {
+    engine: engine.name,
+    binary: engine.binary,
+    version: version.exitCode === 0 ? version.stdout.trim() : null,
+    test,
+  }
+}

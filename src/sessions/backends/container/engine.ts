@@ -1,0 +1,185 @@
+import { execFile } from 'node:child_process'
+import { access, constants } from 'node:fs/promises'
+import { delimiter, join } from 'node:path'
+import { ExternalToolError } from '../../../errors.js'
+
+/** The container engines harness can drive (docs/backends.md); autodetected in this order. */
+export const ENGINES = ['podman', 'docker'] as const
+export type EngineName = (typeof ENGINES)[number]
+
+/** An engine found on PATH: its name and the binary harness runs. */
+export interface Engine {
+  name: EngineName
+  binary: string
+}
+
+/** What the engine says of one container; null when it has none by that id. */
+export interface ContainerState {
+  id: string
+  created: string
+  running: boolean
+  status: string
+  exitCode: number | null
+}
+
+/** The engine's identity of a container, kept in the sealed record: it plays the role of pid + start time. */
+export interface ContainerIdentity {
+  id: string
+  created: string
+}
+
+export interface EngineResult {
+  stdout: string
+  stderr: string
+  exitCode: number
+}
+
+async function onPath(name: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, name)
+    try {
+      await access(candidate, constants.X_OK)
+      return candidate
+    } catch {}
+  }
+  return null
+}
+
+/**
+ * The engine to use: the one named (`--engine`, `container.engine`), else the first of podman, docker on PATH.
+ * Missing is exit 5 naming it.
+ */
+export async function findEngine(wanted: EngineName | undefined, env: NodeJS.ProcessEnv): Promise<Engine> {
+  for (const name of wanted ? [wanted] : ENGINES) {
+    const binary = await onPath(name, env)
+    if (binary) return { name, binary }
+  }
+  throw new ExternalToolError(
+    wanted
+      ? `container engine "${wanted}" not found on PATH`
+      : 'no container engine found on PATH (looked for podman, then docker)',
+    'install podman (or docker), or run without --backend container (see README.md, "Sandboxed sessions")',
+    'ENGINE_MISSING',
+  )
+}
+
+/** Runs the engine with an argv (never a shell); whatever it exits with is returned. */
+export function runEngine(
+  engine: Engine,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { timeoutMs?: number } = {},
+): Promise<EngineResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      engine.binary,
+      args,
+      { env, maxBuffer: 16 * 1024 * 1024, timeout: options.timeoutMs ?? 0, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = (error as NodeJS.ErrnoException | null)?.code
+        if (error && typeof code === 'string') {
+          reject(
+            new ExternalToolError(`cannot run ${engine.name}: ${code}`, undefined, 'ENGINE_FAILED', error),
+          )
+          return
+        }
+        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+        resolve({ stdout, stderr, exitCode })
+      },
+    )
+  })
+}
+
+/** The engine's last error line, for messages. */
+export function engineDetail(result: EngineResult): string {
+  const lines = result.stderr.trim().split('\n').filter(Boolean)
+  return (lines.pop() ?? `exit code ${result.exitCode}`).replace(/^Error: /, '')
+}
+
+/** Runs the engine; a non-zero exit is exit 5 naming the engine and what it said. */
+export async function engineText(
+  engine: Engine,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  what: string,
+): Promise<string> {
+  const result = await runEngine(engine, args, env)
+  if (result.exitCode !== 0) {
+    throw new ExternalToolError(
+      `${engine.name} could not ${what}: ${engineDetail(result)}`,
+      `check "${engine.name} info" (or run "harness doctor")`,
+      'ENGINE_FAILED',
+    )
+  }
+  return result.stdout.trim()
+}
+
+/** The engine's view of one container, or null when it has none by that id. */
+export async function inspectContainer(
+  engine: Engine,
+  id: string,
+  env: NodeJS.ProcessEnv,
+): Promise<ContainerState | null> {
+  // `--type container`: an image or volume of that name is never taken for it.
+  const result = await runEngine(engine, ['inspect', '--type', 'container', '--', id], env)
+  if (result.exitCode !== 0) return null
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(result.stdout)
+  } catch {
+    return null
+  }
+  const first = Array.isArray(parsed) ? (parsed[0] as Record<string, unknown> | undefined) : undefined
+  if (!first || typeof first.Id !== 'string' || typeof first.Created !== 'string') return null
+  const state = (first.State ?? {}) as Record<string, unknown>
+  return {
+    id: first.Id,
+    created: first.Created,
+    running: state.Running === true,
+    status: typeof state.Status === 'string' ? state.Status : 'unknown',
+    exitCode: typeof state.ExitCode === 'number' ? state.ExitCode : null,
+  }
+}
+
+/** The container, only if the engine reports the very identity the record holds (id and created time). */
+export async function verifiedContainer(
+  engine: Engine,
+  identity: ContainerIdentity,
+  env: NodeJS.ProcessEnv,
+): Promise<ContainerState | 'gone' | 'mismatch'> {
+  const state = await inspectContainer(engine, identity.id, env)
+  if (!state) return 'gone'
+  return state.id === identity.id && state.created === identity.created ? state : 'mismatch'
+}
+
+/** Stops (SIGTERM, then after `graceMs` SIGKILL) and removes a container whose identity was just verified. */
+export async function stopAndRemove(
+  engine: Engine,
+  id: string,
+  graceMs: number,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const seconds = Math.max(0, Math.ceil(graceMs / 1000))
+  await runEngine(engine, ['stop', '--time', String(seconds), '--', id], env)
+  await removeContainer(engine, id, env)
+}
+
+/** Removes a container (forcing a running one down); one already gone is fine. */
+export async function removeContainer(engine: Engine, id: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // podman's `rm --force` would first wait the container's own stop timeout (10 s); docker's kills at once.
+  const now = engine.name === 'podman' ? ['--time=0'] : []
+  await runEngine(engine, ['rm', '--force', ...now, '--', id], env)
+}
+
+/** Blocks until the container has exited; its exit code, or null when the engine could not say. */
+export async function waitContainer(
+  engine: Engine,
+  id: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs?: number,
+): Promise<number | null> {
+  const result = await runEngine(engine, ['wait', '--', id], env, { timeoutMs })
+  if (result.exitCode !== 0) return null
+  const code = Number.parseInt(result.stdout.trim().split('\n').pop() ?? '', 10)
+  return Number.isInteger(code) ? code : null
+}

@@ -1,0 +1,138 @@
+import { existsSync } from 'node:fs'
+import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
+import type { SessionEnv } from '../ports.js'
+import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from '../record/ids.js'
+import type { SessionRecord, SessionStatus } from '../record/schema.js'
+import type { SessionStore } from '../record/store.js'
+import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
+
+/** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
+export function resolveSessionId(store: SessionStore, input: string): string {
+  assertValidSessionId(input)
+  if (store.exists(input)) return input
+  const resolution = resolveIdAmong(input, store.ids())
+  switch (resolution.kind) {
+    case 'exact':
+    case 'unique':
+      return resolution.id
+    case 'ambiguous':
+      throw new AmbiguousSessionIdError(input, resolution.candidates)
+    case 'none':
+      throw new SessionNotFoundError(
+        input,
+        input.length < MIN_PREFIX_LENGTH
+          ? `a prefix needs at least ${MIN_PREFIX_LENGTH} characters; run "harness session list" to see sessions`
+          : undefined,
+      )
+  }
+}
+
+/** Loads one session by id or prefix, reconciling it if it is stale. */
+export async function getSession(ctx: SessionEnv, input: string, dryRun = false): Promise<SessionView> {
+  const store = await ctx.store()
+  const id = resolveSessionId(store, input)
+  const record = store.get(id)
+  if (!record) throw new SessionNotFoundError(id)
+  return record.status === 'RUNNING' ? reconcileView(store, record, dryRun) : record
+}
+
+export interface ListFilters {
+  status?: SessionStatus[]
+  agent?: string[]
+  limit?: number
+  sort: 'created' | 'updated'
+}
+
+/** What a listing sorts by. */
+type SortKeys = Pick<SessionView, 'id' | 'created_at' | 'updated_at'>
+
+/** Newest first by created_at (or updated_at), ties broken by id. Each time is parsed once, not per comparison. */
+export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | 'updated' = 'created'): T[] {
+  const keyed = views.map((view) => ({
+    view,
+    time: Date.parse((sort === 'updated' ? view.updated_at : undefined) ?? view.created_at) || 0,
+  }))
+  keyed.sort((a, b) => b.time - a.time || (a.view.id < b.view.id ? -1 : a.view.id > b.view.id ? 1 : 0))
+  return keyed.map((k) => k.view)
+}
+
+/**
+ * Up to this many records a listing holds them all in memory (one read each). A bigger store is listed in two
+ * passes, so that memory stays bounded whatever its size (docs/performance.md): the first keeps only each
+ * record's sort keys, the second reads, validates and yields the records one at a time in order.
+ */
+export const IN_MEMORY_LISTING = 20_000
+
+/** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
+export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {
+  yield* listStore(await ctx.store(), filters)
+}
+
+export async function* listStore(
+  store: SessionStore,
+  filters: ListFilters,
+  inMemory = IN_MEMORY_LISTING,
+): AsyncGenerator<SessionView> {
+  const ids = store.recordIds()
+  const wanted = (view: SessionView) =>
+    (!filters.agent || filters.agent.includes(view.provider)) &&
+    // On status after reconciling: a stale RUNNING session is PAUSED by now.
+    (!filters.status || filters.status.includes(view.status))
+  const limit = filters.limit ?? Number.POSITIVE_INFINITY
+  if (ids.length <= inMemory) {
+    const records: SessionRecord[] = []
+    for (const id of ids) {
+      const record = store.read(id)
+      if (record && (!filters.agent || filters.agent.includes(record.provider))) records.push(record)
+    }
+    const views = sortSessions((await reconcileViews(store, records)).filter(wanted), filters.sort)
+    yield* views.slice(0, limit)
+    return
+  }
+  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept: they are few.
+  const entries: (SortKeys & { view?: SessionView })[] = []
+  for (const id of ids) {
+    const raw = store.peek(id)
+    if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
+      const record = store.read(id)
+      if (record) entries.push({ ...keysOf(record), view: await reconcileView(store, record) })
+    } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
+  }
+  let shown = 0
+  for (const entry of sortSessions(entries, filters.sort)) {
+    if (shown >= limit) return
+    let view = entry.view
+    if (!view) {
+      const record = store.read(entry.id)
+      if (!record) continue
+      // Resumed since the first pass: shown with its liveness, reconciled by the next command that reads it.
+      view = record.status === 'RUNNING' ? await reconcileView(store, record, true) : record
+    }
+    if (!wanted(view)) continue
+    shown++
+    yield view
+  }
+}
+
+function keysOf(record: SessionRecord): SortKeys {
+  return { id: record.id, created_at: record.created_at, updated_at: record.updated_at }
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : ''
+}
+
+export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
+  const session = await getSession(ctx, input)
+  // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
+  if (!existsSync(session.worktree_dir)) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" no longer exists: ${session.worktree_dir}`,
+      session.is_worktree && session.git_branch
+        ? `"harness session resume ${session.id}" recreates it from its branch ${session.git_branch}`
+        : 'it ran in that folder itself (no worktree of its own), so harness cannot recreate it',
+      'WORKTREE_GONE',
+    )
+  }
+  return { id: session.id, path: session.worktree_dir }
+}

@@ -1,0 +1,205 @@
+import * as z from 'zod/mini'
+import en from 'zod/v4/locales/en.js'
+import type { Permission } from '../../providers/schema.js'
+
+// zod/mini ships without messages; English ones make corrupt-record reports readable.
+z.config(en())
+
+export const SESSION_STATUSES = ['RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'KILLED'] as const
+export const SCHEMA_VERSION = 1
+
+/** Read case-insensitively ("running" and "RUNNING"), always written upper case. */
+export const SessionStatusSchema = z.pipe(
+  z.pipe(
+    z.string(),
+    z.transform((s) => s.toUpperCase()),
+  ),
+  z.enum(SESSION_STATUSES),
+)
+export type SessionStatus = (typeof SESSION_STATUSES)[number]
+
+/** ISO 8601 with a zone; records written by older tools may lack milliseconds. */
+const TimeSchema = z.iso.datetime({ offset: true })
+const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
+
+/** The permission levels of docs/providers.md (a type-only tie keeps the providers' module unloaded here). */
+const RECORD_PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const satisfies readonly Permission[]
+/** A permission level as records and chain steps store it. */
+export const PermissionSchema = z.enum(RECORD_PERMISSIONS)
+
+export const StopRequestSchema = z.looseObject({
+  action: z.enum(['kill', 'pause']),
+  at: TimeSchema,
+  by_pid: opt(z.number()),
+  /** Time between SIGTERM and SIGKILL that the requester asked for. */
+  grace_ms: opt(z.number()),
+  /** Why harness itself asked: `budget` when the session's cost reached `budget_usd` (docs/budgets.md). */
+  reason: opt(z.string()),
+})
+export type StopRequest = z.infer<typeof StopRequestSchema>
+
+/** Tokens and cost a provider reported for one run (docs/history.md); null fields were not reported. */
+export const UsageSchema = z.looseObject({
+  input_tokens: opt(z.number()),
+  output_tokens: opt(z.number()),
+  cached_tokens: opt(z.number()),
+  cost_usd: opt(z.number()),
+  /** `pricing` when `cost_usd` is the tokens priced by config `pricing.<model>`; absent: the agent's own figure. */
+  cost_source: opt(z.string()),
+})
+
+/** The sum over the runs that reported usage. */
+export const CostSchema = z.looseObject({
+  total_tokens: opt(z.number()),
+  estimated_cost_usd: opt(z.number()),
+})
+
+export const RunSchema = z.looseObject({
+  n: z.number(),
+  kind: z.enum(['start', 'resume']),
+  pid: opt(z.number()),
+  pid_start_time: opt(z.string()),
+  supervisor_pid: opt(z.number()),
+  supervisor_start_time: opt(z.string()),
+  args: opt(z.array(z.string())),
+  started_at: TimeSchema,
+  ended_at: opt(TimeSchema),
+  exit_code: opt(z.number()),
+  signal: opt(z.string()),
+  hostname: opt(z.string()),
+  boot_id: opt(z.string()),
+  pid_namespace: opt(z.string()),
+  detached: opt(z.boolean()),
+  /** Where this run's output begins in the session's log, so that `logs` can mark each run. */
+  log_offset: opt(z.number()),
+  usage: opt(UsageSchema),
+  /** A failure the agent's exit code hides (an error event in its headless output). */
+  error: opt(z.string()),
+})
+export type Run = z.infer<typeof RunSchema>
+
+export const CHECKPOINT_TRIGGERS = ['manual', 'interval', 'run-end', 'before-restore'] as const
+export type CheckpointTrigger = (typeof CHECKPOINT_TRIGGERS)[number]
+
+export const CheckpointSchema = z.looseObject({
+  n: z.number(),
+  ref: z.string(),
+  commit: z.string(),
+  /** The branch HEAD the checkpoint was taken on (its first parent). */
+  head: opt(z.string()),
+  message: opt(z.string()),
+  created_at: TimeSchema,
+  /** Kept as a string: a newer version's trigger must not make the record unreadable. */
+  trigger: opt(z.string()),
+  /** Paths that differ from the previous checkpoint (the first: from its HEAD). */
+  files_changed: opt(z.number()),
+  tokens_used: opt(z.number()),
+})
+export type Checkpoint = z.infer<typeof CheckpointSchema>
+
+export const MetadataSchema = z.looseObject({
+  os: opt(z.string()),
+  hostname: opt(z.string()),
+  pid_namespace: opt(z.string()),
+  boot_id: opt(z.string()),
+  harness_version: opt(z.string()),
+  node_version: opt(z.string()),
+})
+
+/** A container session's container (docs/backends.md): the engine's identity of it plays pid + start time. */
+export const ContainerFactsSchema = z.looseObject({
+  engine: z.string(),
+  image: z.string(),
+  network: z.string(),
+  /** Names of the variables passed in; never their values. */
+  env: z.array(z.string()),
+  id: z.string(),
+  created: z.string(),
+  name: z.string(),
+  /** The private clone the agent commits into, and the branch tip it started from (null without git). */
+  git_dir: opt(z.string()),
+  start_tip: opt(z.string()),
+  /** How the agent's commits came back when the run ended. */
+  collected: opt(z.looseObject({ kind: z.string() })),
+})
+export type ContainerFacts = z.infer<typeof ContainerFactsSchema>
+
+export const SessionRecordSchema = z.looseObject({
+  id: z.string(),
+  provider: z.string(),
+  permission: opt(PermissionSchema),
+  status: SessionStatusSchema,
+  worktree_dir: z.string(),
+  is_worktree: opt(z.boolean()),
+  git_branch: opt(z.string()),
+  base_dir: opt(z.string()),
+  pid: opt(z.number()),
+  exit_code: opt(z.number()),
+  prompt: opt(z.string()),
+  created_at: TimeSchema,
+  updated_at: opt(TimeSchema),
+  completed_at: opt(TimeSchema),
+  schema_version: opt(z.number()),
+  rev: opt(z.number()),
+  model: opt(z.string()),
+  task_hash: opt(z.string()),
+  base_commit: opt(z.string()),
+  agent_session_id: opt(z.string()),
+  stop_reason: opt(z.string()),
+  stop_request: opt(StopRequestSchema),
+  runs: opt(z.array(RunSchema)),
+  checkpoints: opt(z.array(CheckpointSchema)),
+  files_modified: opt(z.array(z.string())),
+  metadata: opt(MetadataSchema),
+  cost: opt(CostSchema),
+  /** Set when this session's run made `git_branch`: only then may harness delete it (docs/security.md). */
+  branch_created: opt(z.boolean()),
+  /** Why the log could not be written (the run's outcome was recorded anyway). */
+  log_error: opt(z.string()),
+  /** The ref the user gave as the base (or the branch harness ran on), for `merge` and `show`. */
+  base_ref: opt(z.string()),
+  /** The user's directory relative to the repository's top: the agent starts at its counterpart. */
+  start_subdir: opt(z.string()),
+  /** Arguments given after `--`, passed again on resume. */
+  extra_args: opt(z.array(z.string())),
+  /** HMAC-SHA256 of the rest of the record under the user's key (docs/security.md). */
+  seal: opt(z.string()),
+  /** Computed on every read, never stored: whether `seal` is the user's. */
+  sealed: z.optional(z.boolean()),
+  /** Computed on every read, never stored: why `seal` is not the user's (another key, another project...). */
+  seal_problem: z.optional(z.string()),
+  /** The real path of the project the record was sealed for (the seal covers it too). */
+  project: opt(z.string()),
+  /** A public name of the key that sealed the record: another one means another user or HOME. */
+  seal_key: opt(z.string()),
+  /** Where the session runs (docs/backends.md): absent means local. */
+  backend: opt(z.enum(['local', 'container'])),
+  /** The container of its latest run (backend container). */
+  container: opt(ContainerFactsSchema),
+  /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
+  tmux_session: opt(z.string()),
+  tmux_socket: opt(z.string()),
+  /** What the agent's screen shows while it runs in tmux: busy, waiting (for the user) or idle. */
+  state: opt(z.string()),
+  merged_at: opt(TimeSchema),
+  merge_commit: opt(z.string()),
+  /** The branch tip `session merge` landed: while the branch still points there, cleanup counts it merged. */
+  merged_head: opt(z.string()),
+  context_from: opt(z.array(z.string())),
+  /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
+  budget_usd: opt(z.number()),
+})
+export type SessionRecord = z.infer<typeof SessionRecordSchema>
+
+/** Validates a parsed record; returns a reason string on failure (path: message of the first issues). */
+export function parseSessionRecord(
+  value: unknown,
+): { ok: true; record: SessionRecord } | { ok: false; reason: string } {
+  const result = z.safeParse(SessionRecordSchema, value)
+  if (result.success) return { ok: true, record: result.data }
+  const reason = result.error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(record)'}: ${issue.message}`)
+    .join('; ')
+  return { ok: false, reason }
+}

@@ -1,0 +1,250 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { asDiskFault, writeNewFileDurably } from '../../durable.js'
+import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
+import { userStateDir } from '../../project.js'
+import type { SessionRecord } from './schema.js'
+
+const KEY_BYTES = 32
+
+export function sealKeyFile(env: NodeJS.ProcessEnv): string {
+  return join(userStateDir(env), 'key')
+}
+
+/** JSON with object keys sorted at every level and no whitespace: one text for one value, whatever its key order. */
+export function canonicalJson(value: unknown): string {
+  // The text must stay byte for byte what JSON.stringify gives (every seal depends on it); the cases below
+  // only skip its work where the answer is known: a string with nothing to escape, a finite number.
+  switch (typeof value) {
+    case 'string':
+      return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`
+    case 'number':
+      return Number.isFinite(value) ? String(value) : 'null'
+    case 'boolean':
+      return value ? 'true' : 'false'
+    case 'object':
+      break
+    default:
+      return JSON.stringify(value) ?? 'null'
+  }
+  if (value === null) return 'null'
+  if (Array.isArray(value)) {
+    let out = '['
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ','
+      const item: unknown = value[i]
+      out += item === undefined ? 'null' : canonicalJson(item)
+    }
+    return `${out}]`
+  }
+  let out = '{'
+  for (const key of Object.keys(value).sort()) {
+    const item = (value as Record<string, unknown>)[key]
+    if (item === undefined) continue
+    if (out.length > 1) out += ','
+    out += `${canonicalJson(key)}:${canonicalJson(item)}`
+  }
+  return `${out}}`
+}
+
+/** What JSON.stringify may escape in a string: control characters, `"`, `\\`, and surrogates (the lone ones). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON.stringify escapes
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
+
+/**
+ * What a seal covers: the record without the seal and the fields computed on every read, and the real path of
+ * the project it belongs to (a record copied into another project does not verify there). Without a scope (a
+ * chain's own store, older tests) the record alone.
+ */
+function sealedContent(record: Record<string, unknown>, scope?: string): string {
+  const { seal: _seal, sealed: _sealed, seal_problem: _problem, ...rest } = record
+  const text = canonicalJson(rest)
+  return scope === undefined ? text : `${text}\n${scope}`
+}
+
+/** The real path of a project folder, the scope its records are sealed for (its spelling if it is gone). */
+export function projectScope(root: string): string {
+  try {
+    return realpathSync(root)
+  } catch {
+    return resolve(root)
+  }
+}
+
+/** Why a record's seal is not the user's, in words a user can act on (shown by show/list and in refusals). */
+export type SealProblem = 'unsealed' | 'no-key' | 'other-key' | 'other-project' | 'unscoped' | 'changed'
+
+export const SEAL_PROBLEM_TEXT: Record<SealProblem, string> = {
+  unsealed: 'it carries no seal (written by hand, or by a version without seals)',
+  'no-key': 'this user has no sealing key yet, so nothing here was sealed by harness for this user',
+  'other-key': 'sealed by another key: another HOME or user?',
+  'other-project':
+    "sealed for another project folder (copied or moved here?): seals cover the project's real path",
+  unscoped: "sealed by an older harness, whose seals did not cover the project's path",
+  changed: 'its content changed after harness sealed it',
+}
+
+declare const verifiedBrand: unique symbol
+
+/**
+ * A record whose seal verified under the user's key for this project (docs/security-verified.md, "Verified
+ * records"). Only `verifiedSession` makes one, and only for a record the store verified when it read it; every
+ * function that acts on what a record names (its worktree, branch, refs, processes, tmux server, log, agent
+ * files) takes one, so the compiler refuses a call with a record that was not verified.
+ */
+export type VerifiedSession<T extends { id: string } = { id: string }> = T & {
+  readonly [verifiedBrand]: true
+}
+
+/** Seals that verified (or that this process made) under the user's key: what `verifiedSession` accepts. */
+const verifiedSeals = new Set<string>()
+
+/** A record that failed verification, refused for what it would take: exit 4, FOREIGN. */
+export class ForeignSessionError extends IllegalStateError {
+  constructor(id: string, what: string, problem: SealProblem | string | undefined, code = 'FOREIGN') {
+    const known = typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT
+    super(
+      `session "${id}" is foreign (${SEAL_PROBLEM_TEXT[known ? (problem as SealProblem) : 'unsealed']}): harness shows it but never ${what}`,
+      `check what it names with "harness session show ${id}", then "harness session adopt ${id}" if it is yours`,
+      code,
+    )
+  }
+}
+
+/**
+ * `record` as a verified session if the store verified its seal when it read it (or sealed it itself), else
+ * null. A `sealed: true` set by anyone else, or a seal that was never checked, gives null.
+ */
+export function verifiedOrNull<T extends { id: string; seal?: unknown; sealed?: unknown }>(
+  record: T,
+): VerifiedSession<T> | null {
+  if (record.sealed !== true || typeof record.seal !== 'string') return null
+  return verifiedSeals.has(record.seal) ? (record as VerifiedSession<T>) : null
+}
+
+/** `record` as a verified session, or ForeignSessionError naming what it would have taken (`what`). */
+export function verifiedSession<
+  T extends { id: string; seal?: unknown; sealed?: unknown; seal_problem?: unknown },
+>(record: T, what: string): VerifiedSession<T> {
+  const verified = verifiedOrNull(record)
+  if (verified) return verified
+  throw new ForeignSessionError(record.id, what, sealProblemOf(record))
+}
+
+function sealProblemOf(record: { seal_problem?: unknown }): SealProblem | undefined {
+  const problem = record.seal_problem
+  return typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT ? (problem as SealProblem) : undefined
+}
+
+/**
+ * Seals records with the user's key (docs/security.md): HMAC-SHA256 over the record without `seal`, in
+ * canonical JSON. A record whose seal is missing or wrong is foreign: harness shows it but never acts on it.
+ */
+export class RecordSealer {
+  private key: Buffer | null | undefined
+
+  constructor(readonly keyFile: string) {}
+
+  static forEnv(env: NodeJS.ProcessEnv): RecordSealer {
+    return new RecordSealer(sealKeyFile(env))
+  }
+
+  /** The seal of `record` under the user's key (made on first use, 0600), for the project `scope`. */
+  seal(record: Record<string, unknown>, scope?: string): string {
+    const seal = hmac(this.loadKey(true) as Buffer, sealedContent(record, scope))
+    verifiedSeals.add(seal)
+    return seal
+  }
+
+  /** A short public name of the user's key (made on first use), stored in records as `seal_key`. */
+  keyId(): string {
+    return keyIdOf(this.loadKey(true) as Buffer)
+  }
+
+  /** Whether the record's seal is the user's; without a key nothing was ever sealed here. */
+  verify(record: Record<string, unknown>, scope?: string): boolean {
+    return this.check(record, scope) === null
+  }
+
+  /** Null when the record's seal is the user's for `scope`; else why not. */
+  check(record: Record<string, unknown>, scope?: string): SealProblem | null {
+    const seal = record.seal
+    if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return 'unsealed'
+    const key = this.loadKey(false)
+    if (!key) return 'no-key'
+    if (typeof record.seal_key === 'string' && record.seal_key !== keyIdOf(key)) return 'other-key'
+    if (matches(key, sealedContent(record, scope), seal)) {
+      verifiedSeals.add(seal)
+      return null
+    }
+    if (scope === undefined) return 'changed'
+    if (typeof record.project === 'string' && record.project !== scope) return 'other-project'
+    return matches(key, sealedContent(record), seal) ? 'unscoped' : 'changed'
+  }
+
+  private loadKey(create: boolean): Buffer | null {
+    if (this.key) return this.key
+    if (this.key === null && !create) return null
+    this.key = readKey(this.keyFile)
+    if (!this.key && create) this.key = makeKey(this.keyFile)
+    return this.key
+  }
+}
+
+function matches(key: Buffer, text: string, seal: string): boolean {
+  return timingSafeEqual(Buffer.from(hmac(key, text), 'hex'), Buffer.from(seal, 'hex'))
+}
+
+function keyIdOf(key: Buffer): string {
+  return createHash('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
+}
+
+function hmac(key: Buffer, text: string): string {
+  return createHmac('sha256', key).update(text).digest('hex')
+}
+
+function readKey(file: string): Buffer | null {
+  try {
+    const key = readFileSync(file)
+    return key.length === KEY_BYTES ? key : null
+  } catch {
+    return null
+  }
+}
+
+/** 32 random bytes, made visible whole (temp file + link): two first uses racing end up with one key. */
+function makeKey(file: string): Buffer {
+  const dir = join(file, '..')
+  const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    writeNewFileDurably(temp, randomBytes(KEY_BYTES))
+    try {
+      linkSync(temp, file)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+  } catch (error) {
+    throw asDiskFault(error, file)
+  } finally {
+    try {
+      unlinkSync(temp)
+    } catch {}
+  }
+  const key = readKey(file)
+  if (!key) {
+    throw new HarnessError(
+      'BAD_KEY',
+      `${file} is not a ${KEY_BYTES}-byte key`,
+      ExitCode.Failure,
+      'move it aside: harness makes a new one (records sealed with the old one become foreign)',
+    )
+  }
+  return key
+}
+
+/** Provider, permission, arguments and worktree come only from a record harness sealed (docs/security.md). */
+export function assertSealed<T extends SessionRecord>(record: T): VerifiedSession<T> {
+  return verifiedSession(record, 'acts on what it names')
+}

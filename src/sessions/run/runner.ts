@@ -1,0 +1,714 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
+import { dirname, join } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
+import type { ModelPricing } from '../../config.js'
+import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
+import type { WorktreeState } from '../../git/snapshot.js'
+import type { Usage } from '../../history/events.js'
+import type { RunHost } from '../../process/host.js'
+import { identify, type ProcessIdentity } from '../../process/identity.js'
+import type { LogWriteFailure } from '../../process/pipes.js'
+import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
+import { logPathFor } from '../../project.js'
+import type { HeadlessOutput } from '../../providers/schema.js'
+import type { RunSettlement } from '../backends/backend.js'
+import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from '../budget.js'
+import { lastRun } from '../record/liveness.js'
+import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
+import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
+import { RecordSealer } from '../record/seal.js'
+import { SessionStore } from '../record/store.js'
+import { type StopWatch, watchStopRequest } from './stop-watch.js'
+
+export const DEFAULT_GRACE_MS = 1500
+
+/** Everything a supervisor needs to run one run of one session; also what the detached one receives. */
+export interface RunPlan {
+  sessionsDir: string
+  logsDir: string
+  id: string
+  runN: number
+  /** A resume of a record that has no runs (written by an older tool) is still a resume, though it is run 1. */
+  kind: 'start' | 'resume'
+  command: string
+  args: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  mode: AgentLaunch['mode']
+  /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
+  sessionIdCapture?: { key: string; args: string[] } | null
+  /** The event stream of its headless output, read for failures its exit code hides (pi). */
+  headlessOutput?: HeadlessOutput | null
+  /** A worktree and the commit it started from: `files_modified` is recorded against it when the run ends. */
+  changesAgainst?: { dir: string; base: string } | null
+  /** The provider's name: how its screen shows its state (tmux runs). */
+  provider?: string
+  /** `hooks.on_status` from trusted config, run by the supervisor on the changes it makes. */
+  onStatus?: string[] | null
+  /** A run hosted in tmux: its server and session (docs/tmux.md). */
+  tmux?: { socket: string; session: string } | null
+  /** The launcher's environment: the supervisor's git, hooks and record seals use it (tmux gives its own). */
+  supervisorEnv?: NodeJS.ProcessEnv
+  /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
+  checkpoints?: { intervalMs: number } | null
+  /** The session's budget: the agent is stopped (as by pause) once the cost its output reports reaches it. */
+  budget?: RunBudget | null
+  /** config `pricing.<model>`: the price of tokens for an agent that reports no cost (docs/budgets.md). */
+  pricing?: ModelPricing | null
+  /** A run that is not a plain process (a container): what ends it once the spawned client is gone. */
+  settle?: RunSettlement | null
+}
+
+/** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
+export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
+  const env = plan.supervisorEnv ?? plan.env
+  const sealer = RecordSealer.forEnv(env)
+  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir, { sealer })
+  const { statusHookObserver } = await import('../record/status-hooks.js')
+  return new SessionStore(plan.sessionsDir, {
+    sealer,
+    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
+  })
+}
+
+/** What a supervisor may add around the agent's life (the tmux one watches the screen). */
+export interface SuperviseExtras {
+  /** The agent runs and its pid is recorded. */
+  started?(): void
+  /** The agent is gone; called before the outcome is recorded. */
+  ended?(): Promise<void>
+  /** Headless: where the agent's output is copied besides the log (the CLI's stdout, or stderr under --json). */
+  tee?: NodeJS.WritableStream
+}
+
+/** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
+export type BeginRun = (run: Run) => Promise<SessionRecord>
+
+export interface RunResult {
+  record: SessionRecord
+  exit?: AgentExit
+}
+
+/** A run entry as first written: the supervisor is known, the agent not yet. */
+export function newRun(
+  n: number,
+  kind: 'start' | 'resume',
+  supervisor: ProcessIdentity,
+  args: string[],
+  detached: boolean,
+): Run {
+  return {
+    n,
+    kind,
+    pid: null,
+    pid_start_time: null,
+    supervisor_pid: supervisor.pid,
+    supervisor_start_time: supervisor.start_time,
+    args,
+    started_at: new Date().toISOString(),
+    ended_at: null,
+    exit_code: null,
+    signal: null,
+    hostname: supervisor.hostname,
+    boot_id: supervisor.boot_id,
+    pid_namespace: supervisor.pid_namespace,
+    detached,
+  }
+}
+
+export function openLog(plan: RunPlan): number {
+  mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
+  // Never through a symlink put in the log's place (docs/security.md).
+  const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
+  return openSync(logPathFor(plan.logsDir, plan.id), flags, 0o600)
+}
+
+/**
+ * Supervises one run in this process: commits it (`begin`, which returns the log to use, once the signal
+ * handlers are in place), records the agent's pid, stops its tree when harness is told to stop, and records the
+ * outcome (before anything is printed).
+ */
+export async function supervise(
+  plan: RunPlan,
+  store: SessionStore,
+  begin: () => Promise<number | undefined>,
+  extras: SuperviseExtras = {},
+): Promise<RunResult> {
+  const { superviseAgent } = await import('../../process/supervisor.js')
+  const launch: AgentLaunch = {
+    command: plan.command,
+    args: plan.args,
+    cwd: plan.cwd,
+    env: plan.env,
+    mode: plan.mode,
+    tee: plan.mode === 'headless' ? extras.tee : undefined,
+  }
+  let logStart = 0
+  const interval = intervalCheckpoints(plan, store)
+  const stopRequested = new AbortController()
+  let stopWatch: StopWatch | undefined
+  let requested: StopRequest | undefined
+  let reserve: SpaceReserve | undefined
+  let budgetWatch: { close(): void } | undefined
+  let supervised: Awaited<ReturnType<typeof superviseAgent>>
+  try {
+    supervised = await superviseAgent(launch, {
+      beforeSpawn: async () => {
+        launch.logFd = await begin()
+        logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
+        // From the moment the run is committed: a kill that dies before signalling us is still carried out.
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
+          requested = request
+          stopRequested.abort()
+        })
+        if (launch.logFd !== undefined) reserve = reserveSpace(plan)
+        if (launch.logFd !== undefined && plan.budget) {
+          budgetWatch = watchBudget(plan, store, launch.logFd, logStart, (request) => {
+            requested = request
+            stopRequested.abort()
+          })
+        }
+      },
+      started: async (pid, identity) => {
+        const logOffset = launch.logFd === undefined ? undefined : logStart
+        await store.update(plan.id, (current) =>
+          startedRecord(current, plan.runN, pid, identity?.start_time ?? null, logOffset),
+        )
+        extras.started?.()
+      },
+      stopping: async () => {
+        // The request the watch just read says it; a stop by signal alone reads the record for one.
+        const grace = (requested ?? store.get(plan.id)?.stop_request)?.grace_ms
+        return { graceMs: typeof grace === 'number' && grace >= 0 ? grace : DEFAULT_GRACE_MS }
+      },
+      stopRequested: stopRequested.signal,
+    })
+  } catch (error) {
+    reserve?.release()
+    throw error
+  } finally {
+    stopWatch?.close()
+    budgetWatch?.close()
+  }
+  try {
+    await extras.ended?.()
+    if (plan.settle) await settleRun(plan, store)
+    await interval.stop()
+    const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
+    return { record, exit: supervised.exit }
+  } finally {
+    reserve?.release()
+    supervised.release()
+  }
+}
+
+/**
+ * A container run's end (docs/backends.md): the container is forced down if its client was killed and
+ * removed, and the agent's commits come back to the branch, before the outcome is recorded.
+ */
+async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
+  const settle = plan.settle
+  if (!settle) return
+  const { backendFor } = await import('../backends/registry.js')
+  const backend = await backendFor('container')
+  const env = plan.supervisorEnv ?? plan.env
+  const collected = await backend.settle(settle, env, { ours: true }).catch((error: unknown) => ({
+    kind: 'failed',
+    reason: error instanceof Error ? error.message : String(error),
+  }))
+  await store.update(plan.id, (current) =>
+    current.container && current.container.id === settle.container.id
+      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
+      : undefined,
+  )
+}
+
+/**
+ * Gathers what the run left (the run-end checkpoint, the log's usage, captured id and reported failure, the
+ * changed files) and records the outcome (`endedRecord`), before anything is printed.
+ */
+async function recordOutcome(
+  plan: RunPlan,
+  store: SessionStore,
+  exit: AgentExit,
+  logFd: number | undefined,
+  logStart: number,
+  reserve: SpaceReserve | undefined,
+): Promise<SessionRecord> {
+  // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
+  // the session finds it there. The worktree is read once (three git processes) for both the run-end
+  // checkpoint and files_modified.
+  const worktree = worktreeAtEnd(plan)
+  const [, captured, read, reportedError, files] = await Promise.all([
+    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
+    capturedSessionId(plan, logFd, logStart),
+    runUsage(logFd, logStart),
+    exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
+    worktree.then((state) => changedFiles(plan, state)),
+  ])
+  const logError = exit.logFailure && describeLogFailure(exit.logFailure)
+  const usage = withPricedCost(read.usage, plan.pricing ?? null)
+  // The agent stopped at the budget itself (claude's --max-budget-usd), or its output shows it reached it.
+  const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
+  const reached = read.budgetExceeded || (!!plan.budget && budgetReached(plan.budget, spent))
+  const runExit = { ...runExitOf(exit, reportedError), budgetReached: reached }
+  // The room kept for this write: a log that filled the disk must not cost the run its outcome.
+  reserve?.release()
+  try {
+    return await store.update(plan.id, (current) =>
+      endedRecord(current, plan.runN, runExit, {
+        usage: logFd === undefined ? undefined : { logStart, usage },
+        agentSessionId: captured,
+        files,
+        logError,
+      }),
+    )
+  } catch (error) {
+    if (!(error instanceof DiskFaultError)) throw error
+    // Still no room for the whole record: the outcome alone, which is what must not be lost.
+    return store.update(plan.id, (current) => {
+      const ended = applyRunExit(current, plan.runN, runExit)
+      return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
+    })
+  }
+}
+
+/** What `log_error` says: from where the log is incomplete, and why. */
+function describeLogFailure(failure: LogWriteFailure): string {
+  const why = failure.code === 'ENOSPC' || failure.code === 'EDQUOT' ? 'the disk is full' : failure.message
+  return `the log is incomplete: it could not be written after ${failure.written} bytes of this run's output (${failure.code}: ${why})`
+}
+
+/** Room on the log's file system, held for the run's last record update (see `reserveSpace`). */
+interface SpaceReserve {
+  release(): void
+}
+
+const RESERVE_BYTES = 64 * 1024
+
+/**
+ * Holds `RESERVE_BYTES` of the log's file system (a file of zeros beside the log) while the agent runs, so that
+ * an agent whose output fills the disk still leaves room to record how it ended. Best effort: a disk already
+ * too full for it runs without.
+ */
+function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
+  const path = join(plan.logsDir, `${plan.id}.reserve`)
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
+  let fd: number | undefined
+  try {
+    fd = openSync(path, flags, 0o600)
+    const zeros = Buffer.alloc(RESERVE_BYTES)
+    // Written is held: file systems count the blocks of written data against free space at write time (delayed
+    // allocation reserves them then), so no fsync is needed for the room to be ours until the file is removed.
+    for (let offset = 0; offset < zeros.length; ) offset += writeSync(fd, zeros, offset)
+  } catch {
+    rmQuietly(path)
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+  let held = true
+  return {
+    release() {
+      if (!held) return
+      held = false
+      rmQuietly(path)
+    },
+  }
+}
+
+function rmQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {}
+}
+
+/** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
+async function checkpointQuietly(
+  plan: RunPlan,
+  store: SessionStore,
+  trigger: 'interval' | 'run-end',
+  state?: WorktreeState,
+): Promise<void> {
+  if (!plan.checkpoints) return
+  try {
+    const { takeCheckpoint } = await import('../work/checkpoints.js')
+    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
+    const projectRoot = dirname(dirname(plan.sessionsDir))
+    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state, projectRoot })
+  } catch {}
+}
+
+/**
+ * The worktree as the run left it, when both the run-end checkpoint and files_modified need it; undefined
+ * otherwise, or when it cannot be read (each then reads it itself, or fails quietly as before).
+ */
+async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> {
+  if (!plan.checkpoints || !plan.changesAgainst) return undefined
+  try {
+    const { readWorktreeState } = await import('../../git/snapshot.js')
+    return await readWorktreeState(plan.changesAgainst.dir, {
+      env: plan.env,
+      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
+ * interval starts when the previous checkpoint is done, so a slow one never piles up.
+ */
+function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Promise<void> } {
+  const intervalMs = plan.checkpoints?.intervalMs ?? 0
+  if (intervalMs <= 0) return { stop: async () => {} }
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let wake: (() => void) | undefined
+  const loop = (async () => {
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        wake = resolve
+        timer = setTimeout(resolve, intervalMs)
+      })
+      if (stopped) return
+      await checkpointQuietly(plan, store, 'interval')
+    }
+  })()
+  return {
+    async stop() {
+      stopped = true
+      clearTimeout(timer)
+      wake?.()
+      await loop
+    },
+  }
+}
+
+const CAPTURE_LIMIT = 4 * 1024 * 1024
+
+/** The agent's own session id, read from what this run wrote to the log (first 4 MiB). */
+async function capturedSessionId(
+  plan: RunPlan,
+  logFd: number | undefined,
+  from: number,
+): Promise<string | undefined> {
+  if (!plan.sessionIdCapture || logFd === undefined) return undefined
+  const length = Math.min(fstatSync(logFd).size - from, CAPTURE_LIMIT)
+  if (length <= 0) return undefined
+  const buffer = Buffer.alloc(length)
+  const read = readSync(logFd, buffer, 0, length, from)
+  const { findCapturedSessionId } = await import('../../providers/capture.js')
+  return findCapturedSessionId(
+    { session_id_capture: plan.sessionIdCapture },
+    buffer.subarray(0, read).toString('utf8'),
+  )
+}
+
+/**
+ * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past;
+ * null when the output is in no known format. Never fails the run.
+ */
+async function runUsage(
+  logFd: number | undefined,
+  from: number,
+): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
+  const none = { usage: null, budgetExceeded: false }
+  if (logFd === undefined) return none
+  try {
+    const reader = await logReader(logFd, from)
+    reader.readToEnd()
+    return reader.end()
+  } catch {
+    return none
+  }
+}
+
+/** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
+async function logReader(logFd: number, from: number) {
+  const { EventReader } = await import('../../history/events.js')
+  const reader = new EventReader()
+  const lines = new LineSplitter((line) => reader.push(line))
+  const decoder = new StringDecoder('utf8')
+  const buffer = Buffer.allocUnsafe(1024 * 1024)
+  let position = from
+  return {
+    /** Reads what was written since the last call; the usage so far. */
+    readToEnd(): Usage | null {
+      for (;;) {
+        const n = readSync(logFd, buffer, 0, buffer.length, position)
+        if (n <= 0) break
+        position += n
+        lines.write(decoder.write(buffer.subarray(0, n)))
+      }
+      return reader.usage
+    },
+    get budgetExceeded() {
+      return reader.budgetExceeded
+    },
+    end() {
+      lines.write(decoder.end())
+      lines.end()
+      reader.end()
+      return { usage: reader.usage, budgetExceeded: reader.budgetExceeded }
+    },
+  }
+}
+
+/** How often the supervisor reads the new part of the log for the cost so far. */
+const BUDGET_POLL_MS = 200
+
+/**
+ * While the agent runs: reads its output as it reaches the log, and once the session's cost (earlier runs,
+ * plus this run's reported cost or priced tokens) reaches the budget, commits a pause request with
+ * `reason: "budget"` and hands it to the supervisor, which stops the agent as `session pause` would. A
+ * stop already requested by someone else is left as it is. Never fails the run.
+ */
+function watchBudget(
+  plan: RunPlan,
+  store: SessionStore,
+  logFd: number,
+  from: number,
+  onRequest: (request: StopRequest) => void,
+): { close(): void } {
+  const budget = plan.budget as RunBudget
+  let closed = false
+  let busy = false
+  let timer: NodeJS.Timeout | undefined
+  const reader = logReader(logFd, from)
+  const check = async () => {
+    if (closed || busy) return
+    busy = true
+    try {
+      const read = await reader
+      const usage = withPricedCost(read.readToEnd(), plan.pricing ?? null)
+      const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
+      if (closed || !(read.budgetExceeded || budgetReached(budget, spent))) return
+      closed = true
+      clearInterval(timer)
+      const request: StopRequest = {
+        action: 'pause',
+        at: new Date().toISOString(),
+        by_pid: process.pid,
+        grace_ms: DEFAULT_GRACE_MS,
+        reason: 'budget',
+      }
+      const record = await store.update(plan.id, (current) =>
+        current.status === 'RUNNING' && lastRun(current)?.n === plan.runN && !current.stop_request
+          ? { ...current, stop_request: request }
+          : undefined,
+      )
+      if (record.stop_request) onRequest(record.stop_request)
+    } catch {
+      // The next poll tries again; a record that cannot be written leaves the run to end by itself.
+    } finally {
+      busy = false
+    }
+  }
+  timer = setInterval(() => void check(), BUDGET_POLL_MS)
+  timer.unref()
+  void check()
+  return {
+    close() {
+      closed = true
+      clearInterval(timer)
+    },
+  }
+}
+
+/** One endless line is no event stream: longer ones are skipped, not held. */
+const MAX_LINE = 16 * 1024 * 1024
+
+/**
+ * Splits text that arrives in pieces into lines, looking at each piece once (a log of hundreds of megabytes
+ * must not be scanned again for every piece).
+ */
+class LineSplitter {
+  private pending: string[] = []
+  private pendingLength = 0
+  private skipping = false
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  write(text: string): void {
+    let start = 0
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      const piece = text.slice(start, nl)
+      if (!this.skipping) this.onLine(this.pending.length > 0 ? this.pending.join('') + piece : piece)
+      this.pending = []
+      this.pendingLength = 0
+      this.skipping = false
+      start = nl + 1
+    }
+    if (start < text.length) this.hold(text.slice(start))
+  }
+
+  end(): void {
+    if (!this.skipping && this.pending.length > 0) this.onLine(this.pending.join(''))
+    this.pending = []
+  }
+
+  private hold(piece: string): void {
+    if (this.skipping) return
+    this.pendingLength += piece.length
+    if (this.pendingLength > MAX_LINE) {
+      this.pending = []
+      this.skipping = true
+    } else this.pending.push(piece)
+  }
+}
+
+/** The failure this run's output reported although the agent exited 0 (read from the log's last 4 MiB). */
+async function reportedFailure(
+  plan: RunPlan,
+  logFd: number | undefined,
+  from: number,
+): Promise<string | undefined> {
+  if (!plan.headlessOutput || logFd === undefined) return undefined
+  const end = fstatSync(logFd).size
+  const start = Math.max(from, end - CAPTURE_LIMIT)
+  if (end <= start) return undefined
+  const buffer = Buffer.alloc(end - start)
+  const read = readSync(logFd, buffer, 0, buffer.length, start)
+  const { findReportedFailure } = await import('../../providers/failure.js')
+  return findReportedFailure(plan.headlessOutput, buffer.subarray(0, read).toString('utf8'))
+}
+
+/** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
+async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<string[] | undefined> {
+  if (!plan.changesAgainst) return undefined
+  try {
+    const { filesModified } = await import('../../git/diff.js')
+    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env }, state)
+  } catch {
+    return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
+  }
+}
+
+/** A foreground run: harness is the supervisor and exits with the agent's code. */
+export async function runInForeground(
+  plan: RunPlan,
+  beginRun: BeginRun,
+  tee: NodeJS.WritableStream,
+): Promise<RunResult> {
+  const self = identify(process.pid)
+  if (!self) throw new Error('cannot read this process identity')
+  const store = await supervisorStore(plan)
+  let logFd: number | undefined
+  try {
+    return await supervise(
+      plan,
+      store,
+      async () => {
+        await beginRun(newRun(plan.runN, plan.kind, self, [plan.command, ...plan.args], false))
+        if (plan.mode !== 'interactive') logFd = openLog(plan)
+        return logFd
+      },
+      { tee },
+    )
+  } finally {
+    if (logFd !== undefined) closeSync(logFd)
+  }
+}
+
+/**
+ * A background run: starts the detached supervisor, commits the run with its identity, hands it the plan,
+ * and returns once the record holds the agent's pid (or the run already ended).
+ */
+export async function runInBackground(
+  plan: RunPlan,
+  beginRun: BeginRun,
+  env: NodeJS.ProcessEnv,
+  host?: RunHost,
+): Promise<SessionRecord> {
+  const supervisor = await (host ?? (await import('../../process/host.js')).localHost).startSupervisor(env)
+  let committed = false
+  try {
+    await beginRun(newRun(plan.runN, plan.kind, supervisor.identity, [plan.command, ...plan.args], true))
+    committed = true
+    supervisor.send(plan)
+  } finally {
+    if (!committed) supervisor.abandon()
+  }
+  return waitForAgentStart(
+    new SessionStore(plan.sessionsDir, { sealer: RecordSealer.forEnv(plan.supervisorEnv ?? plan.env) }),
+    plan,
+    supervisor.identity,
+  )
+}
+
+async function waitForAgentStart(
+  store: SessionStore,
+  plan: RunPlan,
+  supervisor: ProcessIdentity,
+): Promise<SessionRecord> {
+  const { checkIdentity } = await import('../../process/identity.js')
+  const deadline = Date.now() + 30_000
+  for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
+    const record = store.get(plan.id)
+    const run = record && lastRun(record)
+    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
+    if (checkIdentity(supervisor) === 'dead' || Date.now() > deadline) {
+      throw new ExternalToolError(
+        `the background supervisor of session "${plan.id}" stopped before starting the agent`,
+        `see "harness session logs ${plan.id}"`,
+        'SUPERVISOR_FAILED',
+      )
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+  }
+}
+
+/** The hidden `__supervise` command: the detached supervisor's whole life. */
+export async function superviseDetached(input: string): Promise<void> {
+  if (!input.trim()) return // the launcher gave up before committing the run
+  const plan = JSON.parse(input) as RunPlan
+  const store = await supervisorStore(plan)
+  const record = store.get(plan.id)
+  const run = record ? lastRun(record) : undefined
+  // Only the supervisor the record names may run it.
+  if (record?.status !== 'RUNNING' || run?.n !== plan.runN || run.supervisor_pid !== process.pid) return
+  let logFd: number | undefined
+  try {
+    // The launcher committed the run already.
+    await supervise({ ...plan, mode: 'background' }, store, async () => {
+      logFd = openLog(plan)
+      return logFd
+    })
+  } finally {
+    if (logFd !== undefined) closeSync(logFd)
+  }
+}
+
+/**
+ * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
+ * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too).
+ */
+export function foregroundExit(result: RunResult): ExitRequest {
+  const exit = result.exit
+  if (!exit) return new ExitRequest(0)
+  if (exit.spawnError) return new ExitRequest(5)
+  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
+  if (result.record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
+  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
+  if (exit.notStarted && exit.stopSignal) {
+    return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)
+  }
+  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
+    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
+  }
+  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
+  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
+  if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
+  return new ExitRequest(exit.exitCode ?? 1)
+}

@@ -1,0 +1,123 @@
+import { closeSync } from 'node:fs'
+import { identify } from '../../process/identity.js'
+import { logPathFor } from '../../project.js'
+import type { AgentState } from '../../providers/states.js'
+import { lastRun } from '../record/liveness.js'
+import type { SessionRecord } from '../record/schema.js'
+import type { SessionStore } from '../record/store.js'
+import { openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
+
+/** How often the supervisor reads the agent's screen. */
+const STATE_POLL_MS = 400
+
+/**
+ * The hidden `__supervise --tmux-plan <file>` command: the supervisor of a run hosted in tmux, running as the
+ * process of the session's pane (docs/tmux.md). The agent inherits the pane's terminal, as in a foreground
+ * interactive run; the pane's output is copied to the session's log (`pipe-pane`); and the supervisor reads
+ * the screen every few hundred milliseconds to record the agent's state.
+ */
+export async function superviseInTmux(
+  planFile: string,
+  /** Where tmux put this process: its TMUX and TMUX_PANE (the rest of tmux's environment is not used). */
+  pane: { TMUX?: string; TMUX_PANE?: string },
+): Promise<void> {
+  const { receivePlan } = await import('../../process/host.js')
+  const plan = (await receivePlan(planFile)) as RunPlan | null
+  if (!plan?.tmux) return // the launcher gave up before committing the run
+  // tmux gave this process its server's environment; the run uses the launcher's (config, state dirs), which
+  // every call below is given explicitly.
+  const hostEnv = plan.supervisorEnv ?? plan.env
+  const store = await supervisorStore(plan)
+  const record = store.get(plan.id)
+  const run = record ? lastRun(record) : undefined
+  // Only the supervisor the record names may run it.
+  if (record?.status !== 'RUNNING' || run?.n !== plan.runN || run.supervisor_pid !== process.pid) return
+  const self = identify(process.pid)
+  if (!self) return
+  const { socket } = plan.tmux
+  const target = pane.TMUX_PANE ?? plan.tmux.session
+  const env = {
+    ...plan.env,
+    ...(pane.TMUX ? { TMUX: pane.TMUX } : {}),
+    ...(pane.TMUX_PANE ? { TMUX_PANE: pane.TMUX_PANE } : {}),
+  }
+  const watcher = stateWatcher(plan, store, socket, target, hostEnv)
+  let logFd: number | undefined
+  try {
+    await supervise(
+      { ...plan, env, mode: 'interactive' },
+      store,
+      async () => {
+        logFd = openLog(plan)
+        try {
+          const { pipePaneToLog } = await import('../../process/tmux.js')
+          await pipePaneToLog(socket, target, logPathFor(plan.logsDir, plan.id), hostEnv)
+        } catch {
+          // Without a log the agent still runs; `logs` then shows only harness's own notes.
+        }
+        return logFd
+      },
+      { started: watcher.start, ended: watcher.stop },
+    )
+  } finally {
+    if (logFd !== undefined) closeSync(logFd)
+  }
+}
+
+/**
+ * Reads the pane every STATE_POLL_MS and records the state it shows. A new state is recorded once two reads
+ * in a row agree, so that a screen caught halfway through a redraw does not flicker into the record.
+ */
+function stateWatcher(
+  plan: RunPlan,
+  store: SessionStore,
+  socket: string,
+  target: string,
+  hostEnv: NodeJS.ProcessEnv,
+) {
+  let timer: NodeJS.Timeout | undefined
+  let stopped = false
+  let recorded: AgentState | null = null
+  let candidate: AgentState | null = null
+  let busy: Promise<void> = Promise.resolve()
+
+  const tick = async () => {
+    const [{ capturePane }, { detectAgentState, statePatternsFor }] = await Promise.all([
+      import('../../process/tmux.js'),
+      import('../../providers/states.js'),
+    ])
+    const screen = await capturePane(socket, target, hostEnv)
+    // A blank pane: the agent has drawn nothing yet, which says nothing about its state.
+    if (screen === null || stopped || screen.trim() === '') return
+    const state = detectAgentState(screen, statePatternsFor(plan.provider ?? ''))
+    const confirmed = state === candidate
+    candidate = state
+    if (!confirmed || state === recorded) return
+    recorded = state
+    await store.update(plan.id, (current: SessionRecord) => {
+      const run = lastRun(current)
+      if (current.status !== 'RUNNING' || run?.n !== plan.runN || current.state === state) return undefined
+      return { ...current, state }
+    })
+  }
+  const schedule = () => {
+    if (stopped) return
+    timer = setTimeout(() => {
+      busy = tick()
+        .catch(() => {})
+        .finally(schedule)
+    }, STATE_POLL_MS)
+  }
+  return {
+    start: () => {
+      busy = tick()
+        .catch(() => {})
+        .finally(schedule)
+    },
+    stop: async () => {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      await busy
+    },
+  }
+}

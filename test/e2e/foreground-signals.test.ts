@@ -1,0 +1,189 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, watch } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, test } from 'vitest'
+import { FileLock } from '../../src/sessions/record/lock.js'
+import { fakeAgents, isAlive } from '../helpers/agents.js'
+import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { readRecords, writeProjectConfig } from '../helpers/sessions.js'
+import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+
+type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
+
+const tmux = new TmuxServer(tmpDir())
+afterAll(() => tmux.stop())
+
+const H = shellQuote(HARNESS_BIN)
+
+const records = (dir: string) => readRecords<Rec>(dir)
+
+/** Whether the process whose pid a test's agent wrote to `file` still runs. */
+function isAliveFromFile(file: string): boolean {
+  return isAlive(Number(readFileSync(file, 'utf8')))
+}
+
+/** Kills a process that a test's agent left behind (its pid was written to `file`). */
+function killLeftover(file: string): void {
+  try {
+    process.kill(Number(readFileSync(file, 'utf8')), 'SIGKILL')
+  } catch {}
+}
+
+describe('foreground signals', () => {
+  test("Ctrl-\\ (SIGQUIT) in an interactive run: harness records the agent's death, then dies of it too", async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 60_000 })
+    const out = join(repo.home, 'quit.out')
+    await tmux.start(
+      'quit',
+      `cd ${shellQuote(repo.dir)}\n${H} run -a claude task; echo "exit $?" > ${shellQuote(out)}\nsleep 60`,
+      agents.env,
+    )
+    const started = await waitFor('the agent to start', () => agents.starts()[0])
+    expect(started.stdin_tty).toBe(true)
+    tmux.sendKeys('quit', 'C-\\')
+    await waitFor('harness to exit', () => existsSync(out))
+    tmux.killSession('quit')
+    // Read from disk, not through harness: a reading command would reconcile a stale RUNNING record.
+    const [record] = records(repo.dir)
+    expect(record).toMatchObject({ status: 'FAILED', exit_code: 131, stop_reason: 'signal' })
+    expect(record?.runs[0]).toMatchObject({ signal: 'SIGQUIT', exit_code: null })
+    expect(readFileSync(out, 'utf8')).toBe('exit 131\n')
+    expect(isAlive(started.pid)).toBe(false)
+  })
+
+  test('SIGINT after the record is committed but before the agent starts: no RUNNING record, no agent', async () => {
+    const { dir, env, home } = tmpPlainDir()
+    const agents = fakeAgents(home, env)
+    const sessions = join(dir, '.harness', 'sessions')
+    mkdirSync(sessions, { recursive: true })
+    // Holding the record's lock keeps harness between "about to commit the run" and "agent started".
+    const lock = await FileLock.acquire(join(sessions, 'pre-spawn.lock'))
+    const child = spawn(
+      HARNESS_BIN,
+      ['run', '-a', 'claude', '--no-worktree', '--session-id', 'pre-spawn', 'x'],
+      { cwd: dir, env: agents.env, stdio: 'ignore' },
+    )
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    )
+    try {
+      // Each attempt at the lock makes a temporary file named after harness's pid: it is waiting to commit.
+      await new Promise<void>((resolve) => {
+        const watcher = watch(sessions, (_event, name) => {
+          if (!name?.startsWith(`pre-spawn.lock.${child.pid}.`)) return
+          watcher.close()
+          resolve()
+        })
+      })
+      child.kill('SIGINT')
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    } finally {
+      lock.release()
+    }
+    const [code, signal] = await exited
+    expect(signal ?? code).toBe('SIGINT')
+    expect(agents.starts()).toHaveLength(0)
+    const found = records(dir)
+    expect(found.map((r) => r.status)).not.toContain('RUNNING')
+    expect(found).toEqual([
+      expect.objectContaining({ id: 'pre-spawn', status: 'PAUSED', stop_reason: 'interrupted' }),
+    ])
+  })
+
+  test("a headless run exits with the agent's code at once, though a process it left behind holds its output", async () => {
+    const { dir, env } = tmpPlainDir()
+    const left = join(dir, 'left.pid')
+    const script = `sleep 30 & echo $! > ${shellQuote(left)}; echo agent-output; exit 3`
+    const run = await cli(['run', '-a', 'exec', '--json', '--', 'sh', '-c', script], { cwd: dir, env })
+    // The leftover still holds the output pipe, yet harness has already exited with the agent's code.
+    expect(isAliveFromFile(left)).toBe(true)
+    killLeftover(left)
+    expect(run.exitCode, run.stderr).toBe(3)
+    const record = json<Rec>(run)
+    expect(record).toMatchObject({ status: 'FAILED', exit_code: 3 })
+    expect(run.stderr).toContain('agent-output')
+    expect(readFileSync(join(dir, '.harness', 'logs', `${record.id}.log`), 'utf8')).toContain('agent-output')
+  })
+
+  test('a worktree.setup that leaves a process behind does not hold the run', async () => {
+    const repo = tmpGitRepo()
+    const left = join(repo.home, 'left.pid')
+    mkdirSync(join(repo.dir, '.harness'), { recursive: true })
+    writeProjectConfig(repo.dir, repo.env, {
+      worktree: { setup: `sleep 30 & echo $! > ${shellQuote(left)}; echo set up` },
+    })
+    const agents = fakeAgents(repo.home, repo.env)
+    // The binary: that its process exits (nothing holds it) is the point.
+    const run = await cli(['run', '-a', 'claude', '--json', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      process: true,
+    })
+    // The setup's leftover still runs, yet the run has already ended.
+    expect(isAliveFromFile(left)).toBe(true)
+    killLeftover(left)
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(json<Rec>(run).status).toBe('COMPLETED')
+  })
+
+  test('Ctrl-\\ (SIGQUIT) during worktree.setup aborts cleanly like Ctrl-C: no worktree, no record, no setup left', async () => {
+    const repo = tmpGitRepo()
+    const marker = join(repo.home, 'setup-started')
+    const left = join(repo.home, 'setup.pid')
+    mkdirSync(join(repo.dir, '.harness'), { recursive: true })
+    writeProjectConfig(repo.dir, repo.env, {
+      worktree: { setup: `echo $$ > ${shellQuote(left)}; touch ${shellQuote(marker)}; sleep 30` },
+    })
+    const agents = fakeAgents(repo.home, repo.env)
+    const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      stdio: 'ignore',
+    })
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    )
+    await waitFor('the setup to start', () => existsSync(marker))
+    child.kill('SIGQUIT')
+    const [code, signal] = await exited
+    const setupPid = Number(readFileSync(left, 'utf8'))
+    const setupAlive = isAlive(setupPid)
+    killLeftover(left)
+    expect(signal ?? code).toBe('SIGQUIT')
+    expect(setupAlive).toBe(false)
+    expect(agents.starts()).toHaveLength(0)
+    expect(records(repo.dir)).toEqual([])
+    expect(repo.git('branch', '--list', 'harness/*')).toBe('')
+    expect(repo.git('worktree', 'list').split('\n')).toHaveLength(1)
+  })
+
+  test('Ctrl-C during worktree.setup leaves nothing it started, not even a child that ignores SIGTERM', async () => {
+    const repo = tmpGitRepo()
+    const marker = join(repo.home, 'setup-started')
+    const left = join(repo.home, 'stubborn.pid')
+    mkdirSync(join(repo.dir, '.harness'), { recursive: true })
+    const setup = `(trap "" TERM; exec sleep 30) & echo $! > ${shellQuote(left)}; touch ${shellQuote(marker)}; wait`
+    writeProjectConfig(repo.dir, repo.env, { worktree: { setup } })
+    const agents = fakeAgents(repo.home, repo.env)
+    const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      stdio: 'ignore',
+    })
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    )
+    await waitFor('the setup to start', () => existsSync(marker))
+    child.kill('SIGINT')
+    const [code, signal] = await exited
+    const stubborn = Number(readFileSync(left, 'utf8'))
+    const survived = isAlive(stubborn)
+    killLeftover(left)
+    expect(signal ?? code).toBe('SIGINT')
+    expect(survived).toBe(false)
+    expect(records(repo.dir)).toEqual([])
+    expect(repo.git('worktree', 'list').split('\n')).toHaveLength(1)
+  })
+})

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest'
+import type { AgentExit } from '../../../../src/process/supervisor.js'
+import {
+  endedRecord,
+  type RunExit,
+  runExitOf,
+  startedRecord,
+} from '../../../../src/sessions/record/outcome.js'
+import type { SessionRecord } from '../../../../src/sessions/record/schema.js'
+import { sessionRecord } from '../../../fixtures/records.js'
+
+// The outcome of a run (docs/design.md, "Runs and the supervisor"), decided from the exit facts alone; the
+// supervisor that gathers them runs in the e2e tests.
+
+const NOW = new Date('2026-03-04T05:06:07.000Z')
+
+function running(extra: Partial<SessionRecord> = {}): SessionRecord {
+  const record = sessionRecord('out00001', {
+    status: 'RUNNING',
+    completed_at: null,
+    exit_code: null,
+    ...extra,
+  })
+  const run = record.runs?.[0]
+  if (run) record.runs = [{ ...run, n: 1, ended_at: null, exit_code: null, signal: null }]
+  return record
+}
+
+const end = (exit: RunExit, record = running()) => endedRecord(record, 1, exit, {}, NOW)
+const kill = { action: 'kill' as const, at: '2026-03-04T05:06:00.000Z', by_pid: 42 }
+const pause = { action: 'pause' as const, at: '2026-03-04T05:06:00.000Z', by_pid: 42 }
+
+describe('endedRecord: status and fields from the exit facts', () => {
+  it('exit 0 is COMPLETED; a non-zero exit or a signal harness did not send is FAILED', () => {
+    expect(end({ exitCode: 0, signal: null })).toMatchObject({
+      status: 'COMPLETED',
+      exit_code: 0,
+      stop_reason: 'exited',
+      completed_at: NOW.toISOString(),
+    })
+    expect(end({ exitCode: 3, signal: null })).toMatchObject({
+      status: 'FAILED',
+      exit_code: 3,
+      stop_reason: 'exit-code',
+    })
+    expect(end({ exitCode: null, signal: 'SIGSEGV' })).toMatchObject({
+      status: 'FAILED',
+      exit_code: 139,
+      stop_reason: 'signal',
+    })
+  })
+
+  it('a stop_request that stopped the agent decides: kill is KILLED, pause is PAUSED with no exit code', () => {
+    const stopped = { exitCode: null, signal: 'SIGTERM', interrupted: true, stopped: true }
+    expect(end(stopped, running({ stop_request: kill }))).toMatchObject({
+      status: 'KILLED',
+      stop_reason: 'killed',
+      exit_code: 143,
+      stop_request: kill,
+    })
+    expect(end(stopped, running({ stop_request: pause }))).toMatchObject({
+      status: 'PAUSED',
+      stop_reason: 'paused',
+      exit_code: null,
+      completed_at: null,
+    })
+  })
+
+  it('an agent that exited by itself before the stop reached it keeps its own status; the request is cleared', () => {
+    const ended = end(
+      { exitCode: 0, signal: null, interrupted: true, stopped: false },
+      running({ stop_request: kill }),
+    )
+    expect(ended).toMatchObject({ status: 'COMPLETED', stop_request: null })
+  })
+
+  it('harness told to stop without a request (SIGTERM, a closed terminal) is an interruption', () => {
+    expect(end({ exitCode: null, signal: 'SIGTERM', interrupted: true, stopped: true })).toMatchObject({
+      stop_reason: 'interrupted',
+    })
+  })
+
+  it('an agent that could not start FAILED with the reason on its run', () => {
+    const ended = end({ exitCode: null, signal: null, spawnError: 'command not found: nope' })
+    expect(ended).toMatchObject({ status: 'FAILED', stop_reason: 'start-failed' })
+    expect(ended?.runs?.[0]).toMatchObject({ error: 'command not found: nope', exit_code: null })
+  })
+
+  it('exit 0 with a failure in its output is FAILED with exit code 1; the run keeps its true 0', () => {
+    const ended = end({ exitCode: 0, signal: null, reportedError: 'rate limited' })
+    expect(ended).toMatchObject({ status: 'FAILED', exit_code: 1, stop_reason: 'agent-error' })
+    expect(ended?.runs?.[0]).toMatchObject({
+      exit_code: 0,
+      error: 'rate limited',
+      ended_at: NOW.toISOString(),
+    })
+  })
+
+  it('is undefined when the record is no longer this run to finish', () => {
+    expect(endedRecord(running(), 2, { exitCode: 0, signal: null }, {}, NOW)).toBeUndefined()
+    expect(end({ exitCode: 0, signal: null }, running({ status: 'KILLED' }))).toBeUndefined()
+  })
+
+  it("adds the run's usage and the session's cost, the captured session id, changed files and a log error", () => {
+    const usage = { input_tokens: 10, output_tokens: 5, cached_tokens: null, cost_usd: 0.25 }
+    const ended = endedRecord(
+      running(),
+      1,
+      { exitCode: 0, signal: null },
+      {
+        usage: { logStart: 120, usage },
+        agentSessionId: 'thread-1',
+        files: ['a.ts', 'b.ts'],
+        logError: 'the log is incomplete',
+      },
+      NOW,
+    )
+    expect(ended?.runs?.[0]).toMatchObject({ log_offset: 120, usage })
+    expect(ended).toMatchObject({
+      agent_session_id: 'thread-1',
+      files_modified: ['a.ts', 'b.ts'],
+      log_error: 'the log is incomplete',
+    })
+    expect(ended?.cost).toBeTruthy()
+    // Nothing found: the record's own fields stay as they were.
+    const plain = end({ exitCode: 0, signal: null }, running({ files_modified: ['kept'] }))
+    expect(plain).toMatchObject({ files_modified: ['kept'] })
+    expect(plain).not.toHaveProperty('log_error')
+  })
+})
+
+describe('runExitOf', () => {
+  it('turns how the supervisor saw the agent end into the exit facts of the outcome', () => {
+    const exit: AgentExit = { exitCode: null, signal: 'SIGTERM', stopSignal: 'SIGTERM', stopped: true }
+    expect(runExitOf(exit, undefined)).toEqual({
+      exitCode: null,
+      signal: 'SIGTERM',
+      interrupted: true,
+      stopped: true,
+      spawnError: undefined,
+      reportedError: undefined,
+    })
+    expect(runExitOf({ exitCode: 0, signal: null, stopSignal: null, stopped: false }, 'boom')).toMatchObject({
+      interrupted: false,
+      reportedError: 'boom',
+    })
+  })
+})
+
+describe('startedRecord', () => {
+  it("puts the agent's pid and start time on the run and the record, and where its output starts in the log", () => {
+    const started = startedRecord(running(), 1, 4242, '123456', 80)
+    expect(started?.pid).toBe(4242)
+    expect(started?.runs?.[0]).toMatchObject({ pid: 4242, pid_start_time: '123456', log_offset: 80 })
+  })
+
+  it('a run without a log (interactive) gets no offset; another run is not touched', () => {
+    expect(startedRecord(running(), 1, 4242, null, undefined)?.runs?.[0]).not.toHaveProperty('log_offset')
+    expect(startedRecord(running(), 2, 4242, '1', 0)).toBeUndefined()
+  })
+})
