@@ -110,6 +110,7 @@ export class Context implements SessionEnv {
     const { statusHookObserver } = await import('../sessions/record/status-hooks.js')
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
+      env: this.env,
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
       // Config is read only when a status or state actually changes: reading commands never pay for it.
       onChange: statusHookObserver(

@@ -31,9 +31,6 @@ export type FileKind = keyof typeof LIMITS
 /** The deepest nesting a JSON file of harness may have (a record is about 4 levels deep). */
 export const MAX_JSON_DEPTH = 64
 
-/** The longest line of a log that is handed on whole; a longer one is handed on in pieces of this size. */
-export const MAX_LOG_LINE = 64 * 1024
-
 /** A file the door refuses to open: a link, a FIFO, a device, too big. Never quotes the file's bytes. */
 export class UnsafeFileError extends HarnessError {
   constructor(
@@ -127,16 +124,6 @@ export function readBytes(path: string, kind: FileKind): Buffer {
 
 export function readText(path: string, kind: FileKind): string {
   return readBytes(path, kind).toString('utf8')
-}
-
-/** The text, or null when the file does not exist. */
-export function readTextIfExists(path: string, kind: FileKind): string | null {
-  try {
-    return readText(path, kind)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw error
-  }
 }
 
 /** The parsed JSON of a plain file (readBytes, then parseJson: a JsonTextError that quotes nothing). */
@@ -238,53 +225,11 @@ export function appendText(path: string, text: string): void {
   }
 }
 
-/** Opens a plain file for appending (for a writer that keeps it open: a log); the fd is the caller's. */
-export function openAppend(path: string): number {
-  return openPlain(path, APPEND_FLAGS, 0o600).fd
-}
-
 /** Opens a plain file for reading (for a stream: a log); the fd and its size are the caller's. */
 export function openRead(path: string): { fd: number; size: number } {
   const { fd, stat } = openPlain(path)
   // Reads of a regular file never block; the flag only mattered for the open of a FIFO.
   return { fd, size: stat.size }
-}
-
-/**
- * The lines of a plain file, read in bounded pieces: a line longer than `maxLine` is handed on in pieces of
- * at most `maxLine` characters (`whole: false` on all but the last), so that one huge line costs no memory.
- */
-export async function* readLines(
-  path: string,
-  maxLine = MAX_LOG_LINE,
-): AsyncGenerator<{ line: string; whole: boolean }> {
-  const { fd } = openRead(path)
-  const chunk = Buffer.allocUnsafe(64 * 1024)
-  const decoder = new TextDecoder('utf-8')
-  let pending = ''
-  try {
-    for (;;) {
-      const n = await new Promise<number>((res, rej) =>
-        fs.read(fd, chunk, 0, chunk.length, null, (error, read) => (error ? rej(error) : res(read))),
-      )
-      if (n === 0) break
-      pending += decoder.decode(chunk.subarray(0, n), { stream: true })
-      for (;;) {
-        const nl = pending.indexOf('\n')
-        if (nl !== -1 && nl <= maxLine) {
-          yield { line: pending.slice(0, nl), whole: true }
-          pending = pending.slice(nl + 1)
-        } else if (pending.length > maxLine) {
-          yield { line: pending.slice(0, maxLine), whole: false }
-          pending = pending.slice(maxLine)
-        } else break
-      }
-    }
-    pending += decoder.decode()
-    if (pending) yield { line: pending, whole: true }
-  } finally {
-    fs.closeSync(fd)
-  }
 }
 
 /** Up to `length` bytes of an open file from `position`; `close` closes the fd after. */
@@ -334,11 +279,6 @@ export function statOrNull(path: string): fs.Stats | null {
   } catch {
     return null
   }
-}
-
-/** Whether a plain file (not a link, not a FIFO) is there. */
-export function isPlainFile(path: string): boolean {
-  return lstatOrNull(path)?.isFile() === true
 }
 
 /** The names in a real folder ([] when it is missing); a link in its place is refused. */
@@ -561,26 +501,7 @@ async function emptyHeld(held: HeldDir, keep: ReadonlySet<string>): Promise<void
   }
 }
 
-/**
- * Removes `path` whatever it is: a file or link is unlinked (a link never followed), a real folder is emptied
- * held (emptyDirHeld) and removed. Missing is fine.
- */
-export async function removeHeld(path: string): Promise<void> {
-  const stat = lstatOrNull(path)
-  if (!stat) return
-  if (!stat.isDirectory()) {
-    await fs.promises.unlink(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error
-    })
-    return
-  }
-  await emptyDirHeld(path)
-  await fs.promises.rmdir(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error
-  })
-}
-
-/** Synchronous `removeHeld` for the few synchronous callers (a session's agent folder). */
+/** Removes `path` whatever it is: a file or link is unlinked (never followed), a real folder emptied held and removed. */
 export function removeHeldSync(path: string): void {
   const stat = lstatOrNull(path)
   if (!stat) return

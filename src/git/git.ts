@@ -42,17 +42,12 @@ const LOCATION_VARS = [
 
 /**
  * Given before every git command harness runs (docs/security-verified.md, "git"): a bare repository is used
- * only when named explicitly (one embedded in a clone is never found by walking up), no fsmonitor command runs,
- * and no hook runs for the commands harness runs for itself. Command-line config wins over every config file.
+ * only when named explicitly (one embedded in a clone is never found by walking up) and no fsmonitor command
+ * runs. Command-line config wins over every config file. The repository's own hooks still run: a clone never
+ * carries them (they are the user's, e.g. git-lfs's post-checkout), and git runs only in the project's
+ * repository and its verified worktrees, never in a repository a record or archive names.
  */
-export const SAFE_GIT_CONFIG = [
-  '-c',
-  'safe.bareRepository=explicit',
-  '-c',
-  'core.fsmonitor=false',
-  '-c',
-  'core.hooksPath=/dev/null',
-] as const
+export const SAFE_GIT_CONFIG = ['-c', 'safe.bareRepository=explicit', '-c', 'core.fsmonitor=false'] as const
 
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {

@@ -59,7 +59,7 @@ test('--context-from gives the agent the block before its prompt; --dry-run show
   const text = await cli(['run', '-a', 'claude', '--dry-run', 'next'], opts)
   expect(text.stdout).toMatch(/^dry run: nothing was started or created\n/)
   expect(text.stdout).toMatch(
-    /\nargv: {5}claude -p --output-format stream-json --verbose --session-id \S+ next\n/,
+    /\nargv: {5}claude -p --output-format stream-json --verbose --permission-mode acceptEdits --session-id \S+ next\n/,
   )
 
   // --session-id of an existing session with another task: a warning, and the prompt goes to the agent.

@@ -57,7 +57,13 @@ describe('session list / show / path on hand-written records', () => {
 
     const showJson = await cli(['session', 'inspect', '3f9a', '--json'], { cwd: dir, env })
     expect(showJson.exitCode).toBe(0)
-    expect(json(showJson)).toEqual({ ...SPEC_RECORD, seal: expect.any(String), sealed: true })
+    expect(json(showJson)).toEqual({
+      ...SPEC_RECORD,
+      seal: expect.any(String),
+      sealed: true,
+      project: expect.any(String),
+      seal_key: expect.any(String),
+    })
 
     // Its worktree folder does not exist here: no path to cd into, but a way back.
     const path = await cli(['session', 'path', '3f9a12c8'], { cwd: dir, env })

@@ -165,11 +165,17 @@ test('claude gets what is left of the budget through --max-budget-usd, headless 
     '--output-format',
     'stream-json',
     '--verbose',
+    '--permission-mode',
+    'acceptEdits',
     '--max-budget-usd',
     '0.35',
     'task',
   ])
-  expect(buildAgentInvocation({ ...input, mode: 'interactive' }).args).toEqual(['task'])
+  expect(buildAgentInvocation({ ...input, mode: 'interactive' }).args).toEqual([
+    '--permission-mode',
+    'default',
+    'task',
+  ])
   const resume = buildAgentInvocation({
     ...input,
     mode: 'headless',
@@ -177,7 +183,7 @@ test('claude gets what is left of the budget through --max-budget-usd, headless 
     agentSessionId: 'c0ffee00-0000-4000-8000-000000000000',
     budgetLeftUsd: 0.1 + 0.2,
   })
-  expect(resume.args.slice(4, 6)).toEqual(['--max-budget-usd', '0.3'])
+  expect(resume.args.slice(6, 8)).toEqual(['--max-budget-usd', '0.3'])
   const codex = buildAgentInvocation({ ...input, provider: resolveProvider('codex'), mode: 'headless' })
   expect(codex.args).not.toContain('--max-budget-usd')
 })

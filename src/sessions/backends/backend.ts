@@ -1,4 +1,3 @@
-import type { Liveness } from '../record/liveness.js'
 import type { ContainerFacts, SessionRecord } from '../record/schema.js'
 
 /**
@@ -82,22 +81,10 @@ export interface SessionBackend {
   destroy(record: SessionRecord, env: NodeJS.ProcessEnv): Promise<void>
 }
 
-/** The backend a record runs on; only sealed records are ever acted on (callers check). */
-export function backendNameOf(record: Pick<SessionRecord, 'backend'>): BackendName {
-  return record.backend === 'container' ? 'container' : 'local'
-}
-
 /** `--image`, `--engine` and config `container.*`, for a new container run. */
 export interface ContainerChoice {
   image?: string
   engine?: 'podman' | 'docker'
   network?: string
   env?: string[]
-}
-
-/** A liveness the backend refines: a container that runs with no supervisor is `running` (the engine supervises). */
-export function livenessFromView(view: BackendView, processes: Liveness): Liveness {
-  if (view.kind === 'running') return 'running'
-  if (view.kind === 'unverified') return 'unverified'
-  return processes
 }

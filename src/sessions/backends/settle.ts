@@ -12,14 +12,8 @@ import { backendFor } from './registry.js'
  * container is looked at, and only when the engine reports the identity the record holds.
  */
 
-// The engine's own settings (CONTAINERS_CONF, DOCKER_HOST, PATH) are the user's: the store carries no
-// environment, so the process's is used for these read-and-settle calls.
-const engineEnv = (): NodeJS.ProcessEnv => process.env
-
-export function isContainerSession(record: SessionRecord): boolean {
-  return record.backend === 'container' && record.sealed === true && !!record.container
-}
-
+// The engine's own settings (CONTAINERS_CONF, DOCKER_HOST, PATH) are the user's: the store carries the
+// environment of the command that opened it.
 export function settlementOf(record: SessionRecord, harnessDir: string): RunSettlement | null {
   if (!record.container) return null
   return {
@@ -47,7 +41,7 @@ export async function engineLiveness(
   store: SessionStore,
   record: SessionRecord,
   dryRun: boolean,
-  env: NodeJS.ProcessEnv = engineEnv(),
+  env: NodeJS.ProcessEnv = store.env,
 ): Promise<EngineLiveness> {
   const backend = await backendFor('container')
   const view = await backend.view(record, env)
@@ -75,7 +69,7 @@ export async function stopContainerSession(
   store: SessionStore,
   record: SessionRecord,
   graceMs: number,
-  env: NodeJS.ProcessEnv = engineEnv(),
+  env: NodeJS.ProcessEnv = store.env,
 ): Promise<SessionRecord | 'unverified'> {
   const backend = await backendFor('container')
   const run = lastRun(record)
@@ -99,7 +93,7 @@ export async function stopContainerSession(
 export async function waitForContainer(
   record: SessionRecord,
   timeoutMs: number | undefined,
-  env: NodeJS.ProcessEnv = engineEnv(),
+  env: NodeJS.ProcessEnv,
 ): Promise<number | null | undefined> {
   const backend = await backendFor('container')
   return backend.wait(record, env, timeoutMs)

@@ -161,6 +161,7 @@ export async function sessionStats(ctx: SessionEnv): Promise<SessionStats> {
   const { RecordSealer } = await import('../record/seal.js')
   const store = new SessionStore(paths.sessionsDir, {
     sealer: RecordSealer.forEnv(ctx.env),
+    env: ctx.env,
     warn: (problem) => {
       corrupt++
       ctx.warn(`${problem.path}: ${problem.reason}`)

@@ -49,6 +49,8 @@ export interface StoreOptions {
   fs?: WriteFs
   /** Told of every committed create and update (after the write), e.g. to run `hooks.on_status`. */
   onChange?: (before: SessionRecord | null, after: SessionRecord) => void
+  /** The environment of the user the store acts for: what a container engine is asked with (docs/backends.md). */
+  env?: NodeJS.ProcessEnv
 }
 
 const RECORD_SUFFIX = '.json'
@@ -69,6 +71,11 @@ export class SessionStore {
     readonly dir: string,
     private readonly options: StoreOptions,
   ) {}
+
+  /** The caller's environment, for settling a session through its engine ({} when none was given). */
+  get env(): NodeJS.ProcessEnv {
+    return this.options.env ?? {}
+  }
 
   recordPath(id: string): string {
     return join(this.dir, `${id}${RECORD_SUFFIX}`)

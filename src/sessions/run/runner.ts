@@ -72,10 +72,11 @@ export interface RunPlan {
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   const env = plan.supervisorEnv ?? plan.env
   const sealer = RecordSealer.forEnv(env)
-  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir, { sealer })
+  if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir, { sealer, env })
   const { statusHookObserver } = await import('../record/status-hooks.js')
   return new SessionStore(plan.sessionsDir, {
     sealer,
+    env,
     onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
   })
 }
