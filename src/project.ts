@@ -4,7 +4,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { ensureDir, lstatOrNull, statOrNull, UnsafeFileError, writeFileNew } from './disk/door.js'
 import { IllegalStateError, UsageError } from './errors.js'
 
-/** Where a project's state lives (README.md, "Where things live"). */
+/** Where a project's state lives (docs/commands.md, "Where things live"). */
 export interface ProjectPaths {
   /** The project root: the top of the main worktree, or the directory harness was pointed at. */
   root: string

@@ -2,7 +2,7 @@ import { ExitRequest, HarnessError } from '../errors.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 import { type ProgressReporter, silentProgress } from '../sessions/removal/progress.js'
 
-/** Global options every command sees (README.md, "Commands"). */
+/** Global options every command sees (docs/commands.md, "Global flags"). */
 export interface GlobalOptions {
   dir?: string
   json: boolean

@@ -257,7 +257,11 @@ describe('messages', () => {
 })
 
 describe("the README's claims, as the tool does them", () => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')
+  // The README and the command reference it points to (docs/commands.md), read as one text.
+  const readme = ['../../README.md', '../../docs/commands.md']
+    .map((file) => readFileSync(new URL(file, import.meta.url), 'utf8'))
+    .join('\n')
+    .replace(/\s+/g, ' ')
 
   test("cleanup deletes a session's checkpoint refs and keeps its --force snapshot refs", async () => {
     const repo = tmpGitRepo()

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { delimiter, dirname } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { HARNESS_BIN } from '../helpers/cli.js'
+import { HARNESS_BIN, HARNESS_LAUNCHER } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   const other = await finishedSession(repo, 'true', ['--prompt', 'gone'])
   gone = other.id
   rmSync(other.worktree_dir, { recursive: true, force: true })
-  env = { ...repo.env, PATH: `${dirname(HARNESS_BIN)}${delimiter}${repo.env.PATH ?? ''}` }
+  env = { ...repo.env, PATH: `${dirname(HARNESS_LAUNCHER)}${delimiter}${repo.env.PATH ?? ''}` }
 })
 
 // bash and zsh read the same function; zsh runs it without its startup files.

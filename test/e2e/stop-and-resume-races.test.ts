@@ -38,8 +38,9 @@ function racingGit(repo: TmpRepo, command: string): NodeJS.ProcessEnv {
   mkdirSync(barrier)
   const env = wrappedGit(
     repo,
+    // Matched after harness's own `-c key=value` options too.
     `case "$*" in
-"${command}"*)
+"${command}"* | *" ${command}"*)
   if mkdir "$BARRIER/first" 2>/dev/null; then
     i=0
     while [ ! -d "$BARRIER/second" ] && [ $i -lt 30 ]; do sleep 0.05; i=$((i + 1)); done

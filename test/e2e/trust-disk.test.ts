@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { HARNESS_BIN } from '../helpers/cli.js'
+import { HARNESS_BIN, TEST_RUNTIME } from '../helpers/cli.js'
 import { foreignRecord, hostileClone, hostileTarball } from '../helpers/hostile.js'
 
 /**
@@ -179,7 +179,9 @@ describe('bounded reads', () => {
     )
     expect(measured.status, measured.stderr).toBe(0)
     const peakMiB = Number(measured.stderr.trim().split('\n').at(-1)) / 1024
-    expect(peakMiB).toBeLessThan(400)
+    // bun's heap starts larger and is collected later than node's (peak 424 MiB there against under 400 on
+    // node); reading the 300 MB line whole peaks far above either ceiling (533 MiB on node before the door).
+    expect(peakMiB).toBeLessThan(TEST_RUNTIME === 'native' ? 500 : 400)
     const exported = JSON.parse(measured.stdout) as { log: { lines: string[] } }
     expect(exported.log.lines.at(-1)).toBe('end')
     expect(Math.max(...exported.log.lines.map((l) => l.length))).toBeLessThan(10_000)

@@ -15,13 +15,13 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
 
 const PROBE = (src: string) => `
-import { checkpointDir, restoreSessionCheckpoint } from '${src}/sessions/checkpoints.js'
-import { diffSources } from '${src}/sessions/diff.js'
+import { checkpointDir, restoreSessionCheckpoint } from '${src}/sessions/work/checkpoints.js'
+import { diffSources } from '${src}/sessions/work/diff.js'
 import { sessionGitPlace } from '${src}/sessions/git-place.js'
 import type { SessionEnv } from '${src}/sessions/ports.js'
-import type { SessionRecord } from '${src}/sessions/schema.js'
-import { verifiedSession } from '${src}/sessions/seal.js'
-import type { SessionStore } from '${src}/sessions/store.js'
+import type { SessionRecord } from '${src}/sessions/record/schema.js'
+import { verifiedSession } from '${src}/sessions/record/seal.js'
+import type { SessionStore } from '${src}/sessions/record/store.js'
 
 export async function probe(store: SessionStore, ctx: SessionEnv, env: NodeJS.ProcessEnv): Promise<void> {
   const record = store.get('abcd1234') as SessionRecord

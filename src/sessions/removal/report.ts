@@ -5,7 +5,7 @@ import type { SnapshotRefs } from './snapshots.js'
 export type { KeepReason, ReasonKind } from './decision.js'
 export type { SnapshotRefs } from './snapshots.js'
 
-/** The result types of cleanup, delete and prune, as printed under --json (see README.md, "Safety rules"). */
+/** The result types of cleanup, delete and prune, as printed under --json (see docs/commands.md, "Safety rules"). */
 
 export interface SessionSnapshot extends SnapshotRefs {
   id: string

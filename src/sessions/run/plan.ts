@@ -121,7 +121,7 @@ export interface NewSession {
   now: Date
 }
 
-/** The record a new session is created with (README.md, "The session record"), before its first run is added. */
+/** The record a new session is created with (docs/commands.md, "The session record"), before its first run is added. */
 export function newSessionRecord(session: NewSession): SessionRecord {
   const { workspace } = session
   const at = session.now.toISOString()
