@@ -291,7 +291,9 @@ describe('provenCleanWorktrees: no kind of dirt is ever called clean', () => {
     expect(gitClean.filter((name) => !SEEN_BY_GIT_ONLY_SOMETIMES.has(name))).toEqual([])
     const found = await provenCleanWorktrees(repo.dir, paths, { env: repo.env })
     // What harness promises: nothing git would see is called clean; and, stricter, no dirt at all is proven.
-    expect(cases.filter((c) => found.has(c.path) && !gitClean.includes(c.name)).map((c) => c.name)).toEqual([])
+    expect(cases.filter((c) => found.has(c.path) && !gitClean.includes(c.name)).map((c) => c.name)).toEqual(
+      [],
+    )
     expect(cases.filter((c) => found.has(c.path)).map((c) => c.name)).toEqual([])
   })
 
