@@ -1,17 +1,21 @@
 import { createHash } from 'node:crypto'
-import {
-  closeSync,
-  createReadStream,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  writeSync,
-} from 'node:fs'
 import { dirname, join } from 'node:path'
+import { createGunzip } from 'node:zlib'
 import * as z from 'zod/mini'
+import {
+  createNewFile,
+  ensureDir,
+  JsonTextError,
+  LIMITS,
+  parseJson,
+  readStreamOf,
+  syncAndClose,
+  unlinkQuiet,
+  writeAll,
+} from '../disk/door.js'
 import { ExitCode, HarnessError } from '../errors.js'
+
+export { filesUnder, hashFile } from '../disk/door.js'
 
 /**
  * The archive format (docs/history.md, "Archive"): a gzipped tar whose first member is `manifest.json`, then
@@ -75,142 +79,264 @@ export class CorruptArchiveError extends HarnessError {
   }
 }
 
-/** sha256 and size of a file, read in pieces. */
-export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256')
-  let size = 0
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer)
-    size += (chunk as Buffer).length
-  }
-  return { sha256: hash.digest('hex'), size }
-}
-
-/** Every regular file under `dir`, as paths relative to it (symlinks and other kinds are not followed). */
-export function filesUnder(dir: string, prefix = ''): string[] {
-  const files: string[] = []
-  let entries: string[]
-  try {
-    entries = readdirSync(join(dir, prefix)).sort()
-  } catch {
-    return files
-  }
-  for (const name of entries) {
-    const rel = prefix ? `${prefix}/${name}` : name
-    const stat = lstatSync(join(dir, rel))
-    if (stat.isDirectory()) files.push(...filesUnder(dir, rel))
-    else if (stat.isFile()) files.push(rel)
-  }
-  return files
-}
+/** The most members an archive may list, and the most bytes its members may add up to (checked before inflating). */
+export const ARCHIVE_LIMITS = { members: 100_000, totalBytes: 64 * 1024 ** 3 } as const
 
 /**
- * Packs `staging` (which holds the manifest and the members it lists) into `file`, gzipped, and fsyncs it.
- * Members are added by name in the manifest's order, so nothing else in the folder can slip in.
+ * Packs `staging` (which holds the manifest and the members it lists) into `file`, a new file (exclusive,
+ * 0600), gzipped and fsynced. Members are added by name in the manifest's order, so nothing else in the folder
+ * can slip in. A full disk is DISK_FULL, and the partial file is removed.
  */
 export async function writeArchive(file: string, staging: string, manifest: Manifest): Promise<void> {
   const tar = await import('tar')
   // Records and logs hold prompts and agent output: the archive is the user's alone, like they are.
-  closeSync(openSync(file, 'wx', 0o600))
-  await tar.create({ gzip: true, file, cwd: staging, portable: true, noDirRecurse: true }, [
-    MANIFEST,
-    ...manifest.members.map((m) => m.path),
-  ])
-  const fd = openSync(file, 'r+')
+  const fd = createNewFile(file)
   try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+    const stream = tar.create({ gzip: true, cwd: staging, portable: true, noDirRecurse: true }, [
+      MANIFEST,
+      ...manifest.members.map((m) => m.path),
+    ])
+    for await (const chunk of stream) writeAll(fd, chunk as Buffer, file)
+  } catch (error) {
+    closeQuietly(fd)
+    unlinkQuiet(file)
+    throw error
   }
+  syncAndClose(fd, file)
 }
+
+function closeQuietly(fd: number): void {
+  try {
+    syncAndClose(fd, '')
+  } catch {}
+}
+
+/** What reading an archive has found so far. */
+interface ReadState {
+  file: string
+  extractTo: string | undefined
+  manifest: Manifest | null
+  /** Declared sizes of the members not yet read. */
+  declared: Map<string, ArchiveMember>
+  seen: Map<string, { sha256: string; size: number }>
+  problems: string[]
+  /** Inflated bytes read, and the most the archive may inflate to (known once the manifest is read). */
+  inflated: number
+  allowed: number
+  /** The member files this read created, removed again if it fails. */
+  written: string[]
+  /** Stops the read with an error (set while the stream runs). */
+  fail: (error: unknown) => void
+}
+
+/** A refusal that stops the read at once (a bomb or a lie about sizes): nothing more is inflated. */
+class StopReading extends Error {}
 
 /**
  * Reads an archive through, checking every member against its manifest; with `extractTo`, writes the
- * members there as it goes (files 0600, folders 0700). Throws CorruptArchiveError for anything amiss: a
- * gzip or tar error (a flipped byte, a truncated file), a missing, extra, resized or changed member.
+ * members there as it goes (files 0600, folders 0700). Sizes are checked before anything is inflated: the
+ * manifest (the first member) is at most LIMITS.manifest, every other member must be listed there with the
+ * size its tar header declares, the declared sizes are bounded in count and total, and the gzip stream is
+ * stopped as soon as it inflates beyond what the manifest declares (a gzip bomb stops early). Throws
+ * CorruptArchiveError for anything amiss; a full disk while extracting is DISK_FULL.
  */
 export async function readArchive(file: string, extractTo?: string): Promise<Manifest> {
-  const tar = await import('tar')
-  let manifest: Manifest | null = null
-  let manifestText = ''
-  const seen = new Map<string, { sha256: string; size: number }>()
-  const problems: string[] = []
-  const pending: Promise<void>[] = []
+  const state: ReadState = {
+    file,
+    extractTo,
+    manifest: null,
+    declared: new Map(),
+    seen: new Map(),
+    problems: [],
+    inflated: 0,
+    allowed: LIMITS.manifest + 64 * 1024,
+    written: [],
+    fail: () => {},
+  }
   try {
-    await tar.list({
-      file,
-      strict: true,
-      onReadEntry: (entry) => {
-        const path = entry.path
-        if (entry.type !== 'File') {
-          if (entry.type !== 'Directory') problems.push(`unexpected ${entry.type} member ${path}`)
-          entry.resume()
-          return
-        }
-        if (path === MANIFEST) {
-          const chunks: Buffer[] = []
-          entry.on('data', (chunk: Buffer) => chunks.push(chunk))
-          pending.push(
-            new Promise((resolve) =>
-              entry.on('end', () => {
-                manifestText = Buffer.concat(chunks).toString('utf8')
-                resolve()
-              }),
-            ),
-          )
-          return
-        }
-        if (!MEMBER_PATTERN.test(path) || seen.has(path)) {
-          problems.push(`unexpected member ${JSON.stringify(path)}`)
-          entry.resume()
-          return
-        }
-        const hash = createHash('sha256')
-        let size = 0
-        let fd: number | null = null
-        if (extractTo) {
-          const target = join(extractTo, path)
-          mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
-          fd = openSync(target, 'wx', 0o600)
-        }
-        entry.on('data', (chunk: Buffer) => {
-          hash.update(chunk)
-          size += chunk.length
-          if (fd !== null) writeSync(fd, chunk)
-        })
-        pending.push(
-          new Promise((resolve) =>
-            entry.on('end', () => {
-              if (fd !== null) closeSync(fd)
-              seen.set(path, { sha256: hash.digest('hex'), size })
-              resolve()
-            }),
-          ),
-        )
-      },
-    })
-    await Promise.all(pending)
+    await inflateAndParse(state)
+    return checkMembers(state)
   } catch (error) {
+    for (const path of state.written) unlinkQuiet(path)
+    if (error instanceof HarnessError) throw error
     throw new CorruptArchiveError(file, (error as Error).message, error)
   }
-  if (!manifestText) throw new CorruptArchiveError(file, `it has no ${MANIFEST}`)
-  try {
-    const parsed = z.safeParse(ManifestSchema, JSON.parse(manifestText))
-    if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid')
-    manifest = parsed.data
-  } catch (error) {
-    throw new CorruptArchiveError(file, `its ${MANIFEST} is not valid: ${(error as Error).message}`, error)
+}
+
+/** Streams the file through gunzip, counting inflated bytes, into tar's parser. */
+async function inflateAndParse(state: ReadState): Promise<void> {
+  const tar = await import('tar')
+  const source = readStreamOf(state.file)
+  const gunzip = createGunzip()
+  await new Promise<void>((resolvePromise, reject) => {
+    let failed = false
+    const fail = (error: unknown) => {
+      if (failed) return
+      failed = true
+      source.destroy()
+      gunzip.destroy()
+      reject(error)
+    }
+    state.fail = fail
+    const parser = new tar.Parser({
+      strict: true,
+      onReadEntry: (entry) => {
+        try {
+          readEntry(state, entry)
+        } catch (error) {
+          fail(error)
+        }
+      },
+    })
+    parser.on('error', fail)
+    parser.on('end', () => (failed ? undefined : resolvePromise()))
+    source.on('error', fail)
+    gunzip.on('error', fail)
+    gunzip.on('data', (chunk: Buffer) => {
+      if (failed) return
+      state.inflated += chunk.length
+      if (state.inflated > state.allowed) {
+        fail(new StopReading(`it inflates beyond the ${state.allowed} bytes its manifest declares`))
+        return
+      }
+      try {
+        if (!parser.write(chunk)) {
+          gunzip.pause()
+          parser.once('drain', () => gunzip.resume())
+        }
+      } catch (error) {
+        fail(error)
+      }
+    })
+    gunzip.on('end', () => {
+      if (failed) return
+      try {
+        parser.end()
+      } catch (error) {
+        fail(error)
+      }
+    })
+    source.pipe(gunzip)
+  })
+}
+
+type TarEntry = import('tar').ReadEntry
+
+/** One tar entry: the manifest first, then only members it lists, each with the size it declares. */
+function readEntry(state: ReadState, entry: TarEntry): void {
+  const path = entry.path
+  if (entry.type !== 'File') {
+    if (entry.type !== 'Directory') state.problems.push(`unexpected ${entry.type} member ${path}`)
+    entry.resume()
+    return
   }
-  const listed = new Set<string>()
+  if (!state.manifest) {
+    if (path !== MANIFEST)
+      throw new StopReading(`its first member is ${JSON.stringify(path)}, not ${MANIFEST}`)
+    if (entry.size > LIMITS.manifest) {
+      throw new StopReading(`its ${MANIFEST} declares ${entry.size} bytes, over ${LIMITS.manifest}`)
+    }
+    readManifestEntry(state, entry)
+    return
+  }
+  const member = state.declared.get(path)
+  if (!member) {
+    const known = MEMBER_PATTERN.test(path) && !state.seen.has(path)
+    throw new StopReading(
+      known ? `member ${path} is not in the manifest` : `unexpected member ${JSON.stringify(path)}`,
+    )
+  }
+  if (entry.size !== member.size) {
+    throw new StopReading(`member ${path} is ${entry.size} bytes, its manifest says ${member.size}`)
+  }
+  state.declared.delete(path)
+  readMember(state, entry, path)
+}
+
+/** Buffers the manifest (bounded by its declared size) and, once whole, parses it and sets the inflate bound. */
+function readManifestEntry(state: ReadState, entry: TarEntry): void {
+  const chunks: Buffer[] = []
+  entry.on('data', (chunk: Buffer) => chunks.push(chunk))
+  entry.on('end', () =>
+    guarded(state, () => {
+      const manifest = parseManifest(state.file, Buffer.concat(chunks).toString('utf8'))
+      let total = 0
+      for (const member of manifest.members) {
+        total += member.size
+        state.declared.set(member.path, member)
+      }
+      if (manifest.members.length > ARCHIVE_LIMITS.members || total > ARCHIVE_LIMITS.totalBytes) {
+        throw new StopReading(
+          `its manifest declares ${manifest.members.length} members of ${total} bytes, over the limits`,
+        )
+      }
+      state.manifest = manifest
+      // Each member: its bytes padded to 512, a header and room for a long-name header; then tar's end blocks.
+      state.allowed = state.inflated + 64 * 1024 + manifest.members.reduce((sum, m) => sum + m.size + 4096, 0)
+    }),
+  )
+}
+
+/** Runs an entry's handler; what it throws stops the read (a throw inside tar's events would be lost). */
+function guarded(state: ReadState, handler: () => void): void {
+  try {
+    handler()
+  } catch (error) {
+    state.fail(error)
+  }
+}
+
+function readMember(state: ReadState, entry: TarEntry, path: string): void {
+  const hash = createHash('sha256')
+  let size = 0
+  let fd: number | null = null
+  let target = ''
+  if (state.extractTo) {
+    target = join(state.extractTo, path)
+    ensureDir(dirname(target))
+    fd = createNewFile(target)
+    state.written.push(target)
+  }
+  entry.on('data', (chunk: Buffer) =>
+    guarded(state, () => {
+      hash.update(chunk)
+      size += chunk.length
+      if (fd !== null) writeAll(fd, chunk, target)
+    }),
+  )
+  entry.on('end', () =>
+    guarded(state, () => {
+      if (fd !== null) syncAndClose(fd, target)
+      fd = null
+      state.seen.set(path, { sha256: hash.digest('hex'), size })
+    }),
+  )
+}
+
+function parseManifest(file: string, text: string): Manifest {
+  try {
+    const parsed = z.safeParse(ManifestSchema, parseJson(text))
+    if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid')
+    return parsed.data
+  } catch (error) {
+    const reason = error instanceof JsonTextError ? error.reason : (error as Error).message
+    throw new CorruptArchiveError(file, `its ${MANIFEST} is not valid: ${reason}`, error)
+  }
+}
+
+/** After the whole stream: every listed member there with its hash, nothing else. */
+function checkMembers(state: ReadState): Manifest {
+  const { manifest, problems } = state
+  if (!manifest) throw new CorruptArchiveError(state.file, `it has no ${MANIFEST}`)
   for (const member of manifest.members) {
-    listed.add(member.path)
-    const got = seen.get(member.path)
+    const got = state.seen.get(member.path)
     if (!got) problems.push(`member ${member.path} is missing`)
     else if (got.size !== member.size || got.sha256 !== member.sha256)
       problems.push(`member ${member.path} does not match its sha256 in the manifest`)
   }
-  for (const path of seen.keys())
-    if (!listed.has(path)) problems.push(`member ${path} is not in the manifest`)
-  if (problems.length) throw new CorruptArchiveError(file, problems.slice(0, 3).join('; '))
+  if (problems.length) {
+    for (const path of state.written) unlinkQuiet(path)
+    throw new CorruptArchiveError(state.file, problems.slice(0, 3).join('; '))
+  }
   return manifest
 }

@@ -1,16 +1,17 @@
+import { dirname, join, resolve } from 'node:path'
 import {
-  copyFileSync,
-  existsSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs'
-import { join, resolve } from 'node:path'
-import { fsyncDir } from '../../durable.js'
+  copyFileNew,
+  ensureDir,
+  filesUnder,
+  hashFile,
+  linkFile,
+  lstatOrNull,
+  makeTempDir,
+  removeHeldSync,
+  unlinkQuiet,
+  writeFileNew,
+} from '../../disk/door.js'
+import { asDiskFault, fsyncDir } from '../../durable.js'
 import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
 import type { SessionEnv } from '../ports.js'
@@ -120,14 +121,15 @@ function archiveName(dir: string, now: Date): string {
     .replace(/\.\d{3}/, '')
   for (let n = 1; ; n++) {
     const path = join(dir, `harness-archive-${time}${n === 1 ? '' : `-${n}`}.tar.gz`)
-    if (!existsSync(path)) return path
+    if (!lstatOrNull(path)) return path
   }
 }
 
 /**
  * Stages every member (copies of the record, log and agent files; a git bundle of the branch and checkpoint
- * refs), packs them with their manifest to a temp name, fsyncs and reads it back through the verifier, and
- * only then gives it its final name. Throws (and leaves nothing behind) when any step fails.
+ * refs) in a folder under `.harness/tmp/`, packs them with their manifest to a temp name, fsyncs and reads it
+ * back through the verifier, and only then gives it its final name. Throws (a full disk: DISK_FULL) and
+ * leaves nothing behind when any step fails.
  */
 async function writeSessionArchive(
   store: SessionStore,
@@ -137,69 +139,17 @@ async function writeSessionArchive(
   chosen: Chosen[],
   env: NodeJS.ProcessEnv,
 ): Promise<NonNullable<ArchiveReport['archive']>> {
-  const { MANIFEST, ARCHIVE_FORMAT, filesUnder, hashFile, readArchive, writeArchive } = await import(
+  const { MANIFEST, ARCHIVE_FORMAT, readArchive, writeArchive } = await import(
     '../../history/archive-file.js'
   )
-  const { createBundle } = await import('../../git/bundle.js')
-  const { hasCommit } = await import('../../git/common.js')
-  const { listRefs } = await import('../../git/refs.js')
-  mkdirSync(outputDir, { recursive: true, mode: 0o700 })
-  const staging = mkdtempSync(join(harnessDir, '.archive-'))
+  ensureDir(outputDir)
+  const staging = makeTempDir(join(harnessDir, 'tmp'), `archive-${process.pid}-`)
   const temp = join(outputDir, `.harness-archive-${process.pid}-${Date.now()}.tmp`)
   try {
     const members: string[] = []
     const sessions: ArchivedSession[] = []
-    const copy = (from: string, member: string) => {
-      mkdirSync(join(staging, member, '..'), { recursive: true, mode: 0o700 })
-      copyFileSync(from, join(staging, member))
-      members.push(member)
-    }
-    for (const { plan } of chosen) {
-      const { record } = plan
-      const id = record.id
-      const entry: ArchivedSession = {
-        id,
-        repo: plan.repo?.dir ?? null,
-        refs: [],
-        bundle: null,
-        record: `sessions/${id}.json`,
-        log: null,
-        agent_files: [],
-      }
-      copy(store.recordPath(id), entry.record)
-      if (isFile(plan.log)) {
-        entry.log = `logs/${id}.log`
-        copy(plan.log, entry.log)
-      }
-      const agentDir = agentDirFor(harnessDir, id)
-      for (const rel of filesUnder(agentDir)) {
-        const member = `agents/${id}/${rel}`
-        copy(join(agentDir, rel), member)
-        entry.agent_files.push(member)
-      }
-      const repo = plan.repo?.dir
-      if (repo) {
-        if (plan.branch) entry.refs.push({ ref: `refs/heads/${plan.branch.name}`, commit: plan.branch.tip })
-        const named = new Set((record.checkpoints ?? []).map((c) => c.ref))
-        if (named.size) {
-          const refs = await listRefs(repo, `refs/harness/${id}/checkpoints/`, { env })
-          for (const [ref, commit] of refs) if (named.has(ref)) entry.refs.push({ ref, commit })
-        }
-        if (entry.refs.length) {
-          const base = record.base_commit
-          // The base stays in the repository: the bundle holds only the session's own commits.
-          const exclude = base && (await hasCommit(repo, base, { env })) ? base : null
-          const member = `git/${id}.bundle`
-          mkdirSync(join(staging, 'git'), { recursive: true, mode: 0o700 })
-          const refNames = entry.refs.map((r) => r.ref)
-          if (await createBundle(repo, join(staging, member), refNames, exclude, { env })) {
-            entry.bundle = member
-            members.push(member)
-          }
-        }
-      }
-      sessions.push(entry)
-    }
+    for (const { plan } of chosen)
+      sessions.push(await stageSession(store, harnessDir, staging, plan, members, env))
     const manifest: Manifest = {
       format: ARCHIVE_FORMAT,
       version: 1,
@@ -209,25 +159,95 @@ async function writeSessionArchive(
       members: [],
     }
     for (const path of members) manifest.members.push({ path, ...(await hashFile(join(staging, path))) })
-    writeFileSync(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 })
+    writeFileNew(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
     await writeArchive(temp, staging, manifest)
     await readArchive(temp)
     const final = archiveName(outputDir, now)
-    linkSync(temp, final)
-    unlinkSync(temp)
+    try {
+      linkFile(temp, final)
+    } catch (error) {
+      throw asDiskFault(error, final)
+    }
+    unlinkQuiet(temp)
     fsyncDir(outputDir)
     const { sha256, size } = await hashFile(final)
     return { path: final, sessions: sessions.map((s) => s.id), bytes: size, sha256 }
   } finally {
-    rmSync(staging, { recursive: true, force: true })
-    rmSync(temp, { force: true })
+    removeHeldSync(staging)
+    unlinkQuiet(temp)
   }
 }
 
-function isFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile()
-  } catch {
-    return false
+/** Copies one session's files into `staging` and bundles its refs there; returns its manifest entry. */
+async function stageSession(
+  store: SessionStore,
+  harnessDir: string,
+  staging: string,
+  plan: SessionPlan,
+  members: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ArchivedSession> {
+  const { record } = plan
+  const id = record.id
+  const copy = (from: string, member: string) => {
+    ensureDir(dirname(join(staging, member)))
+    copyFileNew(from, join(staging, member))
+    members.push(member)
+  }
+  const entry: ArchivedSession = {
+    id,
+    repo: plan.repo?.dir ?? null,
+    refs: [],
+    bundle: null,
+    record: `sessions/${id}.json`,
+    log: null,
+    agent_files: [],
+  }
+  copy(store.recordPath(id), entry.record)
+  if (lstatOrNull(plan.log)?.isFile()) {
+    entry.log = `logs/${id}.log`
+    copy(plan.log, entry.log)
+  }
+  const agentDir = agentDirFor(harnessDir, id)
+  for (const rel of filesUnder(agentDir)) {
+    const member = `agents/${id}/${rel}`
+    copy(join(agentDir, rel), member)
+    entry.agent_files.push(member)
+  }
+  const repo = plan.repo?.dir
+  if (repo) await stageRefs(repo, staging, plan, entry, members, env)
+  return entry
+}
+
+/** The session's branch and checkpoint refs, and a bundle of their commits beyond the base. */
+async function stageRefs(
+  repo: string,
+  staging: string,
+  plan: SessionPlan,
+  entry: ArchivedSession,
+  members: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const { createBundle } = await import('../../git/bundle.js')
+  const { hasCommit } = await import('../../git/common.js')
+  const { listRefs } = await import('../../git/refs.js')
+  const { record } = plan
+  const id = record.id
+  if (plan.branch) entry.refs.push({ ref: `refs/heads/${plan.branch.name}`, commit: plan.branch.tip })
+  const named = new Set((record.checkpoints ?? []).map((c) => c.ref))
+  if (named.size) {
+    const refs = await listRefs(repo, `refs/harness/${id}/checkpoints/`, { env })
+    for (const [ref, commit] of refs) if (named.has(ref)) entry.refs.push({ ref, commit })
+  }
+  if (!entry.refs.length) return
+  const base = record.base_commit
+  // The base stays in the repository: the bundle holds only the session's own commits.
+  const exclude = base && (await hasCommit(repo, base, { env })) ? base : null
+  const member = `git/${id}.bundle`
+  ensureDir(join(staging, 'git'))
+  const refNames = entry.refs.map((r) => r.ref)
+  if (await createBundle(repo, join(staging, member), refNames, exclude, { env })) {
+    entry.bundle = member
+    members.push(member)
   }
 }

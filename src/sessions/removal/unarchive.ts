@@ -1,24 +1,32 @@
-import {
-  closeSync,
-  constants,
-  copyFileSync,
-  existsSync,
-  fsyncSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from 'node:fs'
-import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { fsyncDir } from '../../durable.js'
+import {
+  copyFileNew,
+  ensureDir,
+  filesUnder,
+  hashFile,
+  linkFile,
+  lstatOrNull,
+  makeTempDir,
+  readBytes,
+  readDirNames,
+  removeHeldSync,
+  tempName,
+  unlinkQuiet,
+  writeFileAtomic,
+} from '../../disk/door.js'
+import { asDiskFault, fsyncDir } from '../../durable.js'
 import { IllegalStateError, SessionNotFoundError, UsageError } from '../../errors.js'
-import type { ArchivedSession } from '../../history/archive-file.js'
-import { ensureProjectDirs, logPathFor } from '../../project.js'
+import {
+  type ArchivedSession,
+  type ArchiveMember,
+  CorruptArchiveError,
+  type Manifest,
+  readArchive,
+} from '../../history/archive-file.js'
+import { ensureProjectDirs, logPathFor, type ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
+import type { SessionStore } from '../record/store.js'
 
 export interface RestoredSession {
   id: string
@@ -26,6 +34,8 @@ export interface RestoredSession {
   log: string | null
   agent_files: number
   refs: { ref: string; commit: string }[]
+  /** Refs the manifest lists that the session does not own (not `harness/<id>` or its checkpoints): left out. */
+  skipped_refs: string[]
 }
 
 export interface UnarchiveReport {
@@ -35,16 +45,33 @@ export interface UnarchiveReport {
 
 interface Restore {
   entry: ArchivedSession
-  repo: string | null
+  /** Restored already by an interrupted run of this same archive (its record is there, byte for byte). */
+  done: boolean
   /** Refs to create (those already there at the same commit are left as they are). */
   refs: { ref: string; commit: string }[]
+  skippedRefs: string[]
+  /** Members already in place with the archived bytes (left there by an interrupted run). */
+  inPlace: Set<string>
+}
+
+/** What the restore needs at hand. */
+interface Scope {
+  ctx: SessionEnv
+  paths: ProjectPaths
+  store: SessionStore
+  staging: string
+  file: string
+  members: Map<string, ArchiveMember>
 }
 
 /**
- * `harness session unarchive <file> [id...]`: reads the whole archive through its verifier into a staging
- * folder first, checks that every chosen session can come back (its id free, its refs free or identical, its
- * bundle applicable), and only then restores, per session: git objects and refs, agent files, log, and the
- * record last, byte for byte. A bad archive or a refused session changes nothing (docs/history.md, "Archive").
+ * `harness session unarchive <file> [id...]` (docs/history.md, "Archive"; SPEC §10, "Archives are input"):
+ * reads the whole archive through its verifier (sizes checked before anything is inflated) into a staging
+ * folder under `.harness/tmp/`, checks that every chosen session can come back, and only then restores, per
+ * session: git objects and the refs the session owns, in the current project's repository only (whatever the
+ * manifest names), agent files, log, and the record last, byte for byte. A bad archive or a refused session
+ * changes nothing; the staging folder goes whatever happens. A journal beside it marks a restore under way,
+ * so that running the same command again after a crash or a kill finishes it.
  */
 export async function unarchiveSessions(
   ctx: SessionEnv,
@@ -52,137 +79,221 @@ export async function unarchiveSessions(
   ids: string[],
 ): Promise<UnarchiveReport> {
   const archive = resolve(ctx.cwd, file)
-  if (!existsSync(archive)) {
+  if (!lstatOrNull(archive)) {
     throw new UsageError(`${archive} does not exist`, 'name an archive written by "harness session archive"')
   }
   const paths = await ctx.project()
   const store = await ctx.store()
-  const { readArchive, CorruptArchiveError } = await import('../../history/archive-file.js')
-  const git = await import('../../git/bundle.js')
-  const { hasCommit } = await import('../../git/common.js')
-  const { applyRefs, listRefs } = await import('../../git/refs.js')
-  // Staged beside the records when .harness exists; a bad archive must not even create it.
-  const staging = mkdtempSync(join(paths.exists ? paths.harnessDir : tmpdir(), '.harness-unarchive-'))
+  // A bad archive must not even create .harness: without one, it is read through once before anything is made.
+  if (!paths.exists) await readArchive(archive)
+  ensureProjectDirs(paths)
+  const tmp = join(paths.harnessDir, 'tmp')
+  sweepStaleStaging(tmp)
+  const journal = join(tmp, `unarchive-${(await hashFile(archive)).sha256.slice(0, 24)}.journal`)
+  const resumed = lstatOrNull(journal) !== null
+  const staging = makeTempDir(tmp, `unarchive-${process.pid}-`)
   try {
     const manifest = await readArchive(archive, staging)
-    for (const entry of manifest.sessions) {
-      const problem = inconsistency(
-        entry,
-        manifest.members.map((m) => m.path),
-      )
-      if (problem) throw new CorruptArchiveError(archive, problem)
-    }
-    const chosen = ids.length
-      ? ids.map((id) => {
-          const entry = manifest.sessions.find((s) => s.id === id)
-          if (!entry) throw new SessionNotFoundError(id)
-          return entry
-        })
-      : manifest.sessions
-
-    // Everything is checked before anything is restored.
+    const members = new Map(manifest.members.map((m) => [m.path, m]))
+    const scope: Scope = { ctx, paths, store, staging, file, members }
     const plans: Restore[] = []
-    for (const entry of chosen) {
-      const id = entry.id
-      if (store.exists(id)) {
-        throw new IllegalStateError(
-          `session "${id}" exists: an archived session is never restored over it`,
-          `delete it first, or restore the others: harness session unarchive ${file} <id>...`,
-          'SESSION_EXISTS',
-        )
-      }
-      const log = logPathFor(paths.logsDir, id)
-      const agentDir = agentDirFor(paths.harnessDir, id)
-      for (const taken of [entry.log ? log : null, entry.agent_files.length ? agentDir : null]) {
-        if (taken && existsSync(taken)) {
-          throw new IllegalStateError(`${taken} exists: it is not overwritten`, undefined, 'ARCHIVE_CONFLICT')
-        }
-      }
-      const repo = entry.refs.length ? repoFor(entry, paths.root) : null
-      const refs: Restore['refs'] = []
-      if (repo) {
-        const existing = new Map<string, string>()
-        for (const prefix of ['refs/heads/', `refs/harness/${id}/checkpoints/`]) {
-          for (const [ref, commit] of await listRefs(repo, prefix, { env: ctx.env }))
-            existing.set(ref, commit)
-        }
-        for (const ref of entry.refs) {
-          const now = existing.get(ref.ref)
-          if (now === ref.commit) continue
-          if (now) {
-            throw new IllegalStateError(
-              `${ref.ref} exists in ${repo} at another commit (${now.slice(0, 12)}, archived ${ref.commit.slice(0, 12)})`,
-              'rename or delete that branch first',
-              'ARCHIVE_CONFLICT',
-            )
-          }
-          refs.push(ref)
-        }
-        if (entry.bundle) await git.verifyBundle(repo, join(staging, entry.bundle), { env: ctx.env })
-        else {
-          for (const ref of refs) {
-            if (!(await hasCommit(repo, ref.commit, { env: ctx.env }))) {
-              throw new IllegalStateError(
-                `commit ${ref.commit.slice(0, 12)} of ${ref.ref} is not in ${repo}`,
-                undefined,
-                'BUNDLE_UNUSABLE',
-              )
-            }
-          }
-        }
-      }
-      plans.push({ entry, repo, refs })
-    }
-
-    ensureProjectDirs(paths)
+    for (const entry of chosenSessions(manifest, archive, ids))
+      plans.push(await planRestore(scope, entry, resumed))
+    if (!resumed) writeFileAtomic(journal, `${JSON.stringify({ archive, pid: process.pid })}\n`)
     const restored: RestoredSession[] = []
-    for (const { entry, repo, refs } of plans) {
-      const id = entry.id
-      if (repo) {
-        if (entry.bundle) await git.unbundleObjects(repo, join(staging, entry.bundle), { env: ctx.env })
-        await applyRefs(
-          repo,
-          refs.map(({ ref, commit }) => ({ create: ref, commit })),
-          { env: ctx.env },
-        )
-      }
-      if (entry.agent_files.length) {
-        for (const member of entry.agent_files) {
-          const target = join(paths.harnessDir, member)
-          mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
-          copyFileSync(join(staging, member), target, constants.COPYFILE_EXCL)
-        }
-      }
-      let log: string | null = null
-      if (entry.log) {
-        log = logPathFor(paths.logsDir, id)
-        mkdirSync(paths.logsDir, { recursive: true, mode: 0o700 })
-        copyFileSync(join(staging, entry.log), log, constants.COPYFILE_EXCL)
-        // On disk before the record that names it is.
-        const fd = openSync(log, 'r')
-        try {
-          fsyncSync(fd)
-        } finally {
-          closeSync(fd)
-        }
-        fsyncDir(paths.logsDir)
-      }
-      await store.restore(id, readFileSync(join(staging, entry.record)))
-      restored.push({
-        id,
-        record: store.recordPath(id),
-        log,
-        agent_files: entry.agent_files.length,
-        refs: entry.refs,
-      })
-    }
+    for (const plan of plans) restored.push(await restoreSession(scope, plan))
+    unlinkQuiet(journal)
     return { archive, restored }
   } finally {
-    rmSync(staging, { recursive: true, force: true })
+    removeHeldSync(staging)
   }
 }
 
-/** Why a manifest entry cannot be this session's own (names of another session, refs outside its own). */
+/** The sessions to restore (all, or those named), each checked to name only its own members. */
+function chosenSessions(manifest: Manifest, archive: string, ids: string[]): ArchivedSession[] {
+  const paths = manifest.members.map((m) => m.path)
+  for (const entry of manifest.sessions) {
+    const problem = inconsistency(entry, paths)
+    if (problem) throw new CorruptArchiveError(archive, problem)
+  }
+  if (!ids.length) return manifest.sessions
+  return ids.map((id) => {
+    const entry = manifest.sessions.find((s) => s.id === id)
+    if (!entry) throw new SessionNotFoundError(id)
+    return entry
+  })
+}
+
+/** Everything checked before anything is restored: the id, the files and the refs free (or already ours). */
+async function planRestore(scope: Scope, entry: ArchivedSession, resumed: boolean): Promise<Restore> {
+  const { paths, store, staging, file } = scope
+  const id = entry.id
+  const plan: Restore = { entry, done: false, refs: [], skippedRefs: [], inPlace: new Set() }
+  if (store.exists(id)) {
+    // An interrupted run of this very archive wrote this record last: the session is whole.
+    if (
+      resumed &&
+      readBytes(store.recordPath(id), 'record').equals(readBytes(join(staging, entry.record), 'record'))
+    ) {
+      plan.done = true
+      return plan
+    }
+    throw new IllegalStateError(
+      `session "${id}" exists: an archived session is never restored over it`,
+      `delete it first, or restore the others: harness session unarchive ${file} <id>...`,
+      'SESSION_EXISTS',
+    )
+  }
+  if (entry.log) await checkFree(scope, plan, logPathFor(paths.logsDir, id), entry.log)
+  const agentDir = agentDirFor(paths.harnessDir, id)
+  const archived = new Set(entry.agent_files)
+  for (const rel of filesUnder(agentDir)) {
+    if (!archived.has(`agents/${id}/${rel}`)) {
+      throw new IllegalStateError(`${agentDir} exists: it is not overwritten`, undefined, 'ARCHIVE_CONFLICT')
+    }
+  }
+  for (const member of entry.agent_files) await checkFree(scope, plan, join(paths.harnessDir, member), member)
+  await planRefs(scope, plan)
+  return plan
+}
+
+/** A target that exists is refused, unless it holds exactly the archived bytes (an interrupted run put it there). */
+async function checkFree(scope: Scope, plan: Restore, target: string, member: string): Promise<void> {
+  const there = lstatOrNull(target)
+  if (!there) return
+  const want = scope.members.get(member)
+  if (there.isFile() && want && there.size === want.size && (await hashFile(target)).sha256 === want.sha256) {
+    plan.inPlace.add(member)
+    return
+  }
+  throw new IllegalStateError(`${target} exists: it is not overwritten`, undefined, 'ARCHIVE_CONFLICT')
+}
+
+/** The refs the session owns, in the project's own repository: free, or already at the archived commit. */
+async function planRefs(scope: Scope, plan: Restore): Promise<void> {
+  const { entry } = plan
+  const id = entry.id
+  const owned = entry.refs.filter((r) => ownsRef(id, r.ref))
+  plan.skippedRefs = entry.refs.filter((r) => !ownsRef(id, r.ref)).map((r) => r.ref)
+  if (!owned.length) return
+  const { ctx, paths, staging } = scope
+  const repo = paths.root
+  const { listRefs } = await import('../../git/refs.js')
+  const existing = new Map<string, string>()
+  for (const prefix of [`refs/heads/harness/${id}`, `refs/harness/${id}/checkpoints/`]) {
+    for (const [ref, commit] of await listRefs(repo, prefix, { env: ctx.env })) existing.set(ref, commit)
+  }
+  for (const ref of owned) {
+    const now = existing.get(ref.ref)
+    if (now === ref.commit) continue
+    if (now) {
+      throw new IllegalStateError(
+        `${ref.ref} exists in ${repo} at another commit (${now.slice(0, 12)}, archived ${ref.commit.slice(0, 12)})`,
+        'rename or delete that branch first',
+        'ARCHIVE_CONFLICT',
+      )
+    }
+    plan.refs.push(ref)
+  }
+  if (entry.bundle) {
+    const { verifyBundle } = await import('../../git/bundle.js')
+    await verifyBundle(repo, join(staging, entry.bundle), { env: ctx.env })
+    return
+  }
+  const { hasCommit } = await import('../../git/common.js')
+  for (const ref of plan.refs) {
+    if (!(await hasCommit(repo, ref.commit, { env: ctx.env }))) {
+      throw new IllegalStateError(
+        `commit ${ref.commit.slice(0, 12)} of ${ref.ref} is not in ${repo}`,
+        undefined,
+        'BUNDLE_UNUSABLE',
+      )
+    }
+  }
+}
+
+/** The refs a session owns: its own `harness/<id>` branch and its checkpoints, nothing else. */
+function ownsRef(id: string, ref: string): boolean {
+  return ref === `refs/heads/harness/${id}` || new RegExp(`^refs/harness/${id}/checkpoints/\\d+$`).test(ref)
+}
+
+/** git objects and refs, agent files, log, then the record: each file put in place whole (a link from staging). */
+async function restoreSession(scope: Scope, plan: Restore): Promise<RestoredSession> {
+  const { ctx, paths, store, staging } = scope
+  const { entry } = plan
+  const id = entry.id
+  const log = entry.log ? logPathFor(paths.logsDir, id) : null
+  const restored = {
+    id,
+    record: store.recordPath(id),
+    log,
+    agent_files: entry.agent_files.length,
+    refs: entry.refs.filter((r) => ownsRef(id, r.ref)),
+    skipped_refs: plan.skippedRefs,
+  }
+  if (plan.done) return restored
+  if (plan.refs.length) {
+    // git runs in the project's own repository only; `git bundle unbundle` writes objects, never refs.
+    const { unbundleObjects } = await import('../../git/bundle.js')
+    const { applyRefs } = await import('../../git/refs.js')
+    if (entry.bundle) await unbundleObjects(paths.root, join(staging, entry.bundle), { env: ctx.env })
+    const changes = plan.refs.map(({ ref, commit }) => ({ create: ref, commit }))
+    await applyRefs(paths.root, changes, { env: ctx.env })
+  }
+  for (const member of entry.agent_files) {
+    if (!plan.inPlace.has(member)) putInPlace(join(staging, member), join(paths.harnessDir, member))
+  }
+  if (entry.log && log && !plan.inPlace.has(entry.log)) {
+    putInPlace(join(staging, entry.log), log)
+    // On disk before the record that names it is.
+    fsyncDir(paths.logsDir)
+  }
+  await store.restore(id, readBytes(join(staging, entry.record), 'record'))
+  return restored
+}
+
+/**
+ * Gives a staged (fsynced) file its final name in one step, never over anything: a hard link within `.harness/`,
+ * or, across file systems, a copy to a temp name linked in. A kill leaves the file whole or absent.
+ */
+function putInPlace(staged: string, target: string): void {
+  ensureDir(dirname(target))
+  try {
+    linkFile(staged, target)
+    return
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw asDiskFault(error, target)
+  }
+  const temp = tempName(target)
+  try {
+    copyFileNew(staged, temp)
+    linkFile(temp, target)
+  } catch (error) {
+    throw asDiskFault(error, target)
+  } finally {
+    unlinkQuiet(temp)
+  }
+}
+
+/** Staging folders of archive and unarchive runs whose process is gone (killed mid-way) are removed. */
+function sweepStaleStaging(tmp: string): void {
+  for (const name of readDirNames(tmp)) {
+    const pid = Number(/^(?:un)?archive-(\d+)-/.exec(name)?.[1])
+    if (!pid || processAlive(pid)) continue
+    if (lstatOrNull(join(tmp, name))?.isDirectory()) removeHeldSync(join(tmp, name))
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Why a manifest entry cannot be this session's own (names of another session, refs git would misread). */
 function inconsistency(entry: ArchivedSession, members: string[]): string | null {
   const id = entry.id
   const listed = new Set(members)
@@ -197,18 +308,9 @@ function inconsistency(entry: ArchivedSession, members: string[]): string | null
     return `session ${id}: agent files of another session`
   for (const member of own) if (!listed.has(member)) return `session ${id}: ${member} is not in the archive`
   for (const { ref } of entry.refs) {
-    if (
-      !(ref.startsWith('refs/heads/') || ref.startsWith(`refs/harness/${id}/checkpoints/`)) ||
-      ref.includes('..')
-    ) {
-      return `session ${id}: ref ${ref} is not one harness archives`
+    if (!ref.startsWith('refs/') || ref.includes('..') || /[\s\0]/.test(ref)) {
+      return `session ${id}: ref ${JSON.stringify(ref)} is not a ref name`
     }
   }
   return null
-}
-
-/** The repository the refs go back to: the one they came from when it is still there, else the project's. */
-function repoFor(entry: ArchivedSession, projectRoot: string): string {
-  if (entry.repo && existsSync(entry.repo) && readdirSync(entry.repo).length) return entry.repo
-  return projectRoot
 }
