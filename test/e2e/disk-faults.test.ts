@@ -1,34 +1,21 @@
 import { execFileSync } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { hostFacts } from '../../src/process/identity.js'
 import { cli, json } from '../helpers/cli.js'
 import { writeRecord } from '../helpers/sessions.js'
-import { isolatedEnv, tmpDir } from '../helpers/tmp.js'
+import { isolatedEnv } from '../helpers/tmp.js'
+import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
 /**
  * Disk faults on real small file systems (docs/security.md): a 128 KB tmpfs that the test mounts, and a
  * read-only remount of it. Mounting needs root, as in CI; elsewhere these tests are skipped, visibly.
  */
-const isRoot = process.getuid?.() === 0
-const mounts: string[] = []
-afterAll(() => {
-  for (const mnt of mounts.splice(0)) {
-    try {
-      execFileSync('umount', [mnt])
-    } catch {
-      execFileSync('umount', ['-l', mnt])
-    }
-  }
-})
+unmountAfterAll()
 
 function smallDisk() {
-  const base = tmpDir()
-  const mnt = join(base, 'mnt')
-  mkdirSync(mnt)
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=128k,mode=0700', 'tmpfs', mnt])
-  mounts.push(mnt)
+  const { mnt, base } = mountTmpfs('128k')
   const dir = join(mnt, 'work')
   mkdirSync(dir)
   const home = join(base, 'home') // the user's state folder (the seal key) is not on the small disk
@@ -36,19 +23,7 @@ function smallDisk() {
   return { mnt, dir, env: isolatedEnv(home) }
 }
 
-/** Writes a file until the file system says it is full. */
-function fill(mnt: string): void {
-  const fd = openSync(join(mnt, 'filler'), 'w')
-  try {
-    for (;;) writeSync(fd, Buffer.alloc(1024))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
-  } finally {
-    closeSync(fd)
-  }
-}
-
-describe.skipIf(!isRoot)('disk faults on a real small file system (mounts a tmpfs: root only)', () => {
+describe.skipIf(!canMount)('disk faults on a real small file system (mounts a tmpfs: root only)', () => {
   test('an update that does not fit: DISK_FULL (exit 1), the old record byte-identical, no temp or lock files', async () => {
     const { mnt, dir, env } = smallDisk()
     const run = await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: dir, env })
@@ -56,7 +31,7 @@ describe.skipIf(!isRoot)('disk faults on a real small file system (mounts a tmpf
     const { id } = json<{ id: string }>(run)
     const sessions = join(dir, '.harness', 'sessions')
     const before = readFileSync(join(sessions, `${id}.json`))
-    fill(mnt)
+    fillDisk(mnt)
     const resume = await cli(['--json', 'session', 'resume', id], { cwd: dir, env })
     expect(resume.exitCode).toBe(1)
     expect(JSON.parse(resume.stderr).error.code).toBe('DISK_FULL')

@@ -1,46 +1,22 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync, writeSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+import { isolatedEnv, tmpGitRepo } from '../helpers/tmp.js'
+import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
 /**
  * A full disk mid-merge is DISK_FULL (SPEC §10, "Disk faults"; docs/security-verified.md, "Faults"): the
  * repository lives on a small tmpfs the test mounts (root only; skipped visibly elsewhere), filled before
  * the merge writes its objects.
  */
-const isRoot = process.getuid?.() === 0
-const mounts: string[] = []
-afterAll(() => {
-  for (const mnt of mounts.splice(0)) {
-    try {
-      execFileSync('umount', [mnt])
-    } catch {
-      execFileSync('umount', ['-l', mnt])
-    }
-  }
-})
+unmountAfterAll()
 
-function fill(mnt: string): void {
-  const fd = openSync(join(mnt, 'filler'), 'w')
-  try {
-    for (;;) writeSync(fd, Buffer.alloc(1024))
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
-  } finally {
-    closeSync(fd)
-  }
-}
-
-describe.skipIf(!isRoot)('faults (mounts a tmpfs: root only)', () => {
+describe.skipIf(!canMount)('faults (mounts a tmpfs: root only)', () => {
   test('merge on a full disk: DISK_FULL (exit 1), not SNAPSHOT_FAILED, and the main branch unmoved', async () => {
-    const base = tmpDir()
-    const mnt = join(base, 'mnt')
-    mkdirSync(mnt)
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', mnt])
-    mounts.push(mnt)
+    const { mnt, base } = mountTmpfs('4m')
     const home = join(base, 'home')
     mkdirSync(home)
     writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
@@ -59,7 +35,7 @@ describe.skipIf(!isRoot)('faults (mounts a tmpfs: root only)', () => {
     // Uncommitted work that merge must commit first: its objects need room.
     writeFileSync(join(worktree_dir, 'work.txt'), `${'the session did this\n'.repeat(50)}`)
     const main = git('rev-parse', 'main')
-    fill(mnt)
+    fillDisk(mnt)
     const merge = await cli(['--json', 'session', 'merge', id], { cwd: repo, env })
     expect(merge.exitCode, merge.stderr).toBe(1)
     expect(JSON.parse(merge.stderr).error.code, merge.stderr).toBe('DISK_FULL')

@@ -1,0 +1,283 @@
+import { execFileSync, spawn } from 'node:child_process'
+import {
+  chmodSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs'
+import { join } from 'node:path'
+import { createGzip } from 'node:zlib'
+import { describe, expect, test } from 'vitest'
+import { cli, json, NODE_ENTRY } from '../helpers/cli.js'
+import { finishedSession } from '../helpers/finished-session.js'
+import { logPath, recordPath, stateOf } from '../helpers/sessions.js'
+import { isolatedEnv, type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
+
+/**
+ * Archives are input (SPEC §10; docs/security.md, "Archives"): an archive is a file from anywhere, its manifest
+ * written by whoever made it. Each test hands `unarchive` a hostile one, or kills it, or fills its disk.
+ */
+unmountAfterAll()
+
+const WORK =
+  'echo "$HARNESS_SESSION_ID $(date +%s%N)" >> "f-$HARNESS_SESSION_ID"; git add -A; git commit -qm work'
+
+interface Entry {
+  id: string
+  repo: string | null
+  refs: { ref: string; commit: string }[]
+}
+
+/** Unpacks an archive, lets `edit` change its manifest, and packs it again (the members are untouched). */
+async function repack(archive: string, edit: (manifest: { sessions: Entry[] }) => void): Promise<string> {
+  const tar = await import('tar')
+  const dir = tmpDir()
+  await tar.x({ file: archive, cwd: dir })
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'))
+  edit(manifest)
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest))
+  const out = join(dir, 'hostile.tar.gz')
+  const members = (manifest.members as { path: string }[]).map((m) => m.path)
+  await tar.c({ gzip: true, file: out, cwd: dir, portable: true }, ['manifest.json', ...members])
+  return out
+}
+
+/** Sessions with a commit each on their branch, archived (and so removed) to a file outside the project. */
+async function archivedSessions(repo: TmpRepo, ids: string[], script = WORK): Promise<string> {
+  for (const id of ids) await finishedSession(repo, script, ['--session-id', id])
+  const out = join(repo.dir, '..', 'archives')
+  const done = await cli(['session', 'archive', '--older-than', '0', '--force', '--output', out, '--json'], {
+    cwd: repo.dir,
+    env: repo.env,
+  })
+  expect(done.exitCode, done.stderr).toBe(0)
+  return json<{ archive: { path: string } }>(done).archive.path
+}
+
+function refsOf(dir: string, env: NodeJS.ProcessEnv): string {
+  return execFileSync('git', ['for-each-ref'], { cwd: dir, env, encoding: 'utf8' })
+}
+
+test('unarchive restores into the current project only, and only the refs the archived sessions own', async () => {
+  const repo = tmpGitRepo()
+  const archive = await archivedSessions(repo, ['abs1', 'rel1'])
+  // Another repository of the user's (the manifest names it by absolute path), and a nested repository in the
+  // project whose reference-transaction hook would run if git ran there (named by a relative path).
+  const victim = join(repo.dir, '..', 'victim')
+  execFileSync('git', ['clone', '-q', repo.dir, victim], { env: repo.env })
+  const nested = join(repo.dir, 'vendor', 'lib')
+  execFileSync('git', ['clone', '-q', repo.dir, nested], { env: repo.env })
+  const marker = join(repo.dir, '..', 'hook-ran')
+  writeFileSync(join(nested, '.git', 'hooks', 'reference-transaction'), `#!/bin/sh\ntouch '${marker}'\n`)
+  chmodSync(join(nested, '.git', 'hooks', 'reference-transaction'), 0o755)
+  const before = {
+    victim: refsOf(victim, repo.env),
+    nested: refsOf(nested, repo.env),
+    main: repo.git('rev-parse', 'main'),
+  }
+  let tip = ''
+  const hostile = await repack(archive, (manifest) => {
+    for (const entry of manifest.sessions) {
+      entry.repo = entry.id === 'abs1' ? victim : 'vendor/lib'
+      tip = entry.refs[0]?.commit as string
+      entry.refs.push(
+        { ref: 'refs/heads/main', commit: tip },
+        { ref: 'refs/heads/evil', commit: tip },
+        { ref: 'refs/tags/x', commit: tip },
+        { ref: `refs/heads/harness/other-${entry.id}`, commit: tip },
+      )
+    }
+  })
+  const restored = await cli(['session', 'unarchive', hostile, '--json'], {
+    cwd: repo.dir,
+    env: repo.env,
+    process: true,
+  })
+  expect(restored.exitCode, restored.stderr).toBe(0)
+  const report = json<{ restored: { id: string; skipped_refs: string[] }[] }>(restored)
+  expect(report.restored.sort((a, b) => a.id.localeCompare(b.id)).map((r) => r.skipped_refs)).toEqual([
+    ['refs/heads/main', 'refs/heads/evil', 'refs/tags/x', 'refs/heads/harness/other-abs1'],
+    ['refs/heads/main', 'refs/heads/evil', 'refs/tags/x', 'refs/heads/harness/other-rel1'],
+  ])
+  expect(refsOf(victim, repo.env)).toBe(before.victim)
+  expect(refsOf(nested, repo.env)).toBe(before.nested)
+  expect(existsSync(marker)).toBe(false)
+  expect(repo.git('rev-parse', 'main')).toBe(before.main)
+  const refs = repo.git('for-each-ref', '--format=%(refname)')
+  expect(refs).toMatch(/^refs\/heads\/harness\/abs1$/m)
+  expect(refs).toMatch(/^refs\/heads\/harness\/rel1$/m)
+  expect(refs).not.toMatch(/evil|refs\/tags\/x|other-/)
+  const resume = await cli(['session', 'resume', 'abs1', '--json'], { cwd: repo.dir, env: repo.env })
+  expect(resume.exitCode, resume.stderr).toBe(0)
+  expect(existsSync(join(json<{ worktree_dir: string }>(resume).worktree_dir, 'f-abs1'))).toBe(true)
+}, 180_000)
+
+/** A gzipped tar whose entries are `size` zero bytes each (a header only declares them), then `trailing` zeros. */
+async function bomb(
+  file: string,
+  entries: { name: string; size: number; text?: string }[],
+  trailing = 0,
+): Promise<void> {
+  const gzip = createGzip({ level: 1 })
+  const out = createWriteStream(file)
+  gzip.pipe(out)
+  const zeros = Buffer.alloc(1024 * 1024)
+  const write = (chunk: Buffer) =>
+    gzip.write(chunk) ? Promise.resolve() : new Promise<void>((r) => gzip.once('drain', () => r()))
+  const zerosOf = async (n: number) => {
+    for (let left = n; left > 0; left -= zeros.length)
+      await write(left >= zeros.length ? zeros : zeros.subarray(0, left))
+  }
+  for (const { name, size, text } of entries) {
+    await write(ustarHeader(name, size))
+    if (text) await write(Buffer.from(text))
+    await zerosOf(size - (text?.length ?? 0) + ((512 - (size % 512)) % 512))
+  }
+  await zerosOf(1024 + trailing)
+  const closed = new Promise<void>((r) => out.on('close', () => r()))
+  gzip.end()
+  await closed
+}
+
+function ustarHeader(name: string, size: number): Buffer {
+  const header = Buffer.alloc(512)
+  header.write(name, 0)
+  header.write('0000600\0', 100)
+  header.write('0000000\0', 108)
+  header.write('0000000\0', 116)
+  header.write(`${size.toString(8).padStart(11, '0')}\0`, 124)
+  header.write('00000000000\0', 136)
+  header.write('        ', 148)
+  header.write('0', 156)
+  header.write('ustar\u000000', 257)
+  let sum = 0
+  for (const byte of header) sum += byte
+  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148)
+  return header
+}
+
+test('sizes are checked before inflating: a manifest of 600 MB, or a stream that inflates past its manifest, stops early', async () => {
+  const repo = tmpGitRepo()
+  const dir = tmpDir()
+  const bigManifest = join(dir, 'big-manifest.tar.gz')
+  await bomb(bigManifest, [
+    { name: 'manifest.json', size: 600 * 1024 * 1024, text: '{"format":"harness-archive",' },
+  ])
+  const manifest = JSON.stringify({
+    format: 'harness-archive',
+    version: 1,
+    created_at: '2026-01-01T00:00:00.000Z',
+    harness_version: 'x',
+    sessions: [],
+    members: [],
+  })
+  const trailing = join(dir, 'trailing.tar.gz')
+  await bomb(trailing, [{ name: 'manifest.json', size: manifest.length, text: manifest }], 300 * 1024 * 1024)
+  const untouched = stateOf(repo)
+  for (const [file, reason] of [
+    [bigManifest, /its manifest\.json declares 629145600 bytes, over 67108864/],
+    [trailing, /it inflates beyond the \d+ bytes its manifest declares/],
+  ] as const) {
+    const result = await cli(['--json', 'session', 'unarchive', file], {
+      cwd: repo.dir,
+      env: repo.env,
+      process: true,
+    })
+    expect(result.exitCode, result.stderr).toBe(1)
+    const error = JSON.parse(result.stderr).error
+    expect(error.code).toBe('ARCHIVE_CORRUPT')
+    expect(error.message).toMatch(reason)
+    expect(result.stderr).not.toMatch(/\n\s+at /)
+    expect(stateOf(repo)).toBe(untouched)
+  }
+}, 180_000)
+
+test('an unarchive SIGKILLed at any point is finished by running it again, and leaves no staging', async () => {
+  const repo = tmpGitRepo()
+  // A log of 24 MB: the restore spends a while on it, and the kill lands while it is in place but the record is not.
+  const script = `${WORK}; head -c 25165824 /dev/zero | tr '\\0' x`
+  const archive = await archivedSessions(repo, ['kill1', 'kill2'], script)
+  const harness = join(repo.dir, '.harness')
+  const killWhen = async (ready: () => boolean) => {
+    const child = spawn(process.execPath, [NODE_ENTRY, 'session', 'unarchive', archive], {
+      cwd: repo.dir,
+      env: repo.env,
+      stdio: 'ignore',
+    })
+    const exited = new Promise((r) => child.on('exit', r))
+    let done = false
+    void exited.then(() => (done = true))
+    while (!done && !ready()) await new Promise((r) => setImmediate(r))
+    child.kill('SIGKILL')
+    await exited
+  }
+  // Killed while staging, then the moment the first log is in place (before its record can be).
+  await killWhen(() => existsSync(join(harness, 'tmp')) && readdirSync(join(harness, 'tmp')).length > 0)
+  await killWhen(() => existsSync(logPath(repo, 'kill1')))
+  const again = await cli(['session', 'unarchive', archive, '--json'], { cwd: repo.dir, env: repo.env })
+  expect(again.exitCode, again.stderr).toBe(0)
+  for (const id of ['kill1', 'kill2']) {
+    expect(existsSync(recordPath(repo, id))).toBe(true)
+    expect(readFileSync(logPath(repo, id)).length).toBeGreaterThanOrEqual(24 * 1024 * 1024)
+    expect(repo.git('for-each-ref', '--format=%(refname)', `refs/heads/harness/${id}`)).toBe(
+      `refs/heads/harness/${id}`,
+    )
+  }
+  expect(readdirSync(join(harness, 'tmp'))).toEqual([])
+  // Once finished, an id that exists is refused again, as always.
+  const third = await cli(['session', 'unarchive', archive], { cwd: repo.dir, env: repo.env })
+  expect(third.exitCode).toBe(4)
+}, 240_000)
+
+describe.skipIf(!canMount)('a full disk during archive or unarchive (mounts a tmpfs: root only)', () => {
+  test('DISK_FULL (exit 1), one line, no staging left, nothing removed or restored', async () => {
+    const { mnt, base } = mountTmpfs('8m')
+    const home = join(base, 'home')
+    mkdirSync(home)
+    writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
+    const env = isolatedEnv(home)
+    const dir = join(mnt, 'repo')
+    mkdirSync(dir)
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim()
+    git('init', '-q')
+    writeFileSync(join(dir, 'README.md'), 'project\n')
+    git('add', '-A')
+    git('commit', '-q', '-m', 'project')
+    const repo: TmpRepo = { dir, home, env, git, write: () => {} }
+    // Logs of 1 MB each: copies of them do not fit once the disk is nearly full.
+    const script = `${WORK}; head -c 1048576 /dev/zero | tr '\\0' x`
+    for (const id of ['full1', 'full2']) await finishedSession(repo, script, ['--session-id', id])
+    const elsewhere = join(base, 'archives')
+    const ok = await cli(
+      ['session', 'archive', '--older-than', '0', '--force', '--output', elsewhere, '--json'],
+      {
+        cwd: dir,
+        env,
+      },
+    )
+    expect(ok.exitCode, ok.stderr).toBe(0)
+    const archive = json<{ archive: { path: string } }>(ok).archive.path
+    for (const id of ['full3', 'full4']) await finishedSession(repo, script, ['--session-id', id])
+    mkdirSync(join(dir, '.harness', 'tmp'), { recursive: true })
+    fillDisk(mnt)
+    const before = stateOf(repo)
+    for (const args of [
+      ['session', 'archive', '--older-than', '0', '--force', '--output', join(mnt, 'out')],
+      ['session', 'unarchive', archive],
+    ]) {
+      const human = await cli(args, { cwd: dir, env })
+      expect(human.exitCode, human.stderr).toBe(1)
+      expect(human.stderr).toMatch(/^harness: cannot write .*: the disk is full\n/)
+      expect(human.stderr).not.toMatch(/unexpected|\n\s+at /)
+      const machine = await cli(['--json', ...args], { cwd: dir, env })
+      expect(JSON.parse(machine.stderr).error.code, machine.stderr).toBe('DISK_FULL')
+      expect(stateOf(repo)).toBe(before)
+      expect(readdirSync(join(dir, '.harness', 'tmp'))).toEqual([])
+    }
+    for (const id of ['full3', 'full4']) expect(existsSync(recordPath(repo, id))).toBe(true)
+  }, 240_000)
+})
