@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import {
   ARCHIVE_FORMAT,
+  filesUnder,
   hashFile,
   MANIFEST,
   type Manifest,
@@ -105,4 +106,21 @@ test('member names stay inside their folders: no "." or ".." component, no other
     'agents/ab12/',
   ])
     expect(MEMBER_PATTERN.test(bad), bad).toBe(false)
+})
+
+test('a member whose tar header declares another size than its manifest stops the read at its header', async () => {
+  const file = await pack(files, (manifest) => {
+    const log = manifest.members.find((m) => m.path === 'logs/ab12.log')
+    if (log) log.size = 3
+  })
+  await expect(readArchive(file)).rejects.toThrow(/member logs\/ab12\.log is 6 bytes, its manifest says 3/)
+})
+
+test('an extracting read that fails leaves none of the files it wrote', async () => {
+  const file = await pack(files, (_manifest, staging) =>
+    writeFileSync(join(staging, 'logs/ab12.log'), 'HELLO\n'),
+  )
+  const out = tmpDir()
+  await expect(readArchive(file, out)).rejects.toThrow(/does not match its sha256/)
+  expect(filesUnder(out)).toEqual([])
 })
