@@ -6,7 +6,6 @@ import {
   waitExitCode,
   waitForSession,
 } from '../../../../src/sessions/control/control.js'
-import type { SessionRecord } from '../../../../src/sessions/record/schema.js'
 import { FakeClock, fakeEnv, finishedRecord, runningRecord } from '../../../helpers/fake-env.js'
 
 const live = (id: string) => runningRecord(id, { supervisor: [50, 's1'], agent: [51, 'a1'] })

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
   getSession,
+  type ListFilters,
   listSessions,
   resolveSessionId,
   sessionPath,
@@ -27,24 +28,42 @@ describe('resolving an id through the port', () => {
     expect(resolveSessionId(store, 'ffff')).toBe('ffff0000')
   })
 
-  test('an ambiguous prefix names its candidates', () => {
+  test('an ambiguous prefix is a usage error (exit 2) naming every candidate', () => {
     expect(() => resolveSessionId(store, 'abcd')).toThrow(
-      expect.objectContaining({ code: 'AMBIGUOUS_SESSION_ID', message: expect.stringContaining('abcd1234') }),
+      expect.objectContaining({
+        code: 'AMBIGUOUS_SESSION_ID',
+        exitCode: 2,
+        message: expect.stringMatching(/abcd1234[\s\S]*abcd5678/),
+      }),
     )
   })
 
-  test('no match is not found; a prefix too short says how long one must be', () => {
-    expect(() => resolveSessionId(store, 'eeee')).toThrow(
-      expect.objectContaining({ code: 'SESSION_NOT_FOUND' }),
+  test('no match is not found (exit 3, the list as hint); a prefix too short says how long one must be', () => {
+    expect(() => resolveSessionId(store, 'eeee0000')).toThrow(
+      expect.objectContaining({
+        code: 'SESSION_NOT_FOUND',
+        exitCode: 3,
+        message: 'session "eeee0000" not found',
+        hint: 'run "harness session list" to see sessions',
+      }),
     )
-    expect(() => resolveSessionId(store, 'ff')).toThrow(
-      expect.objectContaining({ hint: expect.stringContaining('4') }),
+    expect(() => resolveSessionId(store, 'fff')).toThrow(
+      expect.objectContaining({
+        exitCode: 3,
+        message: 'session "fff" not found',
+        hint: expect.stringContaining('at least 4 characters'),
+      }),
     )
   })
 
-  test('an id that is not an id is a usage error, before any lookup', () => {
-    expect(() => resolveSessionId(store, '../etc')).toThrow(expect.objectContaining({ exitCode: 2 }))
-  })
+  test.each(['../x', 'a/b', 'a..b', '', 'x'.repeat(300)])(
+    '%j is not an id: a usage error before any lookup',
+    (bad) => {
+      expect(() => resolveSessionId(store, bad)).toThrow(
+        expect.objectContaining({ exitCode: 2, message: expect.stringMatching(/^invalid session id/) }),
+      )
+    },
+  )
 })
 
 describe('show: a RUNNING record is reconciled against the process table', () => {
@@ -126,6 +145,35 @@ describe('list through the port', () => {
     expect(paused.map((s) => s.id)).toEqual(['stale001'])
     const codex = await collect(listSessions(env, { sort: 'created', agent: ['codex'], limit: 1 }))
     expect(codex.map((s) => s.id)).toEqual(['new00001'])
+  })
+
+  test('newest first with ties broken by id; --sort updated; status, agent and limit filters', async () => {
+    const { env } = fakeEnv({
+      records: [
+        finishedRecord('aaaa0001', {
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-03-01T00:00:00.000Z',
+        }),
+        finishedRecord('aaaa0002', {
+          created_at: '2026-02-01T00:00:00.000Z',
+          updated_at: '2026-02-01T00:00:00.000Z',
+          status: 'FAILED',
+          provider: 'codex',
+        }),
+        finishedRecord('aaaa0003', {
+          created_at: '2026-02-01T00:00:00.000Z',
+          updated_at: '2026-01-15T00:00:00.000Z',
+          status: 'KILLED',
+        }),
+      ],
+    })
+    const ids = async (filters: Partial<ListFilters>) =>
+      (await collect(listSessions(env, { sort: 'created', ...filters }))).map((s) => s.id)
+    expect(await ids({})).toEqual(['aaaa0002', 'aaaa0003', 'aaaa0001'])
+    expect(await ids({ sort: 'updated' })).toEqual(['aaaa0001', 'aaaa0002', 'aaaa0003'])
+    expect(await ids({ status: ['FAILED', 'KILLED'] })).toEqual(['aaaa0002', 'aaaa0003'])
+    expect(await ids({ agent: ['codex'] })).toEqual(['aaaa0002'])
+    expect(await ids({ limit: 1 })).toEqual(['aaaa0002'])
   })
 
   test('a corrupt record is skipped and reported, the others listed', async () => {
