@@ -205,7 +205,8 @@ describe('path through the port', () => {
     })
     await expect(sessionPath(env, 'gone0001')).rejects.toMatchObject({
       code: 'WORKTREE_GONE',
-      hint: expect.stringContaining('session resume gone0001'),
+      exitCode: 4,
+      hint: expect.stringContaining('"harness session resume gone0001" recreates it'),
     })
     await expect(sessionPath(env, 'gone0002')).rejects.toMatchObject({
       hint: expect.stringContaining('cannot recreate'),
