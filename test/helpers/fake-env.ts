@@ -10,7 +10,6 @@ import {
 import type { IdentityCheck } from '../../src/process/identity.js'
 import type { RootIdentity, StopOutcome } from '../../src/process/stop.js'
 import type { ProjectPaths } from '../../src/project.js'
-import type { Chain } from '../../src/sessions/chains/store.js'
 import type {
   Clock,
   Processes,
@@ -271,7 +270,7 @@ export function fakeEnv(
   options: {
     records?: SessionRecord[]
     config?: HarnessConfig
-    chains?: Chain[]
+    chains?: { name: string; steps: readonly unknown[] }[]
     root?: string
     clock?: FakeClock
     processes?: FakeProcesses

@@ -29,9 +29,9 @@ import {
   SessionNotFoundError,
 } from '../../errors.js'
 import { processExists } from '../../process/identity.js'
-import type { RecordStore } from '../ports.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
+import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
 import { projectScope, type RecordSealer } from './seal.js'
 

@@ -24,9 +24,7 @@ describe("completion's values, through the port", () => {
 
   test("chain names from the port's chains, agents from its config", async () => {
     const { env } = fakeEnv({
-      chains: [
-        { name: 'nightly', created_at: '2026-09-01T00:00:00.000Z', steps: [{}, {}] as never, runner: null },
-      ],
+      chains: [{ name: 'nightly', steps: [{}, {}] }],
       config: { providers: { mine: { command: 'my-agent', description: 'my own agent' } } } as never,
     })
     const sources = completionSources(env, () => '')
