@@ -1,9 +1,10 @@
-import { statSync } from 'node:fs'
-import { basename, dirname, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import type { HarnessConfig } from '../config.js'
+import { statOrNull } from '../disk/door.js'
 import { UsageError } from '../errors.js'
+import { checkIdentity } from '../process/identity.js'
 import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
-import type { SessionEnv } from '../sessions/ports.js'
+import { type ChainRecords, type Processes, type SessionEnv, systemClock } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/record/store.js'
 import type { CliIo } from './io.js'
 import type { GlobalOptions, Output } from './output.js'
@@ -15,6 +16,8 @@ export class Context implements SessionEnv {
 
   readonly cwd: string
   readonly env: NodeJS.ProcessEnv
+  readonly clock = systemClock
+  readonly processes: Processes = realProcesses
   /** Where a piped prompt or a confirmation comes from. */
   readonly stdin: CliIo['stdin']
 
@@ -89,17 +92,21 @@ export class Context implements SessionEnv {
     if (given === undefined) return
     const abs = resolve(this.cwd, given)
     const folder = basename(abs) === HARNESS_DIR_NAME ? dirname(abs) : abs
-    let isDirectory = false
-    try {
-      isDirectory = statSync(folder).isDirectory()
-    } catch {}
-    if (!isDirectory) {
+    if (statOrNull(folder)?.isDirectory() !== true) {
       throw new UsageError(
         `${source} ${given}: no such directory`,
         'give the project folder (or its .harness folder)',
         'INVALID_DIR',
       )
     }
+  }
+
+  async chains(): Promise<ChainRecords> {
+    const paths = await this.project()
+    const { ChainStore } = await import('../sessions/chains/store.js')
+    const { RecordSealer } = await import('../sessions/record/seal.js')
+    // No warning sink: a corrupt chain file must not print into the middle of a command line (completion).
+    return new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(this.env))
   }
 
   async store(): Promise<SessionStore> {
@@ -133,4 +140,22 @@ export class Context implements SessionEnv {
     })
     return this.storeInstance
   }
+}
+
+/** The live process table. Identity checks are cheap and synchronous; stopping a tree loads its module lazily. */
+const realProcesses: Processes = {
+  selfPid: process.pid,
+  check: (recorded) => checkIdentity(recorded),
+  signal(pid, signal) {
+    try {
+      process.kill(pid, signal)
+      return true
+    } catch {
+      return false
+    }
+  },
+  async stopTree(root, options) {
+    const { stopProcessTree } = await import('../process/stop.js')
+    return stopProcessTree(root, options)
+  },
 }

@@ -1,4 +1,3 @@
-import { join } from 'node:path'
 import type { SessionEnv } from './ports.js'
 import type { SessionRecord } from './record/schema.js'
 
@@ -49,10 +48,7 @@ export function completionSources(
       try {
         const paths = await ctx.project()
         if (!paths.exists) return []
-        const { ChainStore } = await import('./chains/store.js')
-        const { RecordSealer } = await import('./record/seal.js')
-        // No warning sink: a corrupt chain file must not print into the middle of a command line.
-        const chains = new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(ctx.env))
+        const chains = await ctx.chains()
         return chains.list().map((c) => ({ value: c.name, description: `${c.steps.length} steps` }))
       } catch {
         return []
@@ -62,8 +58,7 @@ export function completionSources(
       const { listProviders } = await import('../providers/args.js')
       let config = {}
       try {
-        const { loadConfig } = await import('../config.js')
-        config = loadConfig({ projectConfigFile: (await ctx.project()).configFile, env: ctx.env })
+        config = await ctx.config()
       } catch {}
       return listProviders(config).map((p) => ({ value: p.name, description: p.description ?? '' }))
     },

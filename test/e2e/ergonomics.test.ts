@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
@@ -74,15 +74,6 @@ describe("a newcomer's first hour", () => {
     const row = list.stdout.split('\n')[1] ?? ''
     expect(row.length).toBeLessThanOrEqual(80)
     expect(row).toContain("sh -c 'echo built'")
-  })
-
-  test('session path of a removed worktree is exit 4 with a way back', async () => {
-    const repo = tmpGitRepo()
-    const record = await finishedSession(repo)
-    rmSync(record.worktree_dir, { recursive: true, force: true })
-    const path = await cli(['session', 'path', record.id], { cwd: repo.dir, env: repo.env })
-    expect(path).toMatchObject({ exitCode: 4, stdout: '' })
-    expect(path.stderr).toContain(`harness session resume ${record.id}" recreates it`)
   })
 
   test('diff of a --no-worktree session says what it compares', async () => {

@@ -109,20 +109,6 @@ describe('liveness and recovery', () => {
     expect(isAlive(agentPid)).toBe(true)
   })
 
-  test('another host: unverified even with start times', async () => {
-    const { dir, env } = tmpPlainDir()
-    const pid = bystander()
-    writeRunning(dir, 'other001', { pid, pid_start_time: startTime(pid), hostname: 'some-other-host' })
-    const shown = json<Rec>(await cli(['session', 'show', 'other001', '--json'], { cwd: dir, env }))
-    expect(shown.liveness).toBe('unverified')
-    expect((await cli(['session', 'kill', 'other001'], { cwd: dir, env })).exitCode).toBe(4)
-    expect(isAlive(pid)).toBe(true)
-    const all = json<{ recovered: Rec[] }>(
-      await cli(['session', 'recover', '--all', '--json'], { cwd: dir, env }),
-    )
-    expect(all.recovered.map((r) => r.id)).toEqual(['other001'])
-  })
-
   test('supervisor crash: orphaned while the agent lives, PAUSED/interrupted after it ends, then resumable', async () => {
     const repo = tmpGitRepo()
     // The agent lives until the test ends it, so "orphaned" never depends on how busy the machine is.

@@ -1,8 +1,8 @@
 import { dirname } from 'node:path'
+import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import { applyRunExit } from '../record/outcome.js'
 import type { SessionRecord } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import type { RunSettlement } from './backend.js'
 import { backendFor } from './registry.js'
 

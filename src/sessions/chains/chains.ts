@@ -380,7 +380,10 @@ function headless(ctx: SessionEnv): SessionEnv {
     agentOutput: ctx.agentOutput,
     project: () => ctx.project(),
     store: () => ctx.store(),
+    chains: () => ctx.chains(),
     config: () => ctx.config(),
+    clock: ctx.clock,
+    processes: ctx.processes,
     notice: (message) => ctx.notice(message),
     warn: (message) => ctx.warn(message),
   }

@@ -1,14 +1,12 @@
 import { type FSWatcher, watch } from 'node:fs'
 import { basename, join } from 'node:path'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
-import { checkIdentity } from '../../process/identity.js'
-import type { SessionEnv } from '../ports.js'
-import { getSession, resolveSessionId } from '../query/query.js'
+import type { Processes, RecordStore, SessionEnv } from '../ports.js'
+import { getSession, resolveSessionId, seen } from '../query/query.js'
 import { markPaused, reconcileView, type SessionView } from '../query/reconcile.js'
 import { computeLiveness, type Liveness, lastRun, runProcesses } from '../record/liveness.js'
 import { applyRunExit, signalExitCode } from '../record/outcome.js'
 import type { SessionRecord, StopRequest } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import type { IntegrityProblem } from './integrity.js'
 
 export type StopAction = 'kill' | 'pause'
@@ -28,7 +26,7 @@ export interface StopResult {
  * Wakes a waiter when session `id`'s files in the sessions folder change (fs.watch), or after `ms` at the latest:
  * a watch event can be missed (network file systems, a full inotify table), so the caller looks again anyway.
  */
-function watchRecord(store: SessionStore, id: string): { next(ms: number): Promise<void>; close(): void } {
+function watchRecord(store: RecordStore, id: string): { next(ms: number): Promise<void>; close(): void } {
   let wake: (() => void) | undefined
   let changed = false
   let watcher: FSWatcher | undefined
@@ -124,7 +122,8 @@ async function stopRun(
       'SESSION_UNVERIFIED',
     )
   }
-  const request = stopRequest(action, graceMs)
+  const { processes, clock } = ctx
+  const request = stopRequest(action, graceMs, processes.selfPid, clock.now())
   const committed = await commitStopRequest(store, id, request)
   const ours = (record: SessionRecord) =>
     record.stop_request?.by_pid === request.by_pid && record.stop_request?.at === request.at
@@ -137,15 +136,13 @@ async function stopRun(
   const ended = (record: SessionRecord | null) => record?.status !== 'RUNNING' || lastRun(record)?.n !== runN
   const { supervisor } = runProcesses(committed, run)
   let via: StopResult['via'] = 'supervisor'
-  if (supervisor && checkIdentity(supervisor) === 'alive') {
-    if (supervisor.pid === process.pid) throw new IllegalStateError('a session cannot stop itself')
-    try {
-      process.kill(supervisor.pid, 'SIGTERM')
-    } catch {}
+  if (supervisor && processes.check(supervisor) === 'alive') {
+    if (supervisor.pid === processes.selfPid) throw new IllegalStateError('a session cannot stop itself')
+    processes.signal(supervisor.pid, 'SIGTERM')
     // The supervisor stops the tree within the grace period and records the outcome; allow a margin. Once its
     // agent is gone it is only recording (files_modified hashes the worktree, which takes a while in a large
     // one): wait for it longer rather than record an outcome without the agent's exit over it.
-    const deadline = Date.now() + graceMs + 5000
+    const deadline = clock.now() + graceMs + 5000
     const patience = deadline + 60_000
     // The supervisor's final write wakes this wait at once; the poll covers a missed event.
     const changes = watchRecord(store, id)
@@ -153,9 +150,9 @@ async function stopRun(
       for (;;) {
         const current = store.get(id)
         if (ended(current)) return finish(current ?? committed, action, ours, via, runN)
-        if (checkIdentity(supervisor) !== 'alive') break
-        const now = Date.now()
-        if (now > deadline && (now > patience || !agentGone(current))) break
+        if (processes.check(supervisor) !== 'alive') break
+        const now = clock.now()
+        if (now > deadline && (now > patience || !agentGone(current, processes))) break
         await changes.next(25)
       }
     } finally {
@@ -163,20 +160,17 @@ async function stopRun(
     }
   }
   via = 'direct'
-  return finish(await stopDirectly(store, id, runN, graceMs), action, ours, via, runN)
+  return finish(await stopDirectly(store, processes, id, runN, graceMs), action, ours, via, runN)
 }
 
-/**
- * Test hook: the request is committed and nothing more happens until the process is killed, so a test can kill
- * the requester at exactly that point (test/e2e/stop-survives.test.ts) without racing it.
- */
 /** The request `kill` or `pause` commits: what, when, by whom, and the grace it asked for. */
 export function stopRequest(
   action: StopAction,
   graceMs: number,
   byPid = process.pid,
+  nowMs = Date.now(),
 ): StopRequest & { grace_ms: number } {
-  return { action, at: new Date().toISOString(), by_pid: byPid, grace_ms: graceMs }
+  return { action, at: new Date(nowMs).toISOString(), by_pid: byPid, grace_ms: graceMs }
 }
 
 /**
@@ -185,7 +179,7 @@ export function stopRequest(
  * (stop-watch.ts), even if the requester dies before it signals anyone.
  */
 export function commitStopRequest(
-  store: SessionStore,
+  store: RecordStore,
   id: string,
   request: StopRequest,
 ): Promise<SessionRecord> {
@@ -195,9 +189,9 @@ export function commitStopRequest(
 }
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
-function agentGone(record: SessionRecord | null): boolean {
+function agentGone(record: SessionRecord | null, processes: Processes): boolean {
   const agent = record ? runProcesses(record).agent : null
-  return !!agent?.start_time && checkIdentity(agent) === 'dead'
+  return !!agent?.start_time && processes.check(agent) === 'dead'
 }
 
 /**
@@ -205,7 +199,8 @@ function agentGone(record: SessionRecord | null): boolean {
  * outcome. A later run (the session was resumed meanwhile) is left alone.
  */
 async function stopDirectly(
-  store: SessionStore,
+  store: RecordStore,
+  processes: Processes,
   id: string,
   runN: number | undefined,
   graceMs: number,
@@ -228,9 +223,8 @@ async function stopDirectly(
   }
   let signal: string | null = null
   const { agent } = runProcesses(record, run)
-  if (agent && checkIdentity(agent) === 'alive') {
-    const { stopProcessTree } = await import('../../process/stop.js')
-    const outcome = await stopProcessTree(agent, { graceMs })
+  if (agent && processes.check(agent) === 'alive') {
+    const outcome = await processes.stopTree(agent, { graceMs })
     signal = outcome.killed > 0 ? 'SIGKILL' : 'SIGTERM'
   }
   return store.update(id, (current) =>
@@ -289,23 +283,25 @@ export async function waitForSession(
 ): Promise<SessionView> {
   const store = await ctx.store()
   const id = resolveSessionId(store, input)
-  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
+  const { clock } = ctx
+  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : clock.now() + timeoutMs
   // The final write wakes the wait at once; the poll (backing off to 100 ms) covers a missed event.
   const changes = watchRecord(store, id)
   try {
     for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
       const view = await getSession(ctx, id)
       if (view.status !== 'RUNNING') return view
-      if (Date.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
-      if (view.backend === 'container' && view.sealed === true && computeLiveness(view) !== 'running') {
+      if (clock.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
+      const running = computeLiveness(view, seen(ctx)[0]) === 'running'
+      if (view.backend === 'container' && view.sealed === true && !running) {
         // No supervisor: the engine knows when the container ends (the next read settles it).
         const { waitForContainer } = await import('../backends/settle.js')
-        const left = Number.isFinite(deadline) ? Math.max(1, deadline - Date.now()) : undefined
+        const left = Number.isFinite(deadline) ? Math.max(1, deadline - clock.now()) : undefined
         const code = await waitForContainer(view, left, ctx.env)
-        if (code === undefined) await changes.next(Math.min(delay, Math.max(0, deadline - Date.now())))
+        if (code === undefined) await changes.next(Math.min(delay, Math.max(0, deadline - clock.now())))
         continue
       }
-      await changes.next(Math.min(delay, Math.max(0, deadline - Date.now())))
+      await changes.next(Math.min(delay, Math.max(0, deadline - clock.now())))
     }
   } finally {
     changes.close()
@@ -336,7 +332,7 @@ export async function scanRecoverable(ctx: SessionEnv): Promise<RecoverCandidate
   const integrity = await checkIntegrity(records, ctx.env)
   const found: RecoverCandidate[] = []
   for (const record of records) {
-    const liveness = record.status === 'RUNNING' ? computeLiveness(record) : undefined
+    const liveness = record.status === 'RUNNING' ? computeLiveness(record, seen(ctx)[0]) : undefined
     const stuck = liveness && liveness !== 'running'
     const problems = integrity.get(record.id) ?? []
     if (!stuck && problems.length === 0) continue
@@ -386,20 +382,21 @@ export async function recoverSessions(
   const paths = await ctx.project()
   const { allowedWorktreeRoots } = await import('../../config.js')
   const worktreeRoots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
+  const [check, now] = seen(ctx)
   for (const id of ids) {
     let record = store.get(id)
     if (!record) continue
     let acted = false
     if (record.status === 'RUNNING') {
-      const liveness = computeLiveness(record)
+      const liveness = computeLiveness(record, check)
       if (liveness === 'stale') {
-        record = await reconcileView(store, record)
+        record = await reconcileView(store, record, false, check, now)
         result.recovered.push(record)
         acted = true
       } else if (liveness === 'unverified') {
         record = await store.update(id, (current) =>
-          current.status === 'RUNNING' && computeLiveness(current) === 'unverified'
-            ? markPaused(current, 'recover')
+          current.status === 'RUNNING' && computeLiveness(current, check) === 'unverified'
+            ? markPaused(current, 'recover', now)
             : undefined,
         )
         result.recovered.push(record)

@@ -1,13 +1,14 @@
 import { existsSync } from 'node:fs'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
-import type { SessionEnv } from '../ports.js'
+import { checkIdentity } from '../../process/identity.js'
+import type { RecordStore, SessionEnv } from '../ports.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from '../record/ids.js'
+import type { IdentityCheckOf } from '../record/liveness.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 
 /** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
-export function resolveSessionId(store: SessionStore, input: string): string {
+export function resolveSessionId(store: RecordStore, input: string): string {
   assertValidSessionId(input)
   if (store.exists(input)) return input
   const resolution = resolveIdAmong(input, store.ids())
@@ -33,7 +34,7 @@ export async function getSession(ctx: SessionEnv, input: string, dryRun = false)
   const id = resolveSessionId(store, input)
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
-  return record.status === 'RUNNING' ? reconcileView(store, record, dryRun) : record
+  return record.status === 'RUNNING' ? reconcileView(store, record, dryRun, ...seen(ctx)) : record
 }
 
 export interface ListFilters {
@@ -65,13 +66,20 @@ export const IN_MEMORY_LISTING = 20_000
 
 /** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
 export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {
-  yield* listStore(await ctx.store(), filters)
+  yield* listStore(await ctx.store(), filters, IN_MEMORY_LISTING, ...seen(ctx))
+}
+
+/** How a service sees processes and time: through its port. */
+export function seen(ctx: Pick<SessionEnv, 'processes' | 'clock'>): [IdentityCheckOf, Date] {
+  return [(recorded) => ctx.processes.check(recorded), new Date(ctx.clock.now())]
 }
 
 export async function* listStore(
-  store: SessionStore,
+  store: RecordStore,
   filters: ListFilters,
   inMemory = IN_MEMORY_LISTING,
+  check: IdentityCheckOf = checkIdentity,
+  now = new Date(),
 ): AsyncGenerator<SessionView> {
   const ids = store.recordIds()
   const wanted = (view: SessionView) =>
@@ -85,7 +93,10 @@ export async function* listStore(
       const record = store.read(id)
       if (record && (!filters.agent || filters.agent.includes(record.provider))) records.push(record)
     }
-    const views = sortSessions((await reconcileViews(store, records)).filter(wanted), filters.sort)
+    const views = sortSessions(
+      (await reconcileViews(store, records, false, check, now)).filter(wanted),
+      filters.sort,
+    )
     yield* views.slice(0, limit)
     return
   }
@@ -95,7 +106,8 @@ export async function* listStore(
     const raw = store.peek(id)
     if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
       const record = store.read(id)
-      if (record) entries.push({ ...keysOf(record), view: await reconcileView(store, record) })
+      if (record)
+        entries.push({ ...keysOf(record), view: await reconcileView(store, record, false, check, now) })
     } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
   }
   let shown = 0
@@ -106,7 +118,7 @@ export async function* listStore(
       const record = store.read(entry.id)
       if (!record) continue
       // Resumed since the first pass: shown with its liveness, reconciled by the next command that reads it.
-      view = record.status === 'RUNNING' ? await reconcileView(store, record, true) : record
+      view = record.status === 'RUNNING' ? await reconcileView(store, record, true, check, now) : record
     }
     if (!wanted(view)) continue
     shown++

@@ -1,8 +1,9 @@
 import { DiskFaultError } from '../../errors.js'
+import { checkIdentity } from '../../process/identity.js'
+import type { RecordStore } from '../ports.js'
 import { transition } from '../record/lifecycle.js'
-import { computeLiveness, type Liveness } from '../record/liveness.js'
+import { computeLiveness, type IdentityCheckOf, type Liveness } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 
 export type SessionView = SessionRecord & { liveness?: Liveness }
 
@@ -38,11 +39,14 @@ export function markPaused(
  * With `dryRun` the change is made in memory only.
  */
 export async function reconcileView(
-  store: SessionStore,
+  store: RecordStore,
   record: SessionRecord,
   dryRun = false,
+  /** The process table's answer (the port's `processes.check`; the live table by default). */
+  check: IdentityCheckOf = checkIdentity,
+  now = new Date(),
 ): Promise<SessionView> {
-  const liveness = computeLiveness(record)
+  const liveness = computeLiveness(record, check)
   // A container session's engine supervises it: without a live supervisor, ask the engine (docs/backends.md).
   if (liveness && liveness !== 'running' && record.backend === 'container' && record.sealed === true) {
     const { engineLiveness } = await import('../backends/settle.js')
@@ -51,29 +55,33 @@ export async function reconcileView(
     if (engine.kind !== 'gone') return { ...record, liveness: engine.kind }
   }
   if (liveness !== 'stale') return liveness ? { ...record, liveness } : record
-  if (dryRun) return markPaused(record)
+  if (dryRun) return markPaused(record, 'reconcile', now)
   let updated: SessionRecord
   try {
     updated = await store.update(record.id, (current) =>
-      current.status === 'RUNNING' && computeLiveness(current) === 'stale' ? markPaused(current) : undefined,
+      current.status === 'RUNNING' && computeLiveness(current, check) === 'stale'
+        ? markPaused(current, 'reconcile', now)
+        : undefined,
     )
   } catch (error) {
     // A read-only store still lists and shows: the reconciliation is shown, not written (one warning).
     if (!(error instanceof DiskFaultError && error.kind === 'READ_ONLY')) throw error
     store.warnOnce('read-only', 'the store is read-only: stale sessions are shown reconciled, not written')
-    return markPaused(record)
+    return markPaused(record, 'reconcile', now)
   }
-  const after = computeLiveness(updated)
+  const after = computeLiveness(updated, check)
   return after ? { ...updated, liveness: after } : updated
 }
 
 export async function reconcileViews(
-  store: SessionStore,
+  store: RecordStore,
   records: SessionRecord[],
   dryRun = false,
+  check: IdentityCheckOf = checkIdentity,
+  now = new Date(),
 ): Promise<SessionView[]> {
   const views: SessionView[] = []
   for (const record of records)
-    views.push(record.status === 'RUNNING' ? await reconcileView(store, record, dryRun) : record)
+    views.push(record.status === 'RUNNING' ? await reconcileView(store, record, dryRun, check, now) : record)
   return views
 }

@@ -1,10 +1,9 @@
 import { join } from 'node:path'
-import { loadConfig, worktreeRoot } from '../../config.js'
+import { worktreeRoot } from '../../config.js'
 import { lstatOrNull, readDirNames } from '../../disk/door.js'
 import { runTimeMs } from '../../history/usage.js'
 import type { SessionEnv } from '../ports.js'
 import { SESSION_STATUSES, type SessionRecord } from '../record/schema.js'
-import { SessionStore } from '../record/store.js'
 
 export interface AgentTotals {
   sessions: number
@@ -154,26 +153,24 @@ function flatBytes(dir: string): number {
   return total
 }
 
-/** `harness session stats`: reads every record once, then measures harness's folders. */
+/** `harness session stats`: reads every record once (through the port's store), then measures harness's folders. */
 export async function sessionStats(ctx: SessionEnv): Promise<SessionStats> {
   const paths = await ctx.project()
+  const store = await ctx.store()
+  // The store reports each corrupt file (a warning); a listed record that cannot be read is one.
   let corrupt = 0
-  const { RecordSealer } = await import('../record/seal.js')
-  const store = new SessionStore(paths.sessionsDir, {
-    sealer: RecordSealer.forEnv(ctx.env),
-    env: ctx.env,
-    warn: (problem) => {
-      corrupt++
-      ctx.warn(`${problem.path}: ${problem.reason}`)
-    },
-  })
-  const records = store.list()
+  const records: SessionRecord[] = []
+  for (const id of store.recordIds()) {
+    const record = store.read(id)
+    if (record) records.push(record)
+    else if (store.exists(id)) corrupt++
+  }
   const summary = summarize(records, {
     corrupt,
-    now: new Date(),
+    now: new Date(ctx.clock.now()),
     isForeign: (record) => record.sealed === false,
   })
-  const config = loadConfig({ projectConfigFile: paths.configFile, env: ctx.env })
+  const config = await ctx.config()
   const disk = {
     records: flatBytes(paths.sessionsDir),
     logs: flatBytes(paths.logsDir),

@@ -44,8 +44,11 @@ export interface ProcessStates {
   agent: IdentityCheck | 'none'
 }
 
+/** Checks one recorded process; the real check reads the live process table (a test passes its own). */
+export type IdentityCheckOf = (recorded: RecordedProcess) => IdentityCheck
+
 /** Checks the supervisor and agent of the latest run against the live system. */
-export function processStates(record: SessionRecord): ProcessStates {
+export function processStates(record: SessionRecord, check: IdentityCheckOf = checkIdentity): ProcessStates {
   const run = lastRun(record)
   if (!run) {
     // A record from an older tool: a bare pid is all we have, and a bare pid is never trusted.
@@ -53,8 +56,8 @@ export function processStates(record: SessionRecord): ProcessStates {
   }
   const processes = runProcesses(record, run)
   return {
-    supervisor: processes.supervisor ? checkIdentity(processes.supervisor) : 'none',
-    agent: processes.agent ? checkIdentity(processes.agent) : 'none',
+    supervisor: processes.supervisor ? check(processes.supervisor) : 'none',
+    agent: processes.agent ? check(processes.agent) : 'none',
   }
 }
 
@@ -66,14 +69,15 @@ export function livenessFromStates({ supervisor, agent }: ProcessStates): Livene
   return 'unverified'
 }
 
-export function computeLiveness(record: SessionRecord): Liveness | undefined {
+export function computeLiveness(
+  record: SessionRecord,
+  check: IdentityCheckOf = checkIdentity,
+): Liveness | undefined {
   if (record.status !== 'RUNNING') return undefined
   // A live supervisor settles it (livenessFromStates): listings of many running sessions skip the agent's check.
   const supervisor = runProcesses(record).supervisor
   const liveness =
-    supervisor && checkIdentity(supervisor) === 'alive'
-      ? 'running'
-      : livenessFromStates(processStates(record))
+    supervisor && check(supervisor) === 'alive' ? 'running' : livenessFromStates(processStates(record, check))
   // A foreign record is never acted on (docs/security.md): only "both verifiably gone" is believed of it.
   return record.sealed === false && liveness !== 'stale' ? 'unverified' : liveness
 }

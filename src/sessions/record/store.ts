@@ -31,6 +31,7 @@ import {
 import { processExists } from '../../process/identity.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
+import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
 import { projectScope, type RecordSealer } from './seal.js'
 
@@ -66,7 +67,7 @@ const UPDATE_TEMP_SUFFIX = '.tmp'
  *   its lock is held; one found by a lock holder is a leftover of a killed writer and is swept;
  * - create never takes an existing id, even racing another process: the final name is made with link(2).
  */
-export class SessionStore {
+export class SessionStore implements RecordStore {
   constructor(
     readonly dir: string,
     private readonly options: StoreOptions,

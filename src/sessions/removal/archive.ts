@@ -14,10 +14,9 @@ import {
 import { asDiskFault, fsyncDir } from '../../durable.js'
 import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
-import type { SessionEnv } from '../ports.js'
+import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import {
   configuredOlderThan,
   emptyRemovalReport,

@@ -1,11 +1,10 @@
 import { allowedWorktreeRoots, cleanupOlderThan, cleanupOlderThanMs, isInsideRoots } from '../../config.js'
 import { durationText } from '../../duration.js'
 import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
-import type { SessionEnv } from '../ports.js'
+import type { RecordStore, SessionEnv } from '../ports.js'
 import { getSession, sortSessions } from '../query/query.js'
 import { reconcileViews } from '../query/reconcile.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import { classifyError, decideRemoval } from './decision.js'
 import { executeRemoval, executeRemovals, type RemovalResult } from './executor.js'
 import { type ProgressReporter, silentProgress } from './progress.js'
@@ -116,7 +115,7 @@ export async function planSessions(
  * session that was RUNNING when read is never taken in the same run, whatever it was reconciled to.
  */
 export async function selectOldSessions(
-  store: SessionStore,
+  store: RecordStore,
   options: { status?: SessionStatus[]; dryRun: boolean; now?: Date },
   olderThanMs: number,
 ): Promise<{ candidates: SessionRecord[]; skipped: NonNullable<RemovalReport['skipped']> }> {
@@ -167,7 +166,7 @@ export async function deleteSession(
  * (under its lock, and only while it is still foreign and not running) and says so (docs/security.md).
  */
 async function deleteForeignRecord(
-  store: SessionStore,
+  store: RecordStore,
   session: SessionRecord,
   report: RemovalReport,
 ): Promise<RemovalReport> {
@@ -286,7 +285,7 @@ function removalScope(
 /** Plans, decides and removes one session; returns the error that stopped its removal, if one did. */
 function sessionRemover(
   ctx: SessionEnv,
-  store: SessionStore,
+  store: RecordStore,
   paths: { root: string; logsDir: string; configFile: string },
   options: { force: boolean; dryRun: boolean },
 ) {

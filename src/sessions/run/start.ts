@@ -40,7 +40,7 @@ import {
   resumeBudget,
   spentUsd,
 } from '../budget.js'
-import type { SessionEnv } from '../ports.js'
+import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { getSession } from '../query/query.js'
 import { agentDirFor, ensureAgentDir, removeAgentDir } from '../record/agent-files.js'
 import { assertValidSessionId, generateSessionId } from '../record/ids.js'
@@ -49,7 +49,6 @@ import { computeLiveness } from '../record/liveness.js'
 import { signalExitCode } from '../record/outcome.js'
 import type { Run, SessionRecord } from '../record/schema.js'
 import { assertSealed } from '../record/seal.js'
-import type { SessionStore } from '../record/store.js'
 import { maybeStartAutoCleanup } from '../removal/auto-cleanup.js'
 import { type BackendOptions, checkBackend, chosenBackend, containerChoice, placeRun } from './place.js'
 import {

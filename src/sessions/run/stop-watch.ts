@@ -1,7 +1,7 @@
 import { type FSWatcher, type Stats, statSync, watch } from 'node:fs'
+import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord, StopRequest } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 
 /** The fallback poll: a watch event can be missed (network file systems, a full inotify table). */
 export const STOP_POLL_MS = 200

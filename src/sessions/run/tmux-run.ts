@@ -2,9 +2,9 @@ import { closeSync } from 'node:fs'
 import { identify } from '../../process/identity.js'
 import { logPathFor } from '../../project.js'
 import type { AgentState } from '../../providers/states.js'
+import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
-import type { SessionStore } from '../record/store.js'
 import { openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
 
 /** How often the supervisor reads the agent's screen. */

@@ -2,12 +2,11 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { IllegalStateError, UsageError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
-import type { SessionEnv } from '../ports.js'
+import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { getSession } from '../query/query.js'
 import { FileLock } from '../record/lock.js'
 import type { Checkpoint, CheckpointTrigger, SessionRecord } from '../record/schema.js'
 import { assertSealed, type VerifiedSession, verifiedSession } from '../record/seal.js'
-import type { SessionStore } from '../record/store.js'
 
 /** Where a session's checkpoints live in git (removed with the session; see docs/continuity.md). */
 export function checkpointRef(id: string, n: number): string {

@@ -1,0 +1,54 @@
+import type { SessionRecord } from './schema.js'
+
+/** A record file that does not parse or validate. */
+export interface RecordProblem {
+  path: string
+  reason: string
+}
+
+/**
+ * The session records, as services use them through the port (sessions/ports.ts); the real one is
+ * `SessionStore` (record/store.ts). It lives in `record/` so that the record kernel never imports the port.
+ * Its contract,
+ * which test/unit/sessions/record/store-contract.test.ts runs against the real store and the fake alike:
+ * every create and update bumps `rev` and stamps `updated_at`; `get` of a missing id is null and `update` of
+ * one throws SessionNotFoundError; `create` of a taken id throws SessionExistsError; an update whose function
+ * returns undefined writes nothing.
+ */
+export interface RecordStore {
+  /** The sessions folder (watched by `session wait`; a fake names one that need not exist). */
+  readonly dir: string
+  /** The environment of the user the store acts for (what a container engine is asked with). */
+  readonly env: NodeJS.ProcessEnv
+  recordPath(id: string): string
+  ensureDir(): void
+  /** Ids of every record file, unread. */
+  ids(): string[]
+  exists(id: string): boolean
+  /** The record, or null when there is none; a corrupt one throws CorruptRecordError. */
+  get(id: string): SessionRecord | null
+  /** Every valid record; corrupt ones are reported through the store's warning and skipped. */
+  list(): SessionRecord[]
+  /** Ids of every record file, after leftovers of killed writers were swept. */
+  recordIds(): string[]
+  /** One record, validated; null when missing or corrupt. */
+  read(id: string): SessionRecord | null
+  /** The file's fields as they are (parsed, not validated), or null. */
+  peek(id: string): Record<string, unknown> | null
+  create(record: SessionRecord): Promise<SessionRecord>
+  restore(id: string, text: Buffer): Promise<SessionRecord>
+  update(
+    id: string,
+    mutate: (current: SessionRecord) => SessionRecord | undefined,
+    options?: { adopt?: boolean },
+  ): Promise<SessionRecord>
+  delete(
+    id: string,
+    prepare?: (current: SessionRecord) => void | Promise<void>,
+    known?: SessionRecord,
+  ): Promise<void>
+  corruptRecords(): RecordProblem[]
+  quarantine(id: string, corruptDir: string): Promise<{ moved_to: string; report: string } | null>
+  /** A warning given at most once per store. */
+  warnOnce(key: string, reason: string): void
+}
