@@ -26,7 +26,7 @@ import {
 import { ensureProjectDirs, logPathFor, type ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
-import type { SessionStore } from '../record/store.js'
+import type { RecordStore } from '../record/record-store.js'
 
 export interface RestoredSession {
   id: string
@@ -58,7 +58,7 @@ interface Restore {
 interface Scope {
   ctx: SessionEnv
   paths: ProjectPaths
-  store: SessionStore
+  store: RecordStore
   staging: string
   file: string
   members: Map<string, ArchiveMember>
