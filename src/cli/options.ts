@@ -1,10 +1,10 @@
-import { Command, Option } from 'commander'
 import * as z from 'zod/mini'
 
 /**
- * Every flag is declared once, here-shaped: the declaration gives commander its flags, description, default,
- * repetition and negation (`CliCommand.flags`), gives the action wrapper its zod schema (`flagSchema`), and
- * gives completion its values (`OfferedValues`). A command file holds one `Flags` table per command.
+ * Every flag is declared once, in a `Flags` table per command: the table gives commander its flags,
+ * descriptions, defaults, repetition and negation (`CliCommand.flags`, cli/command.ts), gives the action
+ * wrapper its zod schema (`flagSchema`), and gives completion its values (`OfferedValues`). This module loads
+ * zod only: `session path` validates with it without loading commander.
  */
 export interface Flag<S extends z.ZodMiniType = z.ZodMiniType> {
   /** commander's spelling: `-a, --agent <name>`, `--dry-run`, `--no-worktree`. */
@@ -141,36 +141,6 @@ export function flagSchema<F extends Flags>(flags: F): z.ZodMiniType<FlagValues<
 /** `--older-than` from a declaration's `--older-than <duration>` (the name usage errors give). */
 export function longFlag(flag: Flag): string | undefined {
   return /--[\w-]+/.exec(flag.flags)?.[0]
-}
-
-/** commander's option for one declaration, carrying what completion offers. */
-export function commanderOption(key: string, flag: Flag): Option & OfferedValues {
-  const option: Option & OfferedValues = new Option(flag.flags, flag.description)
-  if (option.attributeName() !== key) {
-    throw new Error(
-      `flag ${flag.flags} is declared as "${key}"; commander names it "${option.attributeName()}"`,
-    )
-  }
-  if (flag.default !== undefined) option.default(flag.default)
-  if (flag.required) option.makeOptionMandatory()
-  if (flag.repeatable) option.argParser(collect)
-  if (flag.choices && flag.commanderChecks) option.choices(flag.choices)
-  option.offeredChoices = flag.choices
-  option.offeredValues = flag.values
-  return option
-}
-
-/** commander's Command that takes a `Flags` table; its subcommands are of the same kind. */
-export class CliCommand extends Command {
-  override createCommand(name?: string): CliCommand {
-    return new CliCommand(name)
-  }
-
-  /** Adds every declared flag, in the table's order (the order help lists them in). */
-  flags(flags: Flags): this {
-    for (const [key, flag] of Object.entries(flags)) this.addOption(commanderOption(key, flag))
-    return this
-  }
 }
 
 /** "a,b" and repeated flags → ["a", "b"]. */

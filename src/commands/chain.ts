@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { boolFlag, type CliCommand, listFlag, textFlag } from '../cli/options.js'
+import { boolFlag, listFlag, textFlag } from '../cli/options.js'
 import { parseDuration } from '../duration.js'
 import { UsageError } from '../errors.js'
 import { permissionFlag } from './run.js'

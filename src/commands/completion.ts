@@ -1,7 +1,7 @@
 import { Argument } from 'commander'
 import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import type { CliCommand } from '../cli/options.js'
 
 const SHELL_NAMES = ['bash', 'zsh', 'fish']
 

@@ -1,6 +1,7 @@
 import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { boolFlag, type CliCommand } from '../cli/options.js'
+import { boolFlag } from '../cli/options.js'
 import { ensureProjectDirs } from '../project.js'
 
 const SCOPE_FLAGS = { user: boolFlag('--user', 'your own config file instead of the project one') }

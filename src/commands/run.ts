@@ -1,14 +1,7 @@
 import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import {
-  boolFlag,
-  type CliCommand,
-  choiceFlag,
-  type FlagValues,
-  listFlag,
-  negatedFlag,
-  textFlag,
-} from '../cli/options.js'
+import { boolFlag, choiceFlag, type FlagValues, listFlag, negatedFlag, textFlag } from '../cli/options.js'
 import { UsageError } from '../errors.js'
 
 const PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const

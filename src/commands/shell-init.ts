@@ -1,7 +1,7 @@
 import { Argument } from 'commander'
 import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import type { CliCommand } from '../cli/options.js'
 
 /** `harness shell-init <shell>` prints the code that defines `hcd <id>` (see cli/shell-init.ts). */
 export function registerShellInit(program: CliCommand, ctx: Context): void {

@@ -1,6 +1,7 @@
 import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { type CliCommand, textFlag } from '../cli/options.js'
+import { textFlag } from '../cli/options.js'
 
 /**
  * Hidden: the detached supervisor of a background run. Its plan arrives on stdin from `harness run --detach`,

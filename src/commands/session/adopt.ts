@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline/promises'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand } from '../../cli/options.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 import type { AdoptionItem, AdoptionResult } from '../../sessions/control/adopt.js'
 

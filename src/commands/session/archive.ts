@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand, textFlag } from '../../cli/options.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitRequest } from '../../errors.js'
 import { REMOVAL_FLAGS, SELECTION_FLAGS, selectionOf } from './cleanup.js'
 

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { type CliCommand, textFlag } from '../../cli/options.js'
+import { textFlag } from '../../cli/options.js'
 
 const CHECKPOINT_FLAGS = {
   description: textFlag(

@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand, listFlag, textFlag } from '../../cli/options.js'
+import { boolFlag, listFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from '../../sessions/record/schema.js'

@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand } from '../../cli/options.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
 const DIFF_FLAGS = {

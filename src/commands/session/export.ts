@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { type CliCommand, choiceFlag } from '../../cli/options.js'
+import { choiceFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
 const EXPORT_FLAGS = {

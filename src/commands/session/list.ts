@@ -1,7 +1,8 @@
 import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand, choiceFlag, listFlag, parsedFlag } from '../../cli/options.js'
+import { boolFlag, choiceFlag, listFlag, parsedFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 import { statusFlag } from './cleanup.js'
 

@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { boolFlag, type CliCommand, textFlag } from '../../cli/options.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitCode, ExitRequest } from '../../errors.js'
 
 const MERGE_FLAGS = {

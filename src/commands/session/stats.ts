@@ -1,6 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import type { CliCommand } from '../../cli/options.js'
 
 export function registerStats(session: CliCommand, ctx: Context): void {
   session

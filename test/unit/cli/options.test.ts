@@ -4,10 +4,10 @@ import { describe, expect, test } from 'vitest'
 import * as z from 'zod/mini'
 import { buildProgram } from '../../../src/app/program.js'
 import { action } from '../../../src/cli/action.js'
+import { CliCommand } from '../../../src/cli/command.js'
 import { complete } from '../../../src/cli/completion.js'
 import {
   boolFlag,
-  CliCommand,
   choiceFlag,
   type Flags,
   listFlag,
