@@ -1,7 +1,9 @@
-import { type Argument, Command, type CommanderError } from 'commander'
+import type { Argument, Command, CommanderError } from 'commander'
 import { commandPath } from '../cli/action.js'
+import { CliCommand } from '../cli/command.js'
 import { Context } from '../cli/context.js'
 import type { CliIo } from '../cli/io.js'
+import { boolFlag, negatedFlag, textFlag } from '../cli/options.js'
 import type { GlobalOptions, Output } from '../cli/output.js'
 import { registerAutoCleanup } from '../commands/auto-cleanup.js'
 import { registerChain } from '../commands/chain.js'
@@ -36,17 +38,49 @@ import { ExitRequest, UsageError } from '../errors.js'
 declare const HARNESS_VERSION: string
 export const VERSION = typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev'
 
+/** The flags every command takes (commander reads them at any level). */
+const GLOBAL_FLAGS = {
+  version: boolFlag('-V, --version', 'print the version'),
+  dir: textFlag(
+    '--dir <path>',
+    'the project (or its .harness folder); default: found from the current directory',
+    {
+      values: 'dirs',
+    },
+  ),
+  json: boolFlag('--json', 'machine-readable output: exactly one JSON document on stdout'),
+  color: negatedFlag('--no-color', 'no colours (NO_COLOR works too)'),
+  quiet: boolFlag('-q, --quiet', 'fewer diagnostics on stderr'),
+}
+
 /** Builds the whole command tree. Commands register themselves; none holds logic. */
 export function buildProgram(out: Output, passthrough: string[], io: CliIo): Command {
   const ctx = new Context(out, passthrough, io)
-  const program = new Command('harness')
+  const program = rootCommand(out)
+  readGlobalsBeforeEachAction(program, out, passthrough)
+  const session = sessionCommand(program)
+  registerRun(program, ctx)
+  registerTrust(program, ctx)
+  registerSessionCommands(session, ctx)
+  registerChain(program, ctx)
+  registerConfig(program, ctx)
+  registerDoctor(program, ctx)
+  registerCompletion(program, ctx)
+  registerShellInit(program, ctx)
+  registerHelp(session)
+  registerHelp(program)
+  registerSupervise(program, ctx)
+  registerAutoCleanup(program, ctx)
+  tagErrors(program)
+  return program
+}
+
+/** `harness` itself: its global flags, its help's layout, and output through `out`. */
+function rootCommand(out: Output): CliCommand {
+  const program = new CliCommand('harness')
     .description('run AI coding agents as sessions: one worktree, one branch, one record each')
-    .option('-V, --version', 'print the version')
+    .flags(GLOBAL_FLAGS)
     .helpOption('-h, --help', 'show help')
-    .option('--dir <path>', 'the project (or its .harness folder); default: found from the current directory')
-    .option('--json', 'machine-readable output: exactly one JSON document on stdout')
-    .option('--no-color', 'no colours (NO_COLOR works too)')
-    .option('-q, --quiet', 'fewer diagnostics on stderr')
     .addHelpCommand(false)
     .addHelpText(
       'after',
@@ -84,6 +118,11 @@ Examples:
     out.result({ version: VERSION }, (data) => data.version)
     throw new ExitRequest(0)
   })
+  return program
+}
+
+/** Before any action: refuse stray `--` arguments, and put the global flags where output reads them. */
+function readGlobalsBeforeEachAction(program: Command, out: Output, passthrough: string[]): void {
   program.hook('preAction', (_root, leaf) => {
     const takesPassthrough = ['run', 'add', '__complete'].includes(leaf.name())
     if (passthrough.length && !takesPassthrough) {
@@ -97,8 +136,10 @@ Examples:
       quiet: globals.quiet === true,
     })
   })
+}
 
-  const session = program
+function sessionCommand(program: CliCommand): CliCommand {
+  return program
     .command('session')
     .description('list, inspect, locate, stop, resume, recover and clean up sessions')
     .addHelpCommand(false)
@@ -110,8 +151,10 @@ Examples:
   hcd 3f9a                                  # after: eval "$(harness shell-init bash)"
   p=$(harness session path 3f9a) && cd "$p"`,
     )
-  registerRun(program, ctx)
-  registerTrust(program, ctx)
+}
+
+/** Under `harness session`, in the order its help lists them. */
+function registerSessionCommands(session: CliCommand, ctx: Context): void {
   registerList(session, ctx)
   registerShow(session, ctx)
   registerPath(session, ctx)
@@ -135,17 +178,6 @@ Examples:
   registerCleanup(session, ctx)
   registerDelete(session, ctx)
   registerPrune(session, ctx)
-  registerChain(program, ctx)
-  registerConfig(program, ctx)
-  registerDoctor(program, ctx)
-  registerCompletion(program, ctx)
-  registerShellInit(program, ctx)
-  registerHelp(session)
-  registerHelp(program)
-  registerSupervise(program, ctx)
-  registerAutoCleanup(program, ctx)
-  tagErrors(program)
-  return program
 }
 
 /** `harness help [command...]` and `harness session help [command]`: help on stdout, exit 0. */

@@ -1,34 +1,44 @@
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { UsageError } from '../errors.js'
+import { type Flags, type FlagValues, flagSchema, longFlag } from './options.js'
 
 /**
- * Wraps a command action: validates commander's option object with a zod schema (a failure is a usage error,
- * exit 2) and passes the typed options, then the positional arguments.
+ * Wraps a command action: validates commander's option object with the schema of the command's declared flags
+ * (a failure is a usage error naming the flag, exit 2) and passes the typed options, then the positional
+ * arguments. The schema is built on the first call, so that help and completion never build one.
  */
-export function action<S extends z.ZodMiniType, A extends unknown[]>(
-  schema: S,
-  handler: (options: z.infer<S>, ...args: A) => Promise<void> | void,
+export function action<F extends Flags, A extends unknown[]>(
+  flags: F,
+  handler: (options: FlagValues<F>, ...args: A) => Promise<void> | void,
 ) {
+  let schema: z.ZodMiniType<FlagValues<F>> | undefined
   return async (...received: unknown[]) => {
     const command = received[received.length - 1] as Command
     const options = command.opts()
+    schema ??= flagSchema(flags)
     const parsed = z.safeParse(schema, options)
-    if (!parsed.success) throw invalidOption(parsed.error.issues[0], options, command)
+    if (!parsed.success) throw invalidOption(parsed.error.issues[0], options, flags, command)
     const args = received.slice(0, command.registeredArguments.length) as A
     await handler(parsed.data, ...args)
   }
 }
 
+/** No flags: for commands that take only arguments. */
+export const NO_FLAGS: Flags = {}
+
 /** `invalid value "x" for --sort: expected one of created, updated` from the first zod issue. */
 function invalidOption(
   issue: z.core.$ZodIssue | undefined,
   options: Record<string, unknown>,
+  flags: Flags,
   command: Command,
 ): UsageError {
   const path = issue?.path ?? []
   const key = path[0]
-  const flag = key ? ` for --${String(key).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : ''
+  const declared = typeof key === 'string' ? flags[key] : undefined
+  const long = declared && longFlag(declared)
+  const flag = long ? ` for ${long}` : ''
   let received: unknown = options
   for (const part of path) received = (received as Record<PropertyKey, unknown> | undefined)?.[part]
   const value = typeof received === 'string' ? ` "${received}"` : ''
@@ -44,15 +54,4 @@ export function commandPath(command: Command): string {
   const names: string[] = []
   for (let c: Command | null = command; c; c = c.parent) names.unshift(c.name())
   return names.join(' ')
-}
-
-/** "a,b" and repeated flags → ["a", "b"]; used by list filters. */
-export function collect(value: string, previous: string[] | undefined): string[] {
-  return [
-    ...(previous ?? []),
-    ...value
-      .split(',')
-      .map((v) => v.trim())
-      .filter(Boolean),
-  ]
 }

@@ -1,5 +1,6 @@
 import type { Command, Option } from 'commander'
 import { terminalSafeLine } from '../render/safe.js'
+import type { OfferedValues } from './options.js'
 
 /** What the shell should do: offer these candidates, or complete file or directory names itself. */
 export type Completion = { kind: 'values'; candidates: Candidate[] } | { kind: 'files' | 'dirs' }
@@ -7,9 +8,6 @@ export type Completion = { kind: 'values'; candidates: Candidate[] } | { kind: '
 import type { Candidate, CompletionSources } from '../sessions/completion.js'
 
 export type { Candidate, CompletionSources }
-
-const STATUSES = ['running', 'paused', 'completed', 'failed', 'killed']
-const PERMISSIONS = ['readonly', 'supervised', 'autonomous']
 
 /**
  * Completes the last of `words` (everything typed after `harness`, the current word last, maybe empty) from the
@@ -123,24 +121,17 @@ function helpOption(command: Command): Option | undefined {
   return (command as Command & { _getHelpOption?: () => Option | null })._getHelpOption?.() ?? undefined
 }
 
-async function optionValues(option: Option, sources: CompletionSources): Promise<Completion> {
-  if (option.argChoices) return values(option.argChoices.map((value) => ({ value })))
-  switch (option.long) {
-    case '--agent':
+/** A flag's values as its declaration gives them (cli/options.ts): its choices, or where to find them. */
+async function optionValues(option: Option & OfferedValues, sources: CompletionSources): Promise<Completion> {
+  const choices = option.offeredChoices ?? option.argChoices
+  if (choices) return values(choices.map((value) => ({ value })))
+  switch (option.offeredValues) {
+    case 'agents':
       return values(await sources.agents())
-    case '--status':
-      return values(STATUSES.map((value) => ({ value })))
-    case '--permission':
-      return values(PERMISSIONS.map((value) => ({ value })))
-    case '--sort':
-      return values(['created', 'updated'].map((value) => ({ value })))
-    case '--dir':
-    case '--output':
-      return { kind: 'dirs' }
-    case '--session-id':
-    case '--session':
-    case '--sessions':
+    case 'sessions':
       return values(await sources.sessions())
+    case 'dirs':
+      return { kind: 'dirs' }
     default:
       return values([])
   }

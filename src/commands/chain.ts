@@ -1,13 +1,31 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action, collect } from '../cli/action.js'
+import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { boolFlag, listFlag, textFlag } from '../cli/options.js'
 import { parseDuration } from '../duration.js'
 import { UsageError } from '../errors.js'
-import { PermissionSchema } from './run.js'
+import { permissionFlag } from './run.js'
+import { GRACE_FLAGS } from './session/stop.js'
 
 /** `harness chain …`: named, ordered lists of sessions run one after another (docs/continuity.md). */
-export function registerChain(program: Command, ctx: Context): void {
+const CREATE_FLAGS = {
+  sessions: listFlag('--sessions <ids>', 'existing sessions as the first steps, in order (comma-separated)', {
+    values: 'sessions',
+  }),
+}
+
+const ADD_FLAGS = {
+  agent: textFlag('-a, --agent <name>', "the step's agent (default: defaults.agent, else claude)", {
+    values: 'agents',
+  }),
+  model: textFlag('-m, --model <model>', "passed through the agent's own model flag"),
+  permission: permissionFlag('readonly | supervised | autonomous'),
+  session: textFlag('--session <id>', 'adopt this existing session as the step', { values: 'sessions' }),
+}
+
+const RUN_FLAGS = { detach: boolFlag('-d, --detach', 'run in the background; return at once') }
+
+export function registerChain(program: CliCommand, ctx: Context): void {
   const chain = program
     .command('chain')
     .description("run sessions in stages: each step starts from the previous step's branch")
@@ -23,11 +41,20 @@ Examples:
   harness chain run auth --detach
   harness chain status auth`,
     )
+  registerChainCreate(chain, ctx)
+  registerChainAdd(chain, ctx)
+  registerChainRun(chain, ctx)
+  registerChainStatus(chain, ctx)
+  registerChainList(chain, ctx)
+  registerChainKill(chain, ctx)
+  registerChainRunner(program, ctx)
+}
 
+function registerChainCreate(chain: CliCommand, ctx: Context): void {
   chain
     .command('create <name>')
     .description('make an empty chain, or one of existing sessions (--sessions a,b,c)')
-    .option('--sessions <ids>', 'existing sessions as the first steps, in order (comma-separated)', collect)
+    .flags(CREATE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -36,7 +63,7 @@ Examples:
   harness chain create review --sessions 3f9a,b2c4`,
     )
     .action(
-      action(z.object({ sessions: z.optional(z.array(z.string())) }), async (options, name: string) => {
+      action(CREATE_FLAGS, async (options, name: string) => {
         const { createChain } = await import('../sessions/chains/chains.js')
         const { renderChainStatus } = await import('../render/chain.js')
         ctx.out.result(await createChain(ctx, name, options.sessions ?? []), (view) =>
@@ -44,14 +71,13 @@ Examples:
         )
       }),
     )
+}
 
+function registerChainAdd(chain: CliCommand, ctx: Context): void {
   chain
     .command('add <name> [prompt...]')
     .description('append a step: a prompt for a new headless session, or --session <id> to adopt one')
-    .option('-a, --agent <name>', "the step's agent (default: defaults.agent, else claude)")
-    .option('-m, --model <model>', "passed through the agent's own model flag")
-    .option('-P, --permission <mode>', 'readonly | supervised | autonomous')
-    .option('--session <id>', 'adopt this existing session as the step')
+    .flags(ADD_FLAGS)
     .addHelpText(
       'after',
       `
@@ -64,30 +90,24 @@ Examples:
   harness chain add auth --session 3f9a`,
     )
     .action(
-      action(
-        z.object({
-          agent: z.optional(z.string()),
-          model: z.optional(z.string()),
-          permission: z.optional(PermissionSchema),
-          session: z.optional(z.string()),
-        }),
-        async (options, name: string, words: string[]) => {
-          const { addChainStep } = await import('../sessions/chains/chains.js')
-          const { renderChainStatus } = await import('../render/chain.js')
-          const view = await addChainStep(ctx, name, {
-            ...options,
-            prompt: words,
-            extraArgs: ctx.passthrough,
-          })
-          ctx.out.result(view, (data) => renderChainStatus(data))
-        },
-      ),
+      action(ADD_FLAGS, async (options, name: string, words: string[]) => {
+        const { addChainStep } = await import('../sessions/chains/chains.js')
+        const { renderChainStatus } = await import('../render/chain.js')
+        const view = await addChainStep(ctx, name, {
+          ...options,
+          prompt: words,
+          extraArgs: ctx.passthrough,
+        })
+        ctx.out.result(view, (data) => renderChainStatus(data))
+      }),
     )
+}
 
+function registerChainRun(chain: CliCommand, ctx: Context): void {
   chain
     .command('run <name>')
     .description('run the steps in order, from the first one not COMPLETED; a step that fails stops it')
-    .option('-d, --detach', 'run in the background; return at once')
+    .flags(RUN_FLAGS)
     .addHelpText(
       'after',
       `
@@ -101,7 +121,7 @@ Examples:
   harness chain run auth --detach && harness chain status auth`,
     )
     .action(
-      action(z.object({ detach: z.optional(z.boolean()) }), async (options, name: string) => {
+      action(RUN_FLAGS, async (options, name: string) => {
         if (ctx.passthrough.length) throw new UsageError('arguments after -- belong to "harness chain add"')
         const { runChain } = await import('../sessions/chains/chains.js')
         const { renderChainRun } = await import('../render/chain.js')
@@ -110,7 +130,9 @@ Examples:
         throw exit
       }),
     )
+}
 
+function registerChainStatus(chain: CliCommand, ctx: Context): void {
   chain
     .command('status <name>')
     .description('each step with its session, status (PENDING before it runs) and time')
@@ -122,34 +144,34 @@ Examples:
   harness chain status auth --json | jq -r '.steps[] | "\\(.n) \\(.status)"'`,
     )
     .action(
-      action(z.object({}), async (_options, name: string) => {
+      action(NO_FLAGS, async (_options, name: string) => {
         const { chainStatus } = await import('../sessions/chains/chains.js')
         const { renderChainStatus } = await import('../render/chain.js')
         ctx.out.result(await chainStatus(ctx, name), (view) => renderChainStatus(view))
       }),
     )
+}
 
+function registerChainList(chain: CliCommand, ctx: Context): void {
   chain
     .command('list')
     .alias('ls')
     .description('every chain: state, steps done, the next step')
     .addHelpText('after', '\nExamples:\n  harness chain list\n  harness chain list --json')
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const { listChains } = await import('../sessions/chains/chains.js')
         const { renderChainList } = await import('../render/chain.js')
         ctx.out.result(await listChains(ctx), (views) => renderChainList(views, ctx.out.width))
       }),
     )
+}
 
+function registerChainKill(chain: CliCommand, ctx: Context): void {
   chain
     .command('kill <name>')
     .description('stop a running chain: its runner and the step it runs (that step becomes KILLED)')
-    .option(
-      '--grace <duration>',
-      'time between SIGTERM and SIGKILL: 500ms, 5s (a bare number is seconds)',
-      '1.5s',
-    )
+    .flags(GRACE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -160,19 +182,22 @@ Example:
   harness chain kill auth`,
     )
     .action(
-      action(z.object({ grace: z.string() }), async (options, name: string) => {
+      action(GRACE_FLAGS, async (options, name: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
         const { killChain } = await import('../sessions/chains/chains.js')
         const { renderChainKill } = await import('../render/chain.js')
         ctx.out.result(await killChain(ctx, name, graceMs), renderChainKill)
       }),
     )
+}
 
+/** The detached runner `chain run --detach` starts. */
+function registerChainRunner(program: CliCommand, ctx: Context): void {
   program
     .command('__chain-run <name>', { hidden: true })
     .description('internal: the detached runner of a chain')
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const plan = await ctx.readStdin()
         const { runChainDetached } = await import('../sessions/chains/chains.js')
         await runChainDetached(ctx, plan)

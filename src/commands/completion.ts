@@ -1,12 +1,12 @@
-import { Argument, type Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../cli/action.js'
+import { Argument } from 'commander'
+import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
 
 const SHELL_NAMES = ['bash', 'zsh', 'fish']
 
 /** `harness completion <shell>` prints the script; the hidden `__complete` answers it at each Tab. */
-export function registerCompletion(program: Command, ctx: Context): void {
+export function registerCompletion(program: CliCommand, ctx: Context): void {
   program
     .command('completion')
     .description('print the shell completion script (commands, flags, agents, session ids)')
@@ -20,7 +20,7 @@ Examples:
   harness completion fish > ~/.config/fish/completions/harness.fish`,
     )
     .action(
-      action(z.object({}), async (_options, shell: string) => {
+      action(NO_FLAGS, async (_options, shell: string) => {
         const { completionScript } = await import('../cli/completion.js')
         ctx.out.writeOut(completionScript(shell as 'bash'))
       }),
@@ -30,7 +30,7 @@ Examples:
     .description('internal: completions for the words after --')
     .argument('<shell>')
     .action(
-      action(z.object({}), async (_options, shell: string) => {
+      action(NO_FLAGS, async (_options, shell: string) => {
         const { complete, renderCompletion } = await import('../cli/completion.js')
         const { completionSources } = await import('../sessions/completion.js')
         const { taskLabel } = await import('../render/session.js')

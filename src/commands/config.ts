@@ -1,13 +1,14 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { boolFlag } from '../cli/options.js'
 import { ensureProjectDirs } from '../project.js'
 
-const ScopeSchema = z.object({ user: z.optional(z.boolean()) })
+const SCOPE_FLAGS = { user: boolFlag('--user', 'your own config file instead of the project one') }
+const LIST_FLAGS = { ...SCOPE_FLAGS, keys: boolFlag('--keys', 'list the keys the schema knows instead') }
 
 /** `harness config get/set/unset/list [--user]`: the config files, edited through their schema. */
-export function registerConfig(program: Command, ctx: Context): void {
+export function registerConfig(program: CliCommand, ctx: Context): void {
   const config = program
     .command('config')
     .description('read and change configuration (the project .harness/config.json, or yours with --user)')
@@ -19,35 +20,51 @@ Examples:
   harness config set defaults.agent codex
   harness config get worktree.setup --user`,
     )
-  const target = async (user: boolean | undefined) => {
-    const { configTarget } = await import('../config-edit.js')
-    return configTarget(await ctx.project(), ctx.env, user === true)
-  }
-  const trustHooks = async () => {
-    const paths = await ctx.project()
-    const { isTrusted, trustProject } = await import('../trust.js')
-    return {
-      isTrusted: () => isTrusted(paths.root, paths.configFile, ctx.env),
-      trust: () => void trustProject(paths.root, paths.configFile, ctx.env),
-    }
-  }
-  const show = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
+  registerGet(config, ctx)
+  registerSet(config, ctx)
+  registerUnset(config, ctx)
+  registerList(config, ctx)
+}
 
+/** The file a subcommand reads or writes: the project's, or the user's with --user. */
+async function target(ctx: Context, user: boolean | undefined) {
+  const { configTarget } = await import('../config-edit.js')
+  return configTarget(await ctx.project(), ctx.env, user === true)
+}
+
+/** A change keeps the project's trust as it was (trusted stays trusted, untrusted stays untrusted). */
+async function trustHooks(ctx: Context) {
+  const paths = await ctx.project()
+  const { isTrusted, trustProject } = await import('../trust.js')
+  return {
+    isTrusted: () => isTrusted(paths.root, paths.configFile, ctx.env),
+    trust: () => void trustProject(paths.root, paths.configFile, ctx.env),
+  }
+}
+
+function show(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value)
+}
+
+function registerGet(config: CliCommand, ctx: Context): void {
   config
     .command('get <key>')
     .description('print one value (a string as is, anything else as JSON); exit 4 when it is not set')
-    .option('--user', 'your own config file instead of the project one')
+    .flags(SCOPE_FLAGS)
     .addHelpText('after', '\nExample:\n  harness config get defaults.agent')
     .action(
-      action(ScopeSchema, async (options, key: string) => {
+      action(SCOPE_FLAGS, async (options, key: string) => {
         const { configGet } = await import('../config-edit.js')
-        ctx.out.result(configGet(await target(options.user), key), (e) => show(e.value))
+        ctx.out.result(configGet(await target(ctx, options.user), key), (e) => show(e.value))
       }),
     )
+}
+
+function registerSet(config: CliCommand, ctx: Context): void {
   config
     .command('set <key> <value>')
     .description('set one value (JSON when it parses as JSON, else text); validated before it is written')
-    .option('--user', 'your own config file instead of the project one')
+    .flags(SCOPE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -60,40 +77,50 @@ Examples:
   harness config set --user providers.claude.command /opt/claude/bin/claude`,
     )
     .action(
-      action(ScopeSchema, async (options, key: string, value: string) => {
+      action(SCOPE_FLAGS, async (options, key: string, value: string) => {
         const { configSet, parseValue } = await import('../config-edit.js')
         // A project file goes inside a .harness that git does not see (its .gitignore).
         if (!options.user) ensureProjectDirs(await ctx.project())
-        const change = configSet(await target(options.user), key, parseValue(value), await trustHooks())
+        const change = configSet(
+          await target(ctx, options.user),
+          key,
+          parseValue(value),
+          await trustHooks(ctx),
+        )
         ctx.out.result(change, (c) => `${c.key} = ${show(c.value)} in ${c.file}`)
       }),
     )
+}
+
+function registerUnset(config: CliCommand, ctx: Context): void {
   config
     .command('unset <key>')
     .description('remove one value (or a whole section)')
-    .option('--user', 'your own config file instead of the project one')
+    .flags(SCOPE_FLAGS)
     .addHelpText('after', '\nExample:\n  harness config unset defaults.model')
     .action(
-      action(ScopeSchema, async (options, key: string) => {
+      action(SCOPE_FLAGS, async (options, key: string) => {
         const { configUnset } = await import('../config-edit.js')
-        const change = configUnset(await target(options.user), key, await trustHooks())
+        const change = configUnset(await target(ctx, options.user), key, await trustHooks(ctx))
         ctx.out.result(change, (c) => `${c.key} unset in ${c.file}`)
       }),
     )
+}
+
+function registerList(config: CliCommand, ctx: Context): void {
   config
     .command('list')
     .description('every value set in the file, as key = value (--keys: every key there is)')
-    .option('--user', 'your own config file instead of the project one')
-    .option('--keys', 'list the keys the schema knows instead')
+    .flags(LIST_FLAGS)
     .addHelpText('after', '\nExamples:\n  harness config list\n  harness config list --keys')
     .action(
-      action(z.object({ user: z.optional(z.boolean()), keys: z.optional(z.boolean()) }), async (options) => {
+      action(LIST_FLAGS, async (options) => {
         const { configList, knownKeys } = await import('../config-edit.js')
         if (options.keys) {
           ctx.out.result(knownKeys(), (keys) => keys.join('\n'))
           return
         }
-        const entries = configList(await target(options.user))
+        const entries = configList(await target(ctx, options.user))
         ctx.out.result(entries, (list) => list.map((e) => `${e.key} = ${show(e.value)}`).join('\n'))
       }),
     )

@@ -1,10 +1,9 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../cli/action.js'
+import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
 import { ExitRequest } from '../errors.js'
 
-export function registerDoctor(program: Command, ctx: Context): void {
+export function registerDoctor(program: CliCommand, ctx: Context): void {
   program
     .command('doctor')
     .description('check that harness can work here: git, .harness, config trust, agents, tmux, sessions')
@@ -18,7 +17,7 @@ Examples:
   harness doctor --json | jq '.checks[] | select(.status != "ok")'`,
     )
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const { runDoctor } = await import('../doctor.js')
         const { renderDoctor } = await import('../render/doctor.js')
         const report = await runDoctor(ctx)

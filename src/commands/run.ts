@@ -1,74 +1,65 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action, collect } from '../cli/action.js'
+import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { boolFlag, choiceFlag, type FlagValues, listFlag, negatedFlag, textFlag } from '../cli/options.js'
 import { UsageError } from '../errors.js'
 
-export const PermissionSchema = z.enum(['readonly', 'supervised', 'autonomous'])
+const PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const
 
-const RunOptionsSchema = z.object({
-  agent: z.optional(z.string()),
-  model: z.optional(z.string()),
-  permission: z.optional(PermissionSchema),
-  worktree: z.boolean(),
-  base: z.optional(z.string()),
-  branch: z.optional(z.string()),
-  sessionId: z.optional(z.string()),
-  detach: z.optional(z.boolean()),
-  tmux: z.optional(z.boolean()),
-  attach: z.optional(z.boolean()),
-  prompt: z.optional(z.string()),
-  restoreCheckpoint: z.optional(z.string()),
-  contextFrom: z.optional(z.array(z.string())),
-  dryRun: z.optional(z.boolean()),
-  budget: z.optional(z.string()),
-  backend: z.optional(z.enum(['local', 'container'])),
-  image: z.optional(z.string()),
-  engine: z.optional(z.enum(['podman', 'docker'])),
-})
+/** `-P, --permission <mode>`, as run and chain add declare it. */
+export function permissionFlag(description: string) {
+  return choiceFlag('-P, --permission <mode>', description, PERMISSIONS)
+}
 
-export function registerRun(program: Command, ctx: Context): void {
-  program
-    .command('run [prompt...]')
-    .alias('chat')
-    .description('start an agent as a new session in its own worktree (args after -- go to the agent)')
-    .option(
-      '-a, --agent <name>',
-      'claude, codex, gemini, opencode, agy, pi-agent, aider, exec, or one from config',
-    )
-    .option('-m, --model <model>', "passed through the agent's own model flag")
-    .option('-P, --permission <mode>', 'readonly | supervised | autonomous (default: supervised)')
-    .option('--no-worktree', 'run in the current directory instead of a new worktree')
-    .option('--base <ref>', 'start the worktree from this commit or branch (default: HEAD)')
-    .option('--branch <name>', 'branch name for the worktree (default: harness/<id>)')
-    .option('--session-id <id>', 'use this id; resumes the session if it already exists')
-    .option('-d, --detach', 'run in the background; return once the agent has started')
-    .option('--tmux', 'run the interactive agent in its own tmux session; return once it has started')
-    .option('--attach', 'with --tmux: attach to it at once (detach: Ctrl-b, then d)')
-    .option('--prompt <text>', 'the prompt, for one that begins with "-" (--prompt="-v crashes")')
-    .option(
-      '--restore-checkpoint <n>',
-      'with --session-id of an existing session: restore checkpoint <n> first',
-    )
-    .option(
-      '--context-from <id>',
-      "put an earlier session's task, outcome, changes and final message before the prompt (repeatable)",
-      collect,
-    )
-    .option(
-      '--budget <usd>',
-      'the most the session may cost, all runs together (e.g. 1.00): paused once reached (exit 6)',
-    )
-    .option('--dry-run', 'print the argv, prompt, worktree and branch that would be used; start nothing')
-    .option(
-      '--backend <name>',
-      'where the agent runs: local | container (default: config backend, else local)',
-    )
-    .option('--image <image>', 'with --backend container: the image (it must contain the agent CLI)')
-    .option('--engine <name>', 'with --backend container: podman | docker (default: the first found)')
-    .addHelpText(
-      'after',
-      `
+const RUN_FLAGS = {
+  agent: textFlag(
+    '-a, --agent <name>',
+    'claude, codex, gemini, opencode, agy, pi-agent, aider, exec, or one from config',
+    { values: 'agents' },
+  ),
+  model: textFlag('-m, --model <model>', "passed through the agent's own model flag"),
+  permission: permissionFlag('readonly | supervised | autonomous (default: supervised)'),
+  worktree: negatedFlag('--no-worktree', 'run in the current directory instead of a new worktree'),
+  base: textFlag('--base <ref>', 'start the worktree from this commit or branch (default: HEAD)'),
+  branch: textFlag('--branch <name>', 'branch name for the worktree (default: harness/<id>)'),
+  sessionId: textFlag('--session-id <id>', 'use this id; resumes the session if it already exists', {
+    values: 'sessions',
+  }),
+  detach: boolFlag('-d, --detach', 'run in the background; return once the agent has started'),
+  tmux: boolFlag('--tmux', 'run the interactive agent in its own tmux session; return once it has started'),
+  attach: boolFlag('--attach', 'with --tmux: attach to it at once (detach: Ctrl-b, then d)'),
+  prompt: textFlag('--prompt <text>', 'the prompt, for one that begins with "-" (--prompt="-v crashes")'),
+  restoreCheckpoint: textFlag(
+    '--restore-checkpoint <n>',
+    'with --session-id of an existing session: restore checkpoint <n> first',
+  ),
+  contextFrom: listFlag(
+    '--context-from <id>',
+    "put an earlier session's task, outcome, changes and final message before the prompt (repeatable)",
+    { values: 'sessions' },
+  ),
+  budget: textFlag(
+    '--budget <usd>',
+    'the most the session may cost, all runs together (e.g. 1.00): paused once reached (exit 6)',
+  ),
+  dryRun: boolFlag(
+    '--dry-run',
+    'print the argv, prompt, worktree and branch that would be used; start nothing',
+  ),
+  backend: choiceFlag(
+    '--backend <name>',
+    'where the agent runs: local | container (default: config backend, else local)',
+    ['local', 'container'],
+  ),
+  image: textFlag('--image <image>', 'with --backend container: the image (it must contain the agent CLI)'),
+  engine: choiceFlag(
+    '--engine <name>',
+    'with --backend container: podman | docker (default: the first found)',
+    ['podman', 'docker'],
+  ),
+}
+
+const RUN_HELP = `
 Without a prompt, one piped on stdin is read ("-" as the prompt reads stdin too);
 an agent that runs headless needs one.
 With a terminal the run is interactive; without one (CI, pipes) it is headless:
@@ -87,39 +78,46 @@ Examples:
   harness run --tmux -a claude "add tests"      # in tmux; then: harness session attach <id>
   harness run --context-from 3f9a "now add the tests for it"
   harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt
-  harness run -a claude --detach --budget 1.00 "add tests"   # then: resume <id> --budget 2.00`,
-    )
-    .action(
-      action(RunOptionsSchema, async (options, words: string[]) => {
-        const prompt = promptWords(options.prompt, words)
-        const { parseBudget } = await import('../sessions/budget.js')
-        const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-        const explicitStdin = prompt.length === 1 && prompt[0] === '-'
-        const start = {
-          ...options,
-          detach: options.detach === true,
-          tmux: options.attach || options.tmux,
-          prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
-          budget,
-          extraArgs: ctx.passthrough,
-          promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
-        }
-        if (options.dryRun) {
-          const { dryRunSession } = await import('../sessions/run/start.js')
-          const { renderRunDryRun } = await import('../render/run.js')
-          ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
-          return
-        }
-        const { startSession } = await import('../sessions/run/start.js')
-        const { renderDetachedRun, runSummary } = await import('../render/run.js')
-        const outcome = await startSession(ctx, start)
-        if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
-        else ctx.out.result(outcome.record, renderDetachedRun)
-        if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
-        if (outcome.exit) throw outcome.exit
-        if (options.attach) await attachAfterStart(ctx, outcome.record.id)
-      }),
-    )
+  harness run -a claude --detach --budget 1.00 "add tests"   # then: resume <id> --budget 2.00`
+
+export function registerRun(program: CliCommand, ctx: Context): void {
+  program
+    .command('run [prompt...]')
+    .alias('chat')
+    .description('start an agent as a new session in its own worktree (args after -- go to the agent)')
+    .flags(RUN_FLAGS)
+    .addHelpText('after', RUN_HELP)
+    .action(action(RUN_FLAGS, (options, words: string[]) => run(ctx, options, words)))
+}
+
+async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: string[]): Promise<void> {
+  const prompt = promptWords(options.prompt, words)
+  const { parseBudget } = await import('../sessions/budget.js')
+  const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
+  const explicitStdin = prompt.length === 1 && prompt[0] === '-'
+  const start = {
+    ...options,
+    detach: options.detach === true,
+    tmux: options.attach || options.tmux,
+    prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
+    budget,
+    extraArgs: ctx.passthrough,
+    promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
+  }
+  if (options.dryRun) {
+    const { dryRunSession } = await import('../sessions/run/start.js')
+    const { renderRunDryRun } = await import('../render/run.js')
+    ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
+    return
+  }
+  const { startSession } = await import('../sessions/run/start.js')
+  const { renderDetachedRun, runSummary } = await import('../render/run.js')
+  const outcome = await startSession(ctx, start)
+  if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
+  else ctx.out.result(outcome.record, renderDetachedRun)
+  if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
+  if (outcome.exit) throw outcome.exit
+  if (options.attach) await attachAfterStart(ctx, outcome.record.id)
 }
 
 /** `--attach`: the session runs (and its id is printed); now show it in this terminal. */

@@ -1,10 +1,10 @@
-import { Argument, type Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../cli/action.js'
+import { Argument } from 'commander'
+import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
 
 /** `harness shell-init <shell>` prints the code that defines `hcd <id>` (see cli/shell-init.ts). */
-export function registerShellInit(program: Command, ctx: Context): void {
+export function registerShellInit(program: CliCommand, ctx: Context): void {
   program
     .command('shell-init')
     .description("print shell code that defines hcd <id>: cd into a session's worktree, or fail and stay")
@@ -24,7 +24,7 @@ Examples:
   hcd 3f9a`,
     )
     .action(
-      action(z.object({}), async (_options, shell: string) => {
+      action(NO_FLAGS, async (_options, shell: string) => {
         const { shellInitScript } = await import('../cli/shell-init.js')
         ctx.out.writeOut(shellInitScript(shell as 'bash'))
       }),

@@ -1,19 +1,23 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { textFlag } from '../cli/options.js'
 
 /**
  * Hidden: the detached supervisor of a background run. Its plan arrives on stdin from `harness run --detach`,
  * or, for a run hosted in tmux, in the file `--tmux-plan` names.
  */
-export function registerSupervise(program: Command, ctx: Context): void {
+const SUPERVISE_FLAGS = {
+  tmuxPlan: textFlag('--tmux-plan <file>', 'internal: the plan of a run hosted in tmux'),
+}
+
+export function registerSupervise(program: CliCommand, ctx: Context): void {
   program
     .command('__supervise', { hidden: true })
     .description('internal: supervise a background run')
-    .option('--tmux-plan <file>', 'internal: the plan of a run hosted in tmux')
+    .flags(SUPERVISE_FLAGS)
     .action(
-      action(z.object({ tmuxPlan: z.optional(z.string()) }), async (options) => {
+      action(SUPERVISE_FLAGS, async (options) => {
         if (options.tmuxPlan) {
           const { superviseInTmux } = await import('../sessions/run/tmux-run.js')
           await superviseInTmux(options.tmuxPlan, {

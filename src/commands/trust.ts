@@ -1,9 +1,8 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../cli/action.js'
+import { action, NO_FLAGS } from '../cli/action.js'
+import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
 
-export function registerTrust(program: Command, ctx: Context): void {
+export function registerTrust(program: CliCommand, ctx: Context): void {
   program
     .command('trust')
     .description(
@@ -14,7 +13,7 @@ export function registerTrust(program: Command, ctx: Context): void {
       '\nExample:\n  cat .harness/config.json && harness trust\n\nA changed file is untrusted again; your own config (~/.config/harness/config.json) needs no trust.',
     )
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const paths = await ctx.project()
         const { trustProject } = await import('../trust.js')
         const result = trustProject(paths.root, paths.configFile, ctx.env)
@@ -28,7 +27,7 @@ export function registerTrust(program: Command, ctx: Context): void {
     .description("stop allowing this project's .harness/config.json")
     .addHelpText('after', '\nExample:\n  harness untrust')
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const paths = await ctx.project()
         const { untrustProject } = await import('../trust.js')
         const result = untrustProject(paths.root, paths.configFile, ctx.env)

@@ -1,19 +1,23 @@
 import { createInterface } from 'node:readline/promises'
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 import type { AdoptionItem, AdoptionResult } from '../../sessions/control/adopt.js'
 
-export function registerAdopt(session: Command, ctx: Context): void {
+const ADOPT_FLAGS = {
+  all: boolFlag('--all', 'every foreign record'),
+  yes: boolFlag('-y, --yes', 'do not ask (required when stdin is not a terminal)'),
+}
+
+export function registerAdopt(session: CliCommand, ctx: Context): void {
   session
     .command('adopt [id]')
     .description(
       'take responsibility for records harness did not seal (foreign): show what they name, then seal them',
     )
-    .option('--all', 'every foreign record')
-    .option('-y, --yes', 'do not ask (required when stdin is not a terminal)')
+    .flags(ADOPT_FLAGS)
     .addHelpText(
       'after',
       `
@@ -25,21 +29,17 @@ Examples:
   harness session adopt --all --yes`,
     )
     .action(
-      action(
-        z.object({ all: z.optional(z.boolean()), yes: z.optional(z.boolean()) }),
-        async (options, id?: string) => {
-          if ((options.all === true) === (id !== undefined))
-            throw new UsageError('give a session id or --all')
-          const { adoptSessions } = await import('../../sessions/control/adopt.js')
-          const result = await adoptSessions(ctx, id, {
-            all: options.all === true,
-            yes: options.yes === true,
-            interactive: ctx.stdinIsTerminal,
-            confirm: (items) => confirm(ctx, items),
-          })
-          ctx.out.result(result, renderAdoption)
-        },
-      ),
+      action(ADOPT_FLAGS, async (options, id?: string) => {
+        if ((options.all === true) === (id !== undefined)) throw new UsageError('give a session id or --all')
+        const { adoptSessions } = await import('../../sessions/control/adopt.js')
+        const result = await adoptSessions(ctx, id, {
+          all: options.all === true,
+          yes: options.yes === true,
+          interactive: ctx.stdinIsTerminal,
+          confirm: (items) => confirm(ctx, items),
+        })
+        ctx.out.result(result, renderAdoption)
+      }),
     )
 }
 

@@ -1,21 +1,24 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitRequest } from '../../errors.js'
-import { addSelectionFlags, selectionOf, selectionOptions } from './cleanup.js'
+import { REMOVAL_FLAGS, SELECTION_FLAGS, selectionOf } from './cleanup.js'
 
-const ArchiveOptionsSchema = z.object({ ...selectionOptions, output: z.optional(z.string()) })
+const ARCHIVE_FLAGS = {
+  ...SELECTION_FLAGS,
+  output: textFlag('--output <dir>', 'the folder the archive is written to (default: .harness/archives)', {
+    values: 'dirs',
+  }),
+  force: boolFlag('--force', 'also take dirty worktrees and unmerged branches, after snapshotting them'),
+  dryRun: REMOVAL_FLAGS.dryRun,
+}
 
-export function registerArchive(session: Command, ctx: Context): void {
-  addSelectionFlags(
-    session
-      .command('archive')
-      .description('pack the sessions cleanup would remove into one verified tar.gz, then remove them'),
-  )
-    .option('--output <dir>', 'the folder the archive is written to (default: .harness/archives)')
-    .option('--force', 'also take dirty worktrees and unmerged branches, after snapshotting them')
-    .option('--dry-run', 'print the plan; change nothing at all')
+export function registerArchive(session: CliCommand, ctx: Context): void {
+  session
+    .command('archive')
+    .description('pack the sessions cleanup would remove into one verified tar.gz, then remove them')
+    .flags(ARCHIVE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -33,7 +36,7 @@ Examples:
   harness session unarchive ~/harness-archives/harness-archive-20260101T000000Z.tar.gz`,
     )
     .action(
-      action(ArchiveOptionsSchema, async (options) => {
+      action(ARCHIVE_FLAGS, async (options) => {
         const { archiveSessions } = await import('../../sessions/removal/archive.js')
         const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderArchiveReport } = await import('../../render/archive.js')
@@ -45,7 +48,7 @@ Examples:
     )
 }
 
-export function registerUnarchive(session: Command, ctx: Context): void {
+export function registerUnarchive(session: CliCommand, ctx: Context): void {
   session
     .command('unarchive <file> [ids...]')
     .description('verify an archive and restore its sessions (all, or the ids given)')
@@ -62,7 +65,7 @@ Examples:
   harness session unarchive old.tar.gz 3f9a12c8 && harness session resume 3f9a12c8`,
     )
     .action(
-      action(z.object({}), async (_options, file: string, ids: string[]) => {
+      action(NO_FLAGS, async (_options, file: string, ids: string[]) => {
         const { unarchiveSessions } = await import('../../sessions/removal/unarchive.js')
         const { renderUnarchiveReport } = await import('../../render/archive.js')
         ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)

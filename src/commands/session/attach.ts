@@ -1,9 +1,8 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 
-export function registerAttach(session: Command, ctx: Context): void {
+export function registerAttach(session: CliCommand, ctx: Context): void {
   session
     .command('attach <id>')
     .description("show a tmux-hosted session's agent in this terminal (detach: Ctrl-b, then d)")
@@ -19,7 +18,7 @@ Examples:
   harness session attach 3f9a`,
     )
     .action(
-      action(z.object({}), async (_options, id: string) => {
+      action(NO_FLAGS, async (_options, id: string) => {
         const { attachSession } = await import('../../sessions/control/attach.js')
         const { statusLabel } = await import('../../render/session.js')
         const view = await attachSession(ctx, id)

@@ -1,13 +1,20 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { textFlag } from '../../cli/options.js'
 
-export function registerCheckpoint(session: Command, ctx: Context): void {
+const CHECKPOINT_FLAGS = {
+  description: textFlag(
+    '-m, --description <message>',
+    'what this checkpoint is (shown by "session checkpoints")',
+  ),
+}
+
+export function registerCheckpoint(session: CliCommand, ctx: Context): void {
   session
     .command('checkpoint <id>')
     .description("save the worktree's complete state as a checkpoint (also while the session runs)")
-    .option('-m, --description <message>', 'what this checkpoint is (shown by "session checkpoints")')
+    .flags(CHECKPOINT_FLAGS)
     .addHelpText(
       'after',
       `
@@ -23,7 +30,7 @@ Examples:
   harness session restore 3f9a 2`,
     )
     .action(
-      action(z.object({ description: z.optional(z.string()) }), async (options, id: string) => {
+      action(CHECKPOINT_FLAGS, async (options, id: string) => {
         const { checkpointSession } = await import('../../sessions/work/checkpoints.js')
         const { renderCheckpointTaken } = await import('../../render/checkpoints.js')
         ctx.out.result(await checkpointSession(ctx, id, options.description), renderCheckpointTaken)
@@ -31,7 +38,7 @@ Examples:
     )
 }
 
-export function registerCheckpoints(session: Command, ctx: Context): void {
+export function registerCheckpoints(session: CliCommand, ctx: Context): void {
   session
     .command('checkpoints <id>')
     .description("list a session's checkpoints: number, time, trigger, files changed, message")
@@ -46,7 +53,7 @@ Examples:
   harness session checkpoints 3f9a --json | jq '.checkpoints[-1].n'`,
     )
     .action(
-      action(z.object({}), async (_options, id: string) => {
+      action(NO_FLAGS, async (_options, id: string) => {
         const { listSessionCheckpoints } = await import('../../sessions/work/checkpoints.js')
         const { renderCheckpointList } = await import('../../render/checkpoints.js')
         ctx.out.result(await listSessionCheckpoints(ctx, id), (data) =>
@@ -56,7 +63,7 @@ Examples:
     )
 }
 
-export function registerRestore(session: Command, ctx: Context): void {
+export function registerRestore(session: CliCommand, ctx: Context): void {
   session
     .command('restore <id> <n>')
     .description('put the worktree back at checkpoint <n> (the current state is checkpointed first)')
@@ -75,7 +82,7 @@ Examples:
   harness session restore 3f9a 5      # undo: the before-restore checkpoint`,
     )
     .action(
-      action(z.object({}), async (_options, id: string, n: string) => {
+      action(NO_FLAGS, async (_options, id: string, n: string) => {
         const { restoreSession } = await import('../../sessions/work/checkpoints.js')
         const { renderRestore } = await import('../../render/checkpoints.js')
         ctx.out.result(await restoreSession(ctx, id, n), renderRestore)

@@ -1,17 +1,32 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action, collect } from '../../cli/action.js'
+import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, listFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { type SessionStatus, SessionStatusSchema } from '../../sessions/record/schema.js'
+import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from '../../sessions/record/schema.js'
+
+/** `--status <status>`, as list, cleanup and archive declare it: statuses in any case, comma-separated or repeated. */
+export function statusFlag(description: string) {
+  return listFlag('--status <status>', description, {
+    item: SessionStatusSchema,
+    choices: SESSION_STATUSES.map((status) => status.toLowerCase()),
+  })
+}
 
 /** How cleanup and archive choose sessions: the same flags, the same selection. */
-export const selectionOptions = {
-  olderThan: z.optional(z.string()),
-  status: z.optional(z.array(SessionStatusSchema)),
-  force: z.optional(z.boolean()),
-  dryRun: z.optional(z.boolean()),
+export const SELECTION_FLAGS = {
+  olderThan: textFlag(
+    '--older-than <duration>',
+    'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
+  ),
+  status: statusFlag('only these: paused, completed, failed, killed (comma-separated or repeated)'),
+}
+
+/** The flags after the selection that cleanup and archive share. */
+export const REMOVAL_FLAGS = {
+  force: boolFlag('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them'),
+  dryRun: boolFlag('--dry-run', 'print the plan; change nothing at all'),
 }
 
 /** The selection as cleanup's and archive's services take it, with a progress line named `what`. */
@@ -27,19 +42,6 @@ export function selectionOf(
     dryRun: options.dryRun === true,
     progress: ctx.out.progress(what),
   }
-}
-
-export function addSelectionFlags(command: Command): Command {
-  return command
-    .option(
-      '--older-than <duration>',
-      'only sessions inactive this long: 30 (days), 12h, 2w, 90m (default: cleanup.older_than, else 7d)',
-    )
-    .option(
-      '--status <status>',
-      'only these: paused, completed, failed, killed (comma-separated or repeated)',
-      collect,
-    )
 }
 
 /** The safety rules, shown by `--help` of cleanup, delete and prune. */
@@ -72,16 +74,13 @@ repository), \`git clean -fdx\` deletes .harness/ entirely: records, logs and
 worktrees with their uncommitted work, beyond any rule above. Set worktree.root
 in .harness/config.json (e.g. "../<repo>.worktrees") to keep worktrees outside.`
 
-const CleanupOptionsSchema = z.object(selectionOptions)
+const CLEANUP_FLAGS = { ...SELECTION_FLAGS, ...REMOVAL_FLAGS }
 
-export function registerCleanup(session: Command, ctx: Context): void {
-  addSelectionFlags(
-    session
-      .command('cleanup')
-      .description('remove finished sessions older than a threshold: worktree, branch, log and record'),
-  )
-    .option('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them')
-    .option('--dry-run', 'print the plan; change nothing at all')
+export function registerCleanup(session: CliCommand, ctx: Context): void {
+  session
+    .command('cleanup')
+    .description('remove finished sessions older than a threshold: worktree, branch, log and record')
+    .flags(CLEANUP_FLAGS)
     .addHelpText(
       'after',
       `${SAFETY_RULES}
@@ -95,7 +94,7 @@ Examples:
   harness session cleanup --older-than 2w --status completed,failed`,
     )
     .action(
-      action(CleanupOptionsSchema, async (options) => {
+      action(CLEANUP_FLAGS, async (options) => {
         const { cleanupSessions } = await import('../../sessions/removal/cleanup.js')
         const { anyFailed } = await import('../../sessions/removal/decision.js')
         const { renderRemovalReport } = await import('../../render/cleanup.js')

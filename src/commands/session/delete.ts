@@ -1,16 +1,20 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag } from '../../cli/options.js'
 import { SAFETY_RULES } from './cleanup.js'
 
-export function registerDelete(session: Command, ctx: Context): void {
+const DELETE_FLAGS = {
+  force: boolFlag('--force', 'also remove a dirty worktree or an unmerged branch, after snapshotting it'),
+  dryRun: boolFlag('--dry-run', 'print the plan; change nothing at all'),
+}
+
+export function registerDelete(session: CliCommand, ctx: Context): void {
   session
     .command('delete <id>')
     .alias('rm')
     .description('remove one session: worktree, branch, log and record (same safety rules as cleanup)')
-    .option('--force', 'also remove a dirty worktree or an unmerged branch, after snapshotting it')
-    .option('--dry-run', 'print the plan; change nothing at all')
+    .flags(DELETE_FLAGS)
     .addHelpText(
       'after',
       `${SAFETY_RULES}
@@ -25,17 +29,14 @@ Examples:
   harness session rm 3f9a --force   # snapshot under refs/harness/3f9a…/ first`,
     )
     .action(
-      action(
-        z.object({ force: z.optional(z.boolean()), dryRun: z.optional(z.boolean()) }),
-        async (options, id: string) => {
-          const { deleteSession } = await import('../../sessions/removal/cleanup.js')
-          const { renderRemovalReport } = await import('../../render/cleanup.js')
-          const report = await deleteSession(ctx, id, {
-            force: options.force === true,
-            dryRun: options.dryRun === true,
-          })
-          ctx.out.result(report, (data) => renderRemovalReport(data))
-        },
-      ),
+      action(DELETE_FLAGS, async (options, id: string) => {
+        const { deleteSession } = await import('../../sessions/removal/cleanup.js')
+        const { renderRemovalReport } = await import('../../render/cleanup.js')
+        const report = await deleteSession(ctx, id, {
+          force: options.force === true,
+          dryRun: options.dryRun === true,
+        })
+        ctx.out.result(report, (data) => renderRemovalReport(data))
+      }),
     )
 }

@@ -1,17 +1,21 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
-export function registerDiff(session: Command, ctx: Context): void {
+const DIFF_FLAGS = {
+  stat: boolFlag('--stat', 'a summary of changed files (git diff --stat)'),
+  nameOnly: boolFlag('--name-only', 'only the changed paths, one per line'),
+}
+
+export function registerDiff(session: CliCommand, ctx: Context): void {
   session
     .command('diff <id>')
     .description(
       'what a session changed against its base commit (committed, uncommitted and untracked files)',
     )
-    .option('--stat', 'a summary of changed files (git diff --stat)')
-    .option('--name-only', 'only the changed paths, one per line')
+    .flags(DIFF_FLAGS)
     .addHelpText(
       'after',
       `
@@ -28,28 +32,25 @@ Examples:
   harness session diff 3f9a | git apply   # the same changes in this checkout`,
     )
     .action(
-      action(
-        z.object({ stat: z.optional(z.boolean()), nameOnly: z.optional(z.boolean()) }),
-        async (options, id: string) => {
-          if (options.stat && options.nameOnly)
-            throw new UsageError('--stat and --name-only exclude each other')
-          const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
-          const { diffSession } = await import('../../sessions/work/diff.js')
-          const result = await diffSession(ctx, id, mode)
-          if (result.source === 'worktree' && !result.is_worktree) {
-            ctx.out.info(
-              `harness: session ${result.id} ran in ${result.worktree} itself (no worktree): this compares that folder with the session's base commit ${result.base_commit.slice(0, 12)}, so it may include changes made by others`,
-            )
-          }
-          if (result.source === 'branch') {
-            ctx.out.info(
-              `harness: the worktree of session ${result.id} is gone: showing the commits of its branch ${result.branch}`,
-            )
-          }
-          ctx.out.result(result, (data) => data.diff ?? data.stat ?? data.files.join('\n'), {
-            escaped: true,
-          })
-        },
-      ),
+      action(DIFF_FLAGS, async (options, id: string) => {
+        if (options.stat && options.nameOnly)
+          throw new UsageError('--stat and --name-only exclude each other')
+        const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
+        const { diffSession } = await import('../../sessions/work/diff.js')
+        const result = await diffSession(ctx, id, mode)
+        if (result.source === 'worktree' && !result.is_worktree) {
+          ctx.out.info(
+            `harness: session ${result.id} ran in ${result.worktree} itself (no worktree): this compares that folder with the session's base commit ${result.base_commit.slice(0, 12)}, so it may include changes made by others`,
+          )
+        }
+        if (result.source === 'branch') {
+          ctx.out.info(
+            `harness: the worktree of session ${result.id} is gone: showing the commits of its branch ${result.branch}`,
+          )
+        }
+        ctx.out.result(result, (data) => data.diff ?? data.stat ?? data.files.join('\n'), {
+          escaped: true,
+        })
+      }),
     )
 }

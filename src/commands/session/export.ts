@@ -1,26 +1,22 @@
-import { type Command, Option } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { choiceFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
-const ExportOptionsSchema = z.object({
-  format: z.optional(z.enum(['md', 'markdown', 'json'], { error: 'use md, markdown or json' })),
-})
+const EXPORT_FLAGS = {
+  format: choiceFlag('--format <format>', 'md (markdown, the default) or json', ['md', 'markdown', 'json'], {
+    commanderChecks: true,
+  }),
+}
 
-export function registerExport(session: Command, ctx: Context): void {
+export function registerExport(session: CliCommand, ctx: Context): void {
   session
     .command('export <id>')
     .description(
       'one session as a report: runs, checkpoints, files changed, tokens and cost, the end of its log',
     )
-    .addOption(
-      new Option('--format <format>', 'md (markdown, the default) or json').choices([
-        'md',
-        'markdown',
-        'json',
-      ]),
-    )
+    .flags(EXPORT_FLAGS)
     .addHelpText(
       'after',
       `
@@ -32,7 +28,7 @@ Examples:
   harness session export 3f9a --format json | jq '.checkpoints'`,
     )
     .action(
-      action(ExportOptionsSchema, async (options, id: string) => {
+      action(EXPORT_FLAGS, async (options, id: string) => {
         const { exportSession } = await import('../../sessions/work/export.js')
         if (ctx.options.json && options.format !== undefined && options.format !== 'json') {
           throw new UsageError(

@@ -1,34 +1,36 @@
-import type { Command } from 'commander'
 import * as z from 'zod/mini'
-import { action, collect } from '../../cli/action.js'
+import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, choiceFlag, listFlag, parsedFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
-import { SessionStatusSchema } from '../../sessions/record/schema.js'
+import { statusFlag } from './cleanup.js'
 
-const ListOptionsSchema = z.object({
-  status: z.optional(z.array(SessionStatusSchema)),
-  agent: z.optional(z.array(z.string())),
-  limit: z.optional(
+const LIST_FLAGS = {
+  status: statusFlag('only these: running, paused, completed, failed, killed (comma-separated or repeated)'),
+  agent: listFlag('--agent <agent>', 'only these agents (comma-separated or repeated)', { values: 'agents' }),
+  limit: parsedFlag(
+    '--limit <n>',
+    'show at most n sessions',
     z.pipe(z.string().check(z.regex(/^\d+$/, 'expected a whole number')), z.transform(Number)),
   ),
-  sort: z.enum(['created', 'updated']),
-  watch: z.optional(z.boolean()),
-})
+  sort: choiceFlag(
+    '--sort <key>',
+    'created | updated (AGE then counts from the last update)',
+    ['created', 'updated'],
+    {
+      default: 'created',
+    },
+  ),
+  watch: boolFlag('-w, --watch', 'keep the table on screen, redrawn as sessions change (Ctrl-C to quit)'),
+}
 
-export function registerList(session: Command, ctx: Context): void {
+export function registerList(session: CliCommand, ctx: Context): void {
   session
     .command('list')
     .alias('ls')
     .description('list sessions, newest first')
-    .option(
-      '--status <status>',
-      'only these: running, paused, completed, failed, killed (comma-separated or repeated)',
-      collect,
-    )
-    .option('--agent <agent>', 'only these agents (comma-separated or repeated)', collect)
-    .option('--limit <n>', 'show at most n sessions')
-    .option('--sort <key>', 'created | updated (AGE then counts from the last update)', 'created')
-    .option('-w, --watch', 'keep the table on screen, redrawn as sessions change (Ctrl-C to quit)')
+    .flags(LIST_FLAGS)
     .addHelpText(
       'after',
       `
@@ -43,7 +45,7 @@ Examples:
   harness session ls --json | jq -r '.[] | select(.status == "FAILED") | .id'`,
     )
     .action(
-      action(ListOptionsSchema, async (options) => {
+      action(LIST_FLAGS, async (options) => {
         const { listSessions } = await import('../../sessions/query/query.js')
         const { renderSessionList } = await import('../../render/session.js')
         if (options.watch) {

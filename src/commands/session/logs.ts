@@ -1,15 +1,19 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
-export function registerLogs(session: Command, ctx: Context): void {
+const LOGS_FLAGS = {
+  follow: boolFlag('-f, --follow', 'keep printing new output until the session ends'),
+  raw: boolFlag('--raw', 'print the log as the agent wrote it (JSON events and all)'),
+}
+
+export function registerLogs(session: CliCommand, ctx: Context): void {
   session
     .command('logs <id>')
     .description('print the output of a background or headless session, readable')
-    .option('-f, --follow', 'keep printing new output until the session ends')
-    .option('--raw', 'print the log as the agent wrote it (JSON events and all)')
+    .flags(LOGS_FLAGS)
     .addHelpText(
       'after',
       [
@@ -25,26 +29,23 @@ export function registerLogs(session: Command, ctx: Context): void {
       ].join('\n'),
     )
     .action(
-      action(
-        z.object({ follow: z.optional(z.boolean()), raw: z.optional(z.boolean()) }),
-        async (options, id: string) => {
-          if (ctx.options.json && options.follow)
-            throw new UsageError('--follow cannot be combined with --json')
-          const { logContent, sessionLog, streamLog } = await import('../../sessions/query/logs.js')
-          const info = await sessionLog(ctx, id)
-          if (ctx.options.json) {
-            ctx.out.result({ id: info.id, path: info.path, content: logContent(info) }, () => '')
-            return
-          }
-          const closed = () => ctx.out.closed
-          if (options.raw) {
-            await streamLog(ctx, info, options.follow === true, { feed: (c) => ctx.out.writeOut(c) }, closed)
-            return
-          }
-          const { logSink } = await import('../../render/log-stream.js')
-          const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color)
-          await streamLog(ctx, info, options.follow === true, sink, closed)
-        },
-      ),
+      action(LOGS_FLAGS, async (options, id: string) => {
+        if (ctx.options.json && options.follow)
+          throw new UsageError('--follow cannot be combined with --json')
+        const { logContent, sessionLog, streamLog } = await import('../../sessions/query/logs.js')
+        const info = await sessionLog(ctx, id)
+        if (ctx.options.json) {
+          ctx.out.result({ id: info.id, path: info.path, content: logContent(info) }, () => '')
+          return
+        }
+        const closed = () => ctx.out.closed
+        if (options.raw) {
+          await streamLog(ctx, info, options.follow === true, { feed: (c) => ctx.out.writeOut(c) }, closed)
+          return
+        }
+        const { logSink } = await import('../../render/log-stream.js')
+        const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color)
+        await streamLog(ctx, info, options.follow === true, sink, closed)
+      }),
     )
 }

@@ -1,27 +1,24 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitCode, ExitRequest } from '../../errors.js'
 
-const MergeOptionsSchema = z.object({
-  squash: z.optional(z.boolean()),
-  rebase: z.optional(z.boolean()),
-  dryRun: z.optional(z.boolean()),
-  message: z.optional(z.string()),
-})
+const MERGE_FLAGS = {
+  squash: boolFlag('--squash', 'one commit with the task (or -m) as its message'),
+  rebase: boolFlag('--rebase', "replay the session's commits onto the base branch"),
+  dryRun: boolFlag('--dry-run', 'say what would happen (conflicts included) and change nothing'),
+  message: textFlag(
+    '-m, --message <text>',
+    'message for the commit of uncommitted work in the worktree; with --squash, of the squashed commit',
+  ),
+}
 
-export function registerMerge(session: Command, ctx: Context): void {
+export function registerMerge(session: CliCommand, ctx: Context): void {
   session
     .command('merge <id>')
     .description("land a session's work on its base branch in the main worktree")
-    .option('--squash', 'one commit with the task (or -m) as its message')
-    .option('--rebase', "replay the session's commits onto the base branch")
-    .option('--dry-run', 'say what would happen (conflicts included) and change nothing')
-    .option(
-      '-m, --message <text>',
-      'message for the commit of uncommitted work in the worktree; with --squash, of the squashed commit',
-    )
+    .flags(MERGE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -44,7 +41,7 @@ Examples:
   harness session merge 3f9a --json | jq -r .merge_commit`,
     )
     .action(
-      action(MergeOptionsSchema, async (options, id: string) => {
+      action(MERGE_FLAGS, async (options, id: string) => {
         const { mergeSession } = await import('../../sessions/work/merge.js')
         const { renderMerge } = await import('../../render/merge.js')
         const result = await mergeSession(ctx, id, options)

@@ -1,9 +1,8 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 
-export function registerPath(session: Command, ctx: Context): void {
+export function registerPath(session: CliCommand, ctx: Context): void {
   session
     .command('path <id>')
     .description('print the absolute worktree path of a session; nothing on stdout on error')
@@ -17,7 +16,7 @@ Examples:
   p=$(harness session path 3f9a) && cd "$p"
   hcd 3f9a                                  # after: eval "$(harness shell-init bash)"`,
     )
-    .action(action(z.object({}), async (_options, id: string) => printSessionPath(ctx, id)))
+    .action(action(NO_FLAGS, async (_options, id: string) => printSessionPath(ctx, id)))
 }
 
 /** The command's work; main.ts also calls it directly for the plain form (see cli/fast-path.ts). */

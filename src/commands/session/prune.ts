@@ -1,23 +1,27 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 import { SAFETY_RULES } from './cleanup.js'
 
-export function registerPrune(session: Command, ctx: Context): void {
+const PRUNE_FLAGS = {
+  olderThan: textFlag(
+    '--older-than <duration>',
+    'leave alone anything younger than this: 30 (days), 12h, 90m, 0 for everything (default 1h)',
+  ),
+  force: boolFlag('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them'),
+  dryRun: boolFlag('--dry-run', 'print the plan; change nothing at all'),
+}
+
+export function registerPrune(session: CliCommand, ctx: Context): void {
   session
     .command('prune')
     .description(
       'remove harness/* branches, their worktrees and folders under the worktree root that no record owns',
     )
-    .option(
-      '--older-than <duration>',
-      'leave alone anything younger than this: 30 (days), 12h, 90m, 0 for everything (default 1h)',
-    )
-    .option('--force', 'also remove dirty worktrees and unmerged branches, after snapshotting them')
-    .option('--dry-run', 'print the plan; change nothing at all')
+    .flags(PRUNE_FLAGS)
     .addHelpText(
       'after',
       `${SAFETY_RULES.replace(/<id>/g, '<name>')}
@@ -36,26 +40,19 @@ Examples:
   harness session prune`,
     )
     .action(
-      action(
-        z.object({
-          olderThan: z.optional(z.string()),
-          force: z.optional(z.boolean()),
-          dryRun: z.optional(z.boolean()),
-        }),
-        async (options) => {
-          const olderThan = olderThanFlag(options.olderThan)
-          const { pruneOrphans } = await import('../../sessions/removal/prune.js')
-          const { anyFailed } = await import('../../sessions/removal/decision.js')
-          const { renderPruneReport } = await import('../../render/cleanup.js')
-          const report = await pruneOrphans(ctx, {
-            progress: ctx.out.progress('prune'),
-            olderThan,
-            force: options.force === true,
-            dryRun: options.dryRun === true,
-          })
-          ctx.out.result(report, renderPruneReport)
-          if (anyFailed(report.kept)) throw new ExitRequest(1)
-        },
-      ),
+      action(PRUNE_FLAGS, async (options) => {
+        const olderThan = olderThanFlag(options.olderThan)
+        const { pruneOrphans } = await import('../../sessions/removal/prune.js')
+        const { anyFailed } = await import('../../sessions/removal/decision.js')
+        const { renderPruneReport } = await import('../../render/cleanup.js')
+        const report = await pruneOrphans(ctx, {
+          progress: ctx.out.progress('prune'),
+          olderThan,
+          force: options.force === true,
+          dryRun: options.dryRun === true,
+        })
+        ctx.out.result(report, renderPruneReport)
+        if (anyFailed(report.kept)) throw new ExitRequest(1)
+      }),
     )
 }

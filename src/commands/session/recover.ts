@@ -1,23 +1,27 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
-export function registerRecover(session: Command, ctx: Context): void {
+const RECOVER_FLAGS = {
+  scan: boolFlag(
+    '--scan',
+    'list RUNNING sessions whose liveness is stale, orphaned or unverified, checkpoints and worktrees not as recorded, and corrupt records',
+  ),
+  all: boolFlag(
+    '--all',
+    'recover every stale and unverified session, repair every session, and move corrupt records to .harness/corrupt/',
+  ),
+}
+
+export function registerRecover(session: CliCommand, ctx: Context): void {
   session
     .command('recover [id]')
     .description(
       'find what a crash left behind (--scan): sessions left RUNNING, missing checkpoint refs or worktrees, corrupt records; repair them (<id> or --all)',
     )
-    .option(
-      '--scan',
-      'list RUNNING sessions whose liveness is stale, orphaned or unverified, checkpoints and worktrees not as recorded, and corrupt records',
-    )
-    .option(
-      '--all',
-      'recover every stale and unverified session, repair every session, and move corrupt records to .harness/corrupt/',
-    )
+    .flags(RECOVER_FLAGS)
     .addHelpText(
       'after',
       `
@@ -34,19 +38,16 @@ Examples:
   harness session recover --all`,
     )
     .action(
-      action(
-        z.object({ scan: z.optional(z.boolean()), all: z.optional(z.boolean()) }),
-        async (options, id?: string) => {
-          const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
-          if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-          const { scanRecoverable, recoverSessions } = await import('../../sessions/control/control.js')
-          const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
-          if (options.scan) {
-            ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
-            return
-          }
-          ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)
-        },
-      ),
+      action(RECOVER_FLAGS, async (options, id?: string) => {
+        const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
+        if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
+        const { scanRecoverable, recoverSessions } = await import('../../sessions/control/control.js')
+        const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
+        if (options.scan) {
+          ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
+          return
+        }
+        ctx.out.result(await recoverSessions(ctx, id, options.all === true), renderRecoverResult)
+      }),
     )
 }

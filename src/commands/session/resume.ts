@@ -1,20 +1,30 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { boolFlag, textFlag } from '../../cli/options.js'
 import { attachAfterStart, promptWords } from '../run.js'
 
-export function registerResume(session: Command, ctx: Context): void {
+const RESUME_FLAGS = {
+  detach: boolFlag('-d, --detach', 'run in the background'),
+  tmux: boolFlag('--tmux', 'into a new tmux session (the default for a session last run in tmux)'),
+  attach: boolFlag('--attach', 'with --tmux: attach to it at once'),
+  prompt: textFlag('--prompt <text>', 'the new prompt, for one that begins with "-"'),
+  checkpoint: textFlag(
+    '--checkpoint <n>',
+    'restore checkpoint <n> first (see "harness session checkpoints")',
+  ),
+  budget: textFlag(
+    '--budget <usd>',
+    'a new budget for the session, all runs together: more than it has spent',
+  ),
+}
+
+export function registerResume(session: CliCommand, ctx: Context): void {
   session
     .command('resume <id> [prompt...]')
     .alias('continue')
     .description("resume a session's conversation in its worktree (recreated from its branch if removed)")
-    .option('-d, --detach', 'run in the background')
-    .option('--tmux', 'into a new tmux session (the default for a session last run in tmux)')
-    .option('--attach', 'with --tmux: attach to it at once')
-    .option('--prompt <text>', 'the new prompt, for one that begins with "-"')
-    .option('--checkpoint <n>', 'restore checkpoint <n> first (see "harness session checkpoints")')
-    .option('--budget <usd>', 'a new budget for the session, all runs together: more than it has spent')
+    .flags(RESUME_FLAGS)
     .addHelpText(
       'after',
       `
@@ -32,32 +42,22 @@ Examples:
   harness session resume 3f9a --budget 2.00`,
     )
     .action(
-      action(
-        z.object({
-          detach: z.optional(z.boolean()),
-          tmux: z.optional(z.boolean()),
-          attach: z.optional(z.boolean()),
-          prompt: z.optional(z.string()),
-          checkpoint: z.optional(z.string()),
-          budget: z.optional(z.string()),
-        }),
-        async (options, id: string, words: string[]) => {
-          const { parseBudget } = await import('../../sessions/budget.js')
-          const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-          const { resumeSession } = await import('../../sessions/run/start.js')
-          const { renderDetachedRun, runSummary } = await import('../../render/run.js')
-          const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
-            detach: options.detach === true,
-            tmux: options.attach || options.tmux,
-            checkpoint: options.checkpoint,
-            budget,
-          })
-          if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
-          else ctx.out.result(outcome.record, renderDetachedRun)
-          if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
-          if (outcome.exit) throw outcome.exit
-          if (options.attach) await attachAfterStart(ctx, outcome.record.id)
-        },
-      ),
+      action(RESUME_FLAGS, async (options, id: string, words: string[]) => {
+        const { parseBudget } = await import('../../sessions/budget.js')
+        const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
+        const { resumeSession } = await import('../../sessions/run/start.js')
+        const { renderDetachedRun, runSummary } = await import('../../render/run.js')
+        const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
+          detach: options.detach === true,
+          tmux: options.attach || options.tmux,
+          checkpoint: options.checkpoint,
+          budget,
+        })
+        if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
+        else ctx.out.result(outcome.record, renderDetachedRun)
+        if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
+        if (outcome.exit) throw outcome.exit
+        if (options.attach) await attachAfterStart(ctx, outcome.record.id)
+      }),
     )
 }

@@ -1,9 +1,8 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 
-export function registerShow(session: Command, ctx: Context): void {
+export function registerShow(session: CliCommand, ctx: Context): void {
   session
     .command('show <id>')
     .alias('inspect')
@@ -16,7 +15,7 @@ Examples:
   harness session show 3f9a --json | jq .status`,
     )
     .action(
-      action(z.object({}), async (_options, id: string) => {
+      action(NO_FLAGS, async (_options, id: string) => {
         const { getSession } = await import('../../sessions/query/query.js')
         const { renderSessionDetail } = await import('../../render/session.js')
         const view = await getSession(ctx, id)

@@ -1,9 +1,8 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
-import { action } from '../../cli/action.js'
+import { action, NO_FLAGS } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 
-export function registerStats(session: Command, ctx: Context): void {
+export function registerStats(session: CliCommand, ctx: Context): void {
   session
     .command('stats')
     .description('totals: sessions by status and agent, agent time, tokens and cost, disk used')
@@ -18,7 +17,7 @@ Examples:
   harness session stats --json | jq '.disk.total'`,
     )
     .action(
-      action(z.object({}), async () => {
+      action(NO_FLAGS, async () => {
         const { sessionStats } = await import('../../sessions/query/stats.js')
         const { renderStats } = await import('../../render/stats.js')
         ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))

@@ -1,13 +1,22 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { textFlag } from '../../cli/options.js'
 import { parseDuration } from '../../duration.js'
 
-const StopOptionsSchema = z.object({ grace: z.string() })
+/** `--grace`, as kill, pause and `chain kill` declare it. */
+export const GRACE_FLAGS = {
+  grace: textFlag(
+    '--grace <duration>',
+    'time between SIGTERM and SIGKILL: 500ms, 5s (a bare number is seconds)',
+    {
+      default: '1.5s',
+    },
+  ),
+}
 
 /** `session kill` and `session pause` differ only in the stop_request they commit. */
-export function registerStop(session: Command, ctx: Context, verb: 'kill' | 'pause'): void {
+export function registerStop(session: CliCommand, ctx: Context, verb: 'kill' | 'pause'): void {
   session
     .command(`${verb} <id>`)
     .description(
@@ -15,11 +24,7 @@ export function registerStop(session: Command, ctx: Context, verb: 'kill' | 'pau
         ? 'stop a running session and everything it started (status KILLED)'
         : 'stop a running session gracefully so it can be resumed (status PAUSED)',
     )
-    .option(
-      '--grace <duration>',
-      'time between SIGTERM and SIGKILL: 500ms, 5s (a bare number is seconds)',
-      '1.5s',
-    )
+    .flags(GRACE_FLAGS)
     .addHelpText(
       'after',
       `
@@ -30,7 +35,7 @@ Example:
   harness session ${verb} 3f9a --grace 5s`,
     )
     .action(
-      action(StopOptionsSchema, async (options, id: string) => {
+      action(GRACE_FLAGS, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
         const { stopSession, stopNotProduced } = await import('../../sessions/control/control.js')
         const { renderStopResult } = await import('../../render/run.js')

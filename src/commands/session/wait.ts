@@ -1,18 +1,22 @@
-import type { Command } from 'commander'
-import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
+import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { textFlag } from '../../cli/options.js'
 import { parseDuration } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
 
-export function registerWait(session: Command, ctx: Context): void {
+const WAIT_FLAGS = {
+  timeout: textFlag(
+    '--timeout <duration>',
+    'give up after this long (exit 124): 90s, 30m, 1h (a bare number is seconds)',
+  ),
+}
+
+export function registerWait(session: CliCommand, ctx: Context): void {
   session
     .command('wait <id>')
     .description("wait until a session is no longer running; exit with the agent's exit code")
-    .option(
-      '--timeout <duration>',
-      'give up after this long (exit 124): 90s, 30m, 1h (a bare number is seconds)',
-    )
+    .flags(WAIT_FLAGS)
     .addHelpText(
       'after',
       `
@@ -24,7 +28,7 @@ Example:
   harness session wait "$id" --timeout 1h || echo "failed or timed out: $?"`,
     )
     .action(
-      action(z.object({ timeout: z.optional(z.string()) }), async (options, id: string) => {
+      action(WAIT_FLAGS, async (options, id: string) => {
         const timeoutMs =
           options.timeout === undefined
             ? undefined
