@@ -84,7 +84,7 @@ describe('codex, the real CLI, headless', () => {
       input_tokens: USAGE.input * model.requests.length,
       output_tokens: USAGE.output * model.requests.length,
     })
-  })
+  }, 480_000)
 
   test('readonly: the sandbox refuses the write, nothing changes', async (ctx) => {
     if (!installed.bin) return ctx.skip()

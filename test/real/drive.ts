@@ -55,7 +55,10 @@ export interface Project {
  * A fresh repository with its own HOME, XDG folders and `CODEX_HOME`; `files` (paths under HOME) are written
  * first: the CLI's configuration pointing it at the scripted server.
  */
-export function project(extraEnv: NodeJS.ProcessEnv, files: Record<string, string> = {}): Project {
+export function project(
+  extraEnv: NodeJS.ProcessEnv | ((home: string) => NodeJS.ProcessEnv),
+  files: Record<string, string> = {},
+): Project {
   const repo = tmpGitRepo()
   const home = repo.home
   for (const [path, content] of Object.entries(files)) {
@@ -68,7 +71,7 @@ export function project(extraEnv: NodeJS.ProcessEnv, files: Record<string, strin
     XDG_DATA_HOME: join(home, '.local', 'share'),
     XDG_CACHE_HOME: join(home, '.cache'),
     CODEX_HOME: join(home, '.codex'),
-    ...extraEnv,
+    ...(typeof extraEnv === 'function' ? extraEnv(home) : extraEnv),
   }
   const harness = (args: string[]) => cli(args, { cwd: repo.dir, env, timeoutMs: 150_000, process: true })
   return { repo, env, harness }
