@@ -73,7 +73,7 @@ export function project(
     CODEX_HOME: join(home, '.codex'),
     ...(typeof extraEnv === 'function' ? extraEnv(home) : extraEnv),
   }
-  const harness = (args: string[]) => cli(args, { cwd: repo.dir, env, timeoutMs: 150_000, process: true })
+  const harness = (args: string[]) => cli(args, { cwd: repo.dir, env, timeoutMs: 420_000, process: true })
   return { repo, env, harness }
 }
 

@@ -9,6 +9,7 @@ import {
   project,
   recordOf,
   serversOfFile,
+  show,
   useInstalledClis,
 } from './drive.js'
 import { openaiChatServer, openaiHasToolResult, type ToolCall, USAGE } from './model-server.js'
@@ -95,10 +96,25 @@ describe('pi, the real CLI, headless', () => {
     })
   }, 480_000)
 
-  test('readonly: pi has no write tool, nothing changes', async (ctx) => {
+  test('readonly, detached: pi has no write tool, nothing changes', async (ctx) => {
     if (!installed.bin) return ctx.skip()
-    const { model, record, result } = await run('readonly', write)
-    expect(result.exitCode, result.stderr).toBe(0)
+    const model = await openaiChatServer((request) => (openaiHasToolResult(request) ? null : write))
+    servers.push(model)
+    const { harness } = project({}, piFiles(model.url))
+    const started = await recordOf(harness, [
+      'run',
+      '-a',
+      'pi-agent',
+      '-P',
+      'readonly',
+      '--detach',
+      'look only',
+    ])
+    expect(started.result.exitCode, started.result.stderr).toBe(0)
+    const wait = await harness(['session', 'wait', started.record.id, '--timeout', '300s'])
+    expect(wait.exitCode, wait.stderr).toBe(0)
+    const record = await show(harness, started.record.id)
+    expect(record.status).toBe('COMPLETED')
     // The tools pi offered the model: read-only ones alone.
     const tools = ((model.requests[0]?.body.tools ?? []) as { function?: { name?: string } }[]).map(
       (t) => t.function?.name,
@@ -106,6 +122,7 @@ describe('pi, the real CLI, headless', () => {
     expect(tools.sort()).toEqual(['find', 'grep', 'ls', 'read'])
     expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
     expect(record.files_modified ?? []).toEqual([])
+    expect(record.runs[0]?.usage).toMatchObject({ input_tokens: USAGE.input * model.requests.length })
   })
 
   test('autonomous: the command runs, in the worktree; a prompt beginning with "-" reaches pi as the prompt', async (ctx) => {
