@@ -11,13 +11,7 @@ import {
   serversOfFile,
   useInstalledClis,
 } from './drive.js'
-import {
-  geminiHasToolResult,
-  geminiServer,
-  type RecordedRequest,
-  type ToolCall,
-  USAGE,
-} from './model-server.js'
+import { geminiHasToolResult, geminiServer, type ToolCall, USAGE } from './model-server.js'
 
 /**
  * gemini (the real CLI from npm) through harness, headless, against a scripted Gemini API server on loopback

@@ -57,7 +57,8 @@ function isTurn(request: RecordedRequest): boolean {
 
 const turns = (requests: RecordedRequest[]) => requests.filter(isTurn)
 
-async function run(level: string, tool: (cwd: string) => ToolCall) {
+/** A project whose opencode talks to a server that makes `tool` once, then answers with a text. */
+async function scriptedProject(tool: (cwd: string) => ToolCall) {
   const model = await openaiChatServer((request) =>
     !isTurn(request) || openaiHasToolResult(request) ? null : tool(workingDirectory(request)),
   )
@@ -86,7 +87,7 @@ const command = (): ToolCall => ({
 describe('opencode, the real CLI, headless', () => {
   test('supervised: the write lands in the worktree (never the checkout); resume by sessionID; usage as reported', async (ctx) => {
     if (!installed.bin) return ctx.skip()
-    const { model, repo, harness } = await run('supervised', write)
+    const { model, repo, harness } = await scriptedProject(write)
     const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', 'make the change'])
     expect(result.exitCode, result.stderr).toBe(0)
     expect(record.status).toBe('COMPLETED')
@@ -118,7 +119,7 @@ describe('opencode, the real CLI, headless', () => {
 
   test('readonly (the plan agent): the write is refused, nothing changes', async (ctx) => {
     if (!installed.bin) return ctx.skip()
-    const { harness } = await run('readonly', write)
+    const { harness } = await scriptedProject(write)
     const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', '-P', 'readonly', 'make it'])
     expect(result.exitCode, result.stderr).toBe(0)
     expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
@@ -127,7 +128,7 @@ describe('opencode, the real CLI, headless', () => {
 
   test('autonomous: the command runs, in the worktree', async (ctx) => {
     if (!installed.bin) return ctx.skip()
-    const { repo, harness } = await run('autonomous', command)
+    const { repo, harness } = await scriptedProject(command)
     const { result, record } = await recordOf(harness, [
       'run',
       '-a',
