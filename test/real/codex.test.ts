@@ -58,7 +58,7 @@ function expectUsage(model: ScriptedServer, usage: unknown, from: number, to: nu
 }
 
 describe('codex, the real CLI, headless', () => {
-  test('supervised: the command writes in the worktree (never the checkout); resume by thread_id; usage as reported', async (ctx) => {
+  test('supervised: the command writes in the worktree (never the checkout); resume by thread_id; usage as codex reports it', async (ctx) => {
     if (!installed.bin) return ctx.skip()
     const { model, repo, harness, result, record } = await run('supervised', writeFile)
     expect(result.exitCode, result.stderr).toBe(0)
