@@ -36,6 +36,9 @@ export const BUILTIN_PROVIDERS = {
   gemini: {
     description: 'Gemini CLI',
     command: 'gemini',
+    // Headless output is the JSON event stream: its `result` event carries the run's token usage (plain text
+    // carries none, so harness recorded no usage for gemini).
+    mode_args: { headless: ['--output-format', 'stream-json'], interactive: [] },
     prompt: { headless: ['-p', '{prompt}'], interactive: ['-i', '{prompt}'] },
     start_args: ['--session-id', '{session_id}'],
     resume: ['--resume', 'latest'],

@@ -17,6 +17,8 @@ export interface ToolCall {
   /** The tool's name as the CLI calls it (claude: Write / Bash). */
   name: string
   input: Record<string, unknown>
+  /** Responses API only: a freeform tool (codex's apply_patch), its text in `input.input`. */
+  custom?: boolean
 }
 
 export interface ScriptedServer {
@@ -42,6 +44,8 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 async function listen(
   handle: (req: IncomingMessage, res: ServerResponse, request: RecordedRequest) => void,
+  /** Which POSTs are turns of the conversation (recorded); default all. */
+  isTurn: (path: string) => boolean = () => true,
 ): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = []
   const server: Server = createServer(async (req, res) => {
@@ -51,7 +55,7 @@ async function listen(
       body = text ? (JSON.parse(text) as Record<string, unknown>) : {}
     } catch {}
     const request = { path: req.url ?? '', body, text }
-    if (req.method === 'POST') requests.push(request)
+    if (req.method === 'POST' && isTurn(request.path)) requests.push(request)
     handle(req, res, request)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -212,4 +216,135 @@ export function openaiChatServer(
 export function openaiHasToolResult(request: RecordedRequest): boolean {
   const messages = (request.body.messages ?? []) as { role: string }[]
   return messages[messages.length - 1]?.role === 'tool'
+}
+
+/**
+ * The OpenAI Responses API (`POST /v1/responses`, streamed as SSE), which codex speaks to every model provider.
+ * A tool call is a `function_call` output item; `custom` makes it a freeform `custom_tool_call` (codex's
+ * apply_patch) whose input is the text in `input.input`.
+ */
+export function openaiResponsesServer(script: Script): Promise<ScriptedServer> {
+  let n = 0
+  return listen((req, res, request) => {
+    if (req.method !== 'POST' || !request.path.endsWith('/responses')) {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ object: 'list', data: [], models: [] }))
+      return
+    }
+    n++
+    const call = script(request)
+    const id = `resp_${n}`
+    const item = call
+      ? call.custom
+        ? {
+            type: 'custom_tool_call',
+            id: `ctc_${n}`,
+            status: 'completed',
+            call_id: `call_${n}`,
+            name: call.name,
+            input: String(call.input.input ?? ''),
+          }
+        : {
+            type: 'function_call',
+            id: `fc_${n}`,
+            status: 'completed',
+            call_id: `call_${n}`,
+            name: call.name,
+            arguments: JSON.stringify(call.input),
+          }
+      : {
+          type: 'message',
+          id: `msg_${n}`,
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'All done.', annotations: [] }],
+        }
+    const usage = {
+      input_tokens: USAGE.input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: USAGE.output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: USAGE.input + USAGE.output,
+    }
+    const response = {
+      id,
+      object: 'response',
+      created_at: 1,
+      status: 'in_progress',
+      model: 'scripted',
+      output: [],
+    }
+    sse(res, [
+      ['response.created', { type: 'response.created', response }],
+      ['response.output_item.added', { type: 'response.output_item.added', output_index: 0, item }],
+      ['response.output_item.done', { type: 'response.output_item.done', output_index: 0, item }],
+      [
+        'response.completed',
+        { type: 'response.completed', response: { ...response, status: 'completed', output: [item], usage } },
+      ],
+    ])
+  })
+}
+
+/** True when the Responses conversation so far ends with a tool's output. */
+export function responsesHasToolResult(request: RecordedRequest): boolean {
+  const input = (request.body.input ?? []) as { type?: string }[]
+  const last = input[input.length - 1]
+  return last?.type === 'function_call_output' || last?.type === 'custom_tool_call_output'
+}
+
+/**
+ * The Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`), as gemini reaches it with
+ * `GOOGLE_GEMINI_BASE_URL`. A tool call is a `functionCall` part.
+ */
+export function geminiServer(script: Script): Promise<ScriptedServer> {
+  return listen(
+    (req, res, request) => {
+      if (req.method === 'POST' && request.path.includes(':generateContent')) {
+        // gemini's own side questions (its model router, summaries): a plain text answer, not a turn.
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(
+          JSON.stringify({
+            candidates: [
+              { content: { role: 'model', parts: [{ text: '{}' }] }, finishReason: 'STOP', index: 0 },
+            ],
+            // No tokens: gemini's stats add them to the run's usage, which the tests compare with USAGE.
+            usageMetadata: { promptTokenCount: 0, candidatesTokenCount: 0, totalTokenCount: 0 },
+          }),
+        )
+        return
+      }
+      if (req.method !== 'POST' || !request.path.includes(':streamGenerateContent')) {
+        res.writeHead(request.path.includes(':countTokens') ? 200 : 404, {
+          'content-type': 'application/json',
+        })
+        res.end(JSON.stringify({ totalTokens: 1 }))
+        return
+      }
+      const call = script(request)
+      const part = call ? { functionCall: { name: call.name, args: call.input } } : { text: 'All done.' }
+      sse(res, [
+        [
+          null,
+          {
+            candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
+            usageMetadata: {
+              promptTokenCount: USAGE.input,
+              candidatesTokenCount: USAGE.output,
+              totalTokenCount: USAGE.input + USAGE.output,
+            },
+            modelVersion: 'gemini-2.5-flash',
+          },
+        ],
+      ])
+    },
+    (path) => path.includes(':streamGenerateContent'),
+  )
+}
+
+/** True when the Gemini conversation so far ends with a function response. */
+export function geminiHasToolResult(request: RecordedRequest): boolean {
+  const contents = (request.body.contents ?? []) as { parts?: { functionResponse?: unknown }[] }[]
+  const last = contents[contents.length - 1]
+  return (last?.parts ?? []).some((part) => part.functionResponse !== undefined)
 }

@@ -82,15 +82,20 @@ const ARGV: Record<string, Record<string, string>> = {
     // "--skip-trust  Trust the current workspace for this session."  → without it a new worktree is untrusted
     //   and gemini drops the approval mode ("Approval mode overridden to default …")
     // "-m, --model  Model"                                                                  → -m
-    'start headless readonly': 'gemini --approval-mode plan --skip-trust --session-id <uuid> -p task',
+    // "-o, --output-format  The format of the CLI output. [choices: "text", "json", "stream-json"]" → headless
+    //   (its `result` event carries the run's token usage; measured in test/real/gemini.test.ts)
+    'start headless readonly':
+      'gemini --output-format stream-json --approval-mode plan --skip-trust --session-id <uuid> -p task',
     'start headless readonly model':
-      'gemini --approval-mode plan --skip-trust -m m1 --session-id <uuid> -p task',
-    'start headless supervised': 'gemini --approval-mode auto_edit --skip-trust --session-id <uuid> -p task',
+      'gemini --output-format stream-json --approval-mode plan --skip-trust -m m1 --session-id <uuid> -p task',
+    'start headless supervised':
+      'gemini --output-format stream-json --approval-mode auto_edit --skip-trust --session-id <uuid> -p task',
     'start headless supervised model':
-      'gemini --approval-mode auto_edit --skip-trust -m m1 --session-id <uuid> -p task',
-    'start headless autonomous': 'gemini --approval-mode yolo --skip-trust --session-id <uuid> -p task',
+      'gemini --output-format stream-json --approval-mode auto_edit --skip-trust -m m1 --session-id <uuid> -p task',
+    'start headless autonomous':
+      'gemini --output-format stream-json --approval-mode yolo --skip-trust --session-id <uuid> -p task',
     'start headless autonomous model':
-      'gemini --approval-mode yolo --skip-trust -m m1 --session-id <uuid> -p task',
+      'gemini --output-format stream-json --approval-mode yolo --skip-trust -m m1 --session-id <uuid> -p task',
     'start interactive readonly': 'gemini --approval-mode plan --skip-trust --session-id <uuid> -i task',
     'start interactive readonly model':
       'gemini --approval-mode plan --skip-trust -m m1 --session-id <uuid> -i task',
@@ -100,15 +105,18 @@ const ARGV: Record<string, Record<string, string>> = {
     'start interactive autonomous': 'gemini --approval-mode yolo --skip-trust --session-id <uuid> -i task',
     'start interactive autonomous model':
       'gemini --approval-mode yolo --skip-trust -m m1 --session-id <uuid> -i task',
-    'resume headless readonly': 'gemini --approval-mode plan --skip-trust --resume <uuid> -p continue',
+    'resume headless readonly':
+      'gemini --output-format stream-json --approval-mode plan --skip-trust --resume <uuid> -p continue',
     'resume headless readonly model':
-      'gemini --approval-mode plan --skip-trust -m m1 --resume <uuid> -p continue',
-    'resume headless supervised': 'gemini --approval-mode auto_edit --skip-trust --resume <uuid> -p continue',
+      'gemini --output-format stream-json --approval-mode plan --skip-trust -m m1 --resume <uuid> -p continue',
+    'resume headless supervised':
+      'gemini --output-format stream-json --approval-mode auto_edit --skip-trust --resume <uuid> -p continue',
     'resume headless supervised model':
-      'gemini --approval-mode auto_edit --skip-trust -m m1 --resume <uuid> -p continue',
-    'resume headless autonomous': 'gemini --approval-mode yolo --skip-trust --resume <uuid> -p continue',
+      'gemini --output-format stream-json --approval-mode auto_edit --skip-trust -m m1 --resume <uuid> -p continue',
+    'resume headless autonomous':
+      'gemini --output-format stream-json --approval-mode yolo --skip-trust --resume <uuid> -p continue',
     'resume headless autonomous model':
-      'gemini --approval-mode yolo --skip-trust -m m1 --resume <uuid> -p continue',
+      'gemini --output-format stream-json --approval-mode yolo --skip-trust -m m1 --resume <uuid> -p continue',
     'resume interactive readonly': 'gemini --approval-mode plan --skip-trust --resume <uuid>',
     'resume interactive readonly model': 'gemini --approval-mode plan --skip-trust -m m1 --resume <uuid>',
     'resume interactive supervised': 'gemini --approval-mode default --skip-trust --resume <uuid>',
@@ -117,7 +125,7 @@ const ARGV: Record<string, Record<string, string>> = {
     'resume interactive autonomous': 'gemini --approval-mode yolo --skip-trust --resume <uuid>',
     'resume interactive autonomous model': 'gemini --approval-mode yolo --skip-trust -m m1 --resume <uuid>',
     'resume headless supervised, no id':
-      'gemini --approval-mode auto_edit --skip-trust --resume latest -p continue',
+      'gemini --output-format stream-json --approval-mode auto_edit --skip-trust --resume latest -p continue',
     'resume interactive supervised, no id': 'gemini --approval-mode default --skip-trust --resume latest',
   },
   codex: {

@@ -129,7 +129,17 @@ const CASES: Record<string, [string, Case, string[]][]> = {
     [
       'prompt starting with "-" is joined to its flag',
       { mode: 'headless', kind: 'start', prompt: '-x fails', agentSessionId: UUID },
-      ['gemini', '--approval-mode', 'auto_edit', '--skip-trust', '--session-id', UUID, '-p=-x fails'],
+      [
+        'gemini',
+        '--output-format',
+        'stream-json',
+        '--approval-mode',
+        'auto_edit',
+        '--skip-trust',
+        '--session-id',
+        UUID,
+        '-p=-x fails',
+      ],
     ],
   ],
   codex: [
@@ -281,6 +291,8 @@ describe('buildAgentInvocation rules', () => {
   test('empty prompt and model count as absent', () => {
     expect(argv('gemini', { mode: 'headless', kind: 'resume', prompt: '', model: '' })).toEqual([
       'gemini',
+      '--output-format',
+      'stream-json',
       '--approval-mode',
       'auto_edit',
       '--skip-trust',

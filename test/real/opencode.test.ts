@@ -1,0 +1,144 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import {
+  CHANGING_COMMAND,
+  COMMAND_FILE,
+  FILE,
+  installed,
+  project,
+  recordOf,
+  serversOfFile,
+  useInstalledClis,
+} from './drive.js'
+import {
+  openaiChatServer,
+  openaiHasToolResult,
+  type RecordedRequest,
+  type ToolCall,
+  USAGE,
+} from './model-server.js'
+
+/**
+ * opencode (the real CLI from npm) through harness, headless, against a scripted OpenAI chat completions server
+ * on loopback (an `@ai-sdk/openai-compatible` provider in the file `OPENCODE_CONFIG` names): what each level lets
+ * its tool call do, the exact resume by the captured `sessionID`, and the usage harness records.
+ */
+useInstalledClis('opencode')
+const servers = serversOfFile()
+
+function opencodeConfig(url: string): string {
+  return JSON.stringify({
+    model: 'scripted/scripted',
+    autoupdate: false,
+    share: 'disabled',
+    provider: {
+      scripted: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'scripted',
+        options: { baseURL: `${url}/v1`, apiKey: 'scripted-test-key' },
+        models: { scripted: { name: 'scripted', tool_call: true, limit: { context: 128000, output: 4096 } } },
+      },
+    },
+  })
+}
+
+/** The folder opencode works in, as its system prompt tells the model. */
+function workingDirectory(request: RecordedRequest): string {
+  // opencode 1.18.33: "Working directory: <dir>" in its environment block.
+  const match = /Working directory: ([^\s"\\<]+)/i.exec(request.text)
+  return match?.[1] ?? '/nonexistent'
+}
+
+/** A turn of the agent's conversation; opencode's other requests (the session's title) offer no tools. */
+function isTurn(request: RecordedRequest): boolean {
+  return Array.isArray(request.body.tools) && request.body.tools.length > 0
+}
+
+const turns = (requests: RecordedRequest[]) => requests.filter(isTurn)
+
+/** A project whose opencode talks to a server that makes `tool` once, then answers with a text. */
+async function scriptedProject(tool: (cwd: string) => ToolCall) {
+  const model = await openaiChatServer((request) =>
+    !isTurn(request) || openaiHasToolResult(request) ? null : tool(workingDirectory(request)),
+  )
+  servers.push(model)
+  const config = join('.config', 'opencode-test', 'opencode.json')
+  const { repo, harness } = project(
+    (home) => ({
+      OPENCODE_CONFIG: join(home, config),
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+    }),
+    { [config]: opencodeConfig(model.url) },
+  )
+  return { model, repo, harness }
+}
+
+const write = (cwd: string): ToolCall => ({
+  name: 'write',
+  input: { filePath: join(cwd, FILE), content: 'hello\n' },
+})
+const command = (): ToolCall => ({
+  name: 'bash',
+  input: { command: CHANGING_COMMAND, description: 'run node' },
+})
+
+describe('opencode, the real CLI, headless', () => {
+  test('supervised: the write lands in the worktree (never the checkout); resume by sessionID; usage as reported', async (ctx) => {
+    if (!installed.bin) return ctx.skip()
+    const { model, repo, harness } = await scriptedProject(write)
+    const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', 'make the change'])
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(record.status).toBe('COMPLETED')
+    // opencode works in the worktree: harness gives it the worktree as PWD, which `opencode run` reads.
+    expect(workingDirectory(turns(model.requests)[0] as RecordedRequest)).toBe(record.worktree_dir)
+    expect(readFileSync(join(record.worktree_dir, FILE), 'utf8')).toBe('hello\n')
+    expect(existsSync(join(repo.dir, FILE))).toBe(false)
+    expect(record.files_modified).toEqual([FILE])
+    expect(record.agent_session_id).toMatch(/^ses_/)
+    const first = turns(model.requests).length
+    expect(first).toBeGreaterThanOrEqual(2)
+    expect(record.runs[0]?.usage).toMatchObject({
+      input_tokens: USAGE.input * first,
+      output_tokens: USAGE.output * first,
+    })
+
+    const resume = await recordOf(harness, ['session', 'resume', record.id, 'and now the second part'])
+    expect(resume.result.exitCode, resume.result.stderr).toBe(0)
+    const second = turns(model.requests)[first]
+    expect(second?.text).toContain('make the change')
+    expect(second?.text).toContain(FILE)
+    expect(second?.text).toContain('and now the second part')
+    const answers = turns(model.requests).length - first
+    expect(resume.record.runs[1]?.usage).toMatchObject({
+      input_tokens: USAGE.input * answers,
+      output_tokens: USAGE.output * answers,
+    })
+  }, 480_000)
+
+  test('readonly (the plan agent): the write is refused, nothing changes', async (ctx) => {
+    if (!installed.bin) return ctx.skip()
+    const { harness } = await scriptedProject(write)
+    const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', '-P', 'readonly', 'make it'])
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
+    expect(record.files_modified ?? []).toEqual([])
+  })
+
+  test('autonomous: the command runs, in the worktree', async (ctx) => {
+    if (!installed.bin) return ctx.skip()
+    const { repo, harness } = await scriptedProject(command)
+    const { result, record } = await recordOf(harness, [
+      'run',
+      '-a',
+      'opencode',
+      '-P',
+      'autonomous',
+      'run it',
+    ])
+    expect(result.exitCode, result.stderr).toBe(0)
+    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(true)
+    expect(existsSync(join(repo.dir, COMMAND_FILE))).toBe(false)
+  })
+})
