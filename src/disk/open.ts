@@ -196,9 +196,9 @@ export function writeFileNew(path: string, data: string | Uint8Array): void {
 
 /**
  * Creates a small file that must not exist yet (O_CREAT|O_EXCL, 0600: a link or anything in its place is EEXIST),
- * without fsync: a lock's or a claim's content, which means nothing after a crash.
+ * without fsync: a lock's or a claim's content, or a temp index, which mean nothing after a crash.
  */
-export function createExclusive(path: string, data: string): void {
+export function createExclusive(path: string, data: string | Uint8Array): void {
   checkParents(path)
   fs.writeFileSync(path, data, { mode: 0o600, flag: 'wx' })
 }

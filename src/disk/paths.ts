@@ -63,13 +63,18 @@ export function makeTempDir(prefix: string, parent = tmpdir()): string {
   return fs.mkdtempSync(join(parent, prefix))
 }
 
-/** rmdir of an empty folder (never follows a link: ENOTDIR); missing is fine. */
-export function removeEmptyDir(path: string): void {
+/** rmdir of an empty folder (never follows a link: ENOTDIR); missing is fine unless `missingOk` is false. */
+export function removeEmptyDir(path: string, missingOk = true): void {
   try {
     fs.rmdirSync(path)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    if (!missingOk || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
+}
+
+/** unlink of a file or link (never what a link points to); errors, ENOENT too, come back as they are. */
+export function unlinkPath(path: string): void {
+  fs.unlinkSync(path)
 }
 
 /** Async rmdir of an empty folder (never follows a link); errors come back as they are. */
@@ -141,4 +146,13 @@ export function watchDir(dir: string, onName: (name: string | null) => void): fs
 /** Throws (EACCES and the like) unless this user may list, enter and write folder `dir`. */
 export function assertUsableDir(dir: string): void {
   fs.accessSync(dir, fs.constants.R_OK | fs.constants.W_OK | fs.constants.X_OK)
+}
+
+/**
+ * Copies a file to a new path (COPYFILE_EXCL: anything at `to`, a link too, is EEXIST, never written through).
+ * The source is followed: for the user's own untracked files (worktree.include), which may be links they made.
+ */
+export function copyFileNew(from: string, to: string): void {
+  checkParents(to)
+  fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL)
 }
