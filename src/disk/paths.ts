@@ -156,3 +156,13 @@ export function copyFileNew(from: string, to: string): void {
   checkParents(to)
   fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL)
 }
+
+/** Whether descriptor `fd` (the process's own: 1, 2) is a character device, as a terminal is; throws if closed. */
+export function fdIsCharacterDevice(fd: number): boolean {
+  return fs.fstatSync(fd).isCharacterDevice()
+}
+
+/** write(2) to a descriptor the process was given (its stdout, stderr): how many bytes went. */
+export function writeToFd(fd: number, bytes: Uint8Array, offset: number): number {
+  return fs.writeSync(fd, bytes, offset)
+}

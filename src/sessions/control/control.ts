@@ -1,5 +1,5 @@
-import { type FSWatcher, watch } from 'node:fs'
 import { basename, join } from 'node:path'
+import { type FSWatcher, watchDir } from '../../disk/door.js'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import { checkIdentity } from '../../process/identity.js'
 import type { SessionEnv } from '../ports.js'
@@ -33,7 +33,7 @@ function watchRecord(store: SessionStore, id: string): { next(ms: number): Promi
   let changed = false
   let watcher: FSWatcher | undefined
   try {
-    watcher = watch(store.dir, { persistent: false }, (_event, name) => {
+    watcher = watchDir(store.dir, (name) => {
       if (name !== null && !String(name).startsWith(id)) return
       changed = true
       wake?.()
