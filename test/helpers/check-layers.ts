@@ -54,6 +54,8 @@ export const FS_NOT_YET_ROUTED = [
   'sessions/work/merge.ts',
 ]
 const FS_MODULE = /^(?:node:)?fs(?:\/promises)?$/
+/** Code that reaches harness's folder: its names for it, or the name itself as a path part. */
+const NAMES_HARNESS_DIR = /\b(?:harnessDir|sessionsDir|HARNESS_DIR_NAME|pathsFor)\b|['"`]\.harness['"`/]/
 
 /** Drops comments, so that a comment may name what it does not do. */
 function stripComments(text: string): string {
@@ -94,6 +96,10 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       !FS_NOT_YET_ROUTED.includes(file)
     ) {
       report(`imports node:fs (files are opened only through ${FS_DOOR}door.ts)`)
+    }
+    // An allowed module's reason is that it never touches `.harness/`: one that names it is not allowed fs.
+    if (importsFs && file in FS_ALLOWED && NAMES_HARNESS_DIR.test(code)) {
+      report(`imports node:fs and names .harness (only ${FS_DOOR}door.ts opens harness's files)`)
     }
     if (CLI.includes(top) && !PROCESS_ENTRIES.includes(file)) {
       for (const [name, verb] of [...PROCESS_IO, ['cwd', 'reads'] as const]) {
