@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
-import { assertUsableDir, listDir, statPath } from './disk/door.js'
+import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
 import { HarnessError } from './errors.js'
 import type { SessionEnv } from './sessions/ports.js'
 
@@ -72,7 +72,7 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
     try {
       const mode = statPath(paths.harnessDir).mode & 0o777
       assertUsableDir(paths.harnessDir)
-      listDir(paths.sessionsDir)
+      readDirEntries(paths.sessionsDir)
       checks.push(
         mode & 0o077
           ? {

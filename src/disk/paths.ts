@@ -92,7 +92,15 @@ export function unlinkAsync(path: string): Promise<void> {
  * refused), the target made exclusively (0600 unless `mode`; anything in its place is EEXIST).
  */
 export function copyPlainFile(from: string, to: string, mode = 0o600): void {
-  const source = fs.openSync(from, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  let source: number
+  try {
+    source = fs.openSync(from, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
+      throw new UnsafeFileError(from, 'a symlink', 'SYMLINK_REFUSED')
+    }
+    throw error
+  }
   try {
     const stat = fs.fstatSync(source)
     if (!stat.isFile()) throw new UnsafeFileError(from, 'not a plain file')
@@ -106,11 +114,6 @@ export function copyPlainFile(from: string, to: string, mode = 0o600): void {
     } finally {
       fs.closeSync(target)
     }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') {
-      throw new UnsafeFileError(from, 'a symlink', 'SYMLINK_REFUSED')
-    }
-    throw error
   } finally {
     fs.closeSync(source)
   }
