@@ -142,7 +142,7 @@ describe('layers', () => {
     put(
       'process/identity.ts',
       "import { readFileSync } from 'node:fs'\nexport const boot = () => readFileSync('/proc/sys/kernel/random/boot_id')\n" +
-        'export const lock = (harnessDir: string) => readFileSync(`${harnessDir}/sessions/x.lock`)\n',
+        "export const lock = (harnessDir: string) => readFileSync(harnessDir + '/sessions/x.lock')\n",
     )
     expect(FS_ALLOWED['process/identity.ts']).toBeDefined()
     const problems = checkLayers(src)
