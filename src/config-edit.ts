@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import * as z from 'zod/mini'
 import { HarnessConfigSchema, readConfigFile, userConfigFile } from './config.js'
+import { ensureDir, parseJson, pathExists, readText } from './disk/door.js'
 import { replaceFileDurably } from './durable.js'
 import { ConfigError, IllegalStateError, UsageError } from './errors.js'
 import type { ProjectPaths } from './project.js'
@@ -147,8 +147,8 @@ function distance(a: string, b: string): number {
 function readRaw(file: string): Json {
   // Validates first: a broken file is reported as such, never silently rewritten.
   readConfigFile(file)
-  if (!existsSync(file)) return {}
-  return JSON.parse(readFileSync(file, 'utf8')) as Json
+  if (!pathExists(file)) return {}
+  return parseJson(readText(file, 'config')) as Json
 }
 
 function lookup(config: Json, parts: string[]): unknown {
@@ -225,7 +225,7 @@ function change(
     const where = issue?.path.length ? issue.path.join('.') : key
     throw new ConfigError(target.file, `${where}: ${issue?.message ?? 'invalid'} (nothing was written)`)
   }
-  mkdirSync(dirname(target.file), { recursive: true, mode: 0o700 })
+  ensureDir(dirname(target.file))
   replaceFileDurably(target.file, `${target.file}.${process.pid}.tmp`, `${JSON.stringify(config, null, 2)}\n`)
   // Only a file the user already trusted stays trusted: harness never trusts what it did not see trusted.
   if (wasTrusted) trust?.trust()

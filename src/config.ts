@@ -1,9 +1,8 @@
-import { realpathSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
-import { parseJson, readText, UnsafeFileError } from './disk/door.js'
+import { parseJson, readText, realPath, UnsafeFileError } from './disk/door.js'
 import { type DurationInput, parseDuration, type Unit } from './duration.js'
 import { ConfigError } from './errors.js'
 import { isBuiltinProvider } from './providers/builtin.js'
@@ -249,7 +248,7 @@ export function allowedWorktreeRoots(
   if (config.worktree?.root) roots.push(worktreeRoot(config, projectRoot))
   return roots.map((root) => {
     try {
-      return realpathSync(root)
+      return realPath(root)
     } catch {
       return root
     }
@@ -260,7 +259,7 @@ export function allowedWorktreeRoots(
 export function isInsideRoots(path: string, roots: string[]): boolean {
   let real: string
   try {
-    real = realpathSync(path)
+    real = realPath(path)
   } catch {
     real = resolve(path)
   }

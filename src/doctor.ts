@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
-import { accessSync, constants, readdirSync, statSync } from 'node:fs'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
+import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
 import { HarnessError } from './errors.js'
 import type { SessionEnv } from './sessions/ports.js'
 
@@ -70,9 +70,9 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
     checks.push({ name: '.harness', status: 'info', detail: `${paths.harnessDir} (made by the first run)` })
   } else {
     try {
-      const mode = statSync(paths.harnessDir).mode & 0o777
-      accessSync(paths.harnessDir, constants.R_OK | constants.W_OK | constants.X_OK)
-      readdirSync(paths.sessionsDir)
+      const mode = statPath(paths.harnessDir).mode & 0o777
+      assertUsableDir(paths.harnessDir)
+      readDirEntries(paths.sessionsDir)
       checks.push(
         mode & 0o077
           ? {

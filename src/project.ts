@@ -1,7 +1,14 @@
-import { lstatSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
-import { ensureDir, lstatOrNull, statOrNull, UnsafeFileError, writeFileNew } from './disk/door.js'
+import {
+  ensureDir,
+  entryExists,
+  lstatOrNull,
+  statOrNull,
+  statPath,
+  UnsafeFileError,
+  writeFileNew,
+} from './disk/door.js'
 import { IllegalStateError, UsageError } from './errors.js'
 
 /** Where a project's state lives (docs/commands.md, "Where things live"). */
@@ -118,7 +125,7 @@ export function walkUp(start: string): string | null {
   for (;;) {
     const candidate = join(dir, HARNESS_DIR_NAME)
     if (isDirectory(candidate)) return assertUsersFolder(candidate)
-    if (lstatSync(join(dir, '.git'), { throwIfNoEntry: false })) return null
+    if (entryExists(join(dir, '.git'))) return null
     const parent = dirname(dir)
     if (parent === dir) return null
     dir = parent
@@ -128,7 +135,7 @@ export function walkUp(start: string): string | null {
 /** `dir` when it is owned by the user harness runs as and not writable by others; else exit 4, UNSAFE_PROJECT. */
 export function assertUsersFolder(dir: string): string {
   const uid = process.getuid?.()
-  const stat = statSync(dir)
+  const stat = statPath(dir)
   if (uid !== undefined && stat.uid !== uid) {
     throw new IllegalStateError(
       `${dir} belongs to another user (uid ${stat.uid}), not to you (uid ${uid}): harness does not use it`,

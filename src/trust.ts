@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureDir, readBytes, readJson, realPath } from './disk/door.js'
 import { replaceFileDurably } from './durable.js'
 import { ExitCode, HarnessError, UsageError } from './errors.js'
 import { userStateDir } from './project.js'
@@ -19,7 +19,7 @@ export function trustFilePath(env: NodeJS.ProcessEnv): string {
 
 function readTrust(env: NodeJS.ProcessEnv): TrustFile {
   try {
-    const value = JSON.parse(readFileSync(trustFilePath(env), 'utf8')) as Partial<TrustFile>
+    const value = readJson(trustFilePath(env), 'trust') as Partial<TrustFile>
     if (value && typeof value.projects === 'object' && value.projects) return { projects: value.projects }
   } catch {}
   return { projects: {} }
@@ -27,13 +27,13 @@ function readTrust(env: NodeJS.ProcessEnv): TrustFile {
 
 function writeTrust(env: NodeJS.ProcessEnv, trust: TrustFile): void {
   const file = trustFilePath(env)
-  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 })
+  ensureDir(join(file, '..'))
   replaceFileDurably(file, `${file}.${process.pid}.tmp`, `${JSON.stringify(trust, null, 2)}\n`)
 }
 
 function realRoot(projectRoot: string): string {
   try {
-    return realpathSync(projectRoot)
+    return realPath(projectRoot)
   } catch {
     return projectRoot
   }
@@ -43,9 +43,9 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
 
-function readBytes(file: string): Buffer | null {
+function configBytes(file: string): Buffer | null {
   try {
-    return readFileSync(file)
+    return readBytes(file, 'config')
   } catch {
     return null // missing, or unreadable: the config reader reports the latter, and nothing of it is used
   }
@@ -53,7 +53,7 @@ function readBytes(file: string): Buffer | null {
 
 /** Whether `configFile` (the project's) holds exactly what the user trusted for this project. */
 export function isTrusted(projectRoot: string, configFile: string, env: NodeJS.ProcessEnv): boolean {
-  const bytes = readBytes(configFile)
+  const bytes = configBytes(configFile)
   if (!bytes) return true // nothing to trust
   const entry = readTrust(env).projects[realRoot(projectRoot)]
   return entry?.sha256 === sha256(bytes)
@@ -70,7 +70,7 @@ export interface TrustResult {
 
 /** `harness trust`: remembers the project's config as it is now. */
 export function trustProject(projectRoot: string, configFile: string, env: NodeJS.ProcessEnv): TrustResult {
-  const bytes = readBytes(configFile)
+  const bytes = configBytes(configFile)
   if (!bytes) {
     throw new UsageError(
       `there is no project config to trust: ${configFile} does not exist`,
@@ -105,7 +105,7 @@ export function untrustProject(projectRoot: string, configFile: string, env: Nod
 /** Refuses a project config the user has not trusted: exit 4, with what it would do and the trust line. */
 export function assertTrusted(projectRoot: string, configFile: string, env: NodeJS.ProcessEnv): void {
   if (isTrusted(projectRoot, configFile, env)) return
-  const bytes = readBytes(configFile) ?? Buffer.alloc(0)
+  const bytes = configBytes(configFile) ?? Buffer.alloc(0)
   throw new UntrustedConfigError(configFile, projectRoot, keysThatMatter(bytes))
 }
 

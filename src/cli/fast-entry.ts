@@ -6,9 +6,16 @@
  * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
  * width the help would wrap to) it returns null and the full CLI answers.
  */
-import { existsSync, fstatSync, readdirSync, statSync, writeSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { parseJson, readText } from '../disk/door.js'
+import {
+  fdIsCharacterDevice,
+  parseJson,
+  pathExists,
+  readDirNames,
+  readText,
+  statOrNull,
+  writeToFd,
+} from '../disk/door.js'
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
 import { fastCall } from './fast-path.js'
@@ -94,8 +101,8 @@ function sessionPath(
   if (!isValidSessionId(input)) return null
   const file = (id: string) => join(paths.sessionsDir, `${id}.json`)
   let id = input
-  if (!statSync(file(input), { throwIfNoEntry: false })?.isFile()) {
-    const names = readdirSync(paths.sessionsDir)
+  if (!statOrNull(file(input))?.isFile()) {
+    const names = readDirNames(paths.sessionsDir)
     const resolution = resolveIdAmong(
       input,
       names.filter((name) => name.endsWith('.json')).map((name) => name.slice(0, -'.json'.length)),
@@ -106,7 +113,7 @@ function sessionPath(
   }
   // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
   const record: unknown = parseJson(readText(file(id), 'record'))
-  if (!isSettledRecord(shape, record) || record.id !== id || !existsSync(record.worktree_dir)) return null
+  if (!isSettledRecord(shape, record) || record.id !== id || !pathExists(record.worktree_dir)) return null
   return { id, path: record.worktree_dir }
 }
 
@@ -130,7 +137,7 @@ function findHarnessDir(dir: string | undefined, around: Surroundings): string |
   if (given === undefined) return walkUp(around.cwd)
   const abs = resolve(around.cwd, given)
   const isHarnessDir = basename(abs) === HARNESS_DIR_NAME
-  if (!statSync(isHarnessDir ? dirname(abs) : abs, { throwIfNoEntry: false })?.isDirectory()) return null
+  if (!statOrNull(isHarnessDir ? dirname(abs) : abs)?.isDirectory()) return null
   return isHarnessDir ? abs : join(abs, HARNESS_DIR_NAME)
 }
 
@@ -162,7 +169,7 @@ export function answer(argv: readonly string[]): number | null {
 /** A terminal is a character device; so is /dev/null, which is then taken for one (the full CLI answers). */
 function mayBeTerminal(fd: number): boolean {
   try {
-    return fstatSync(fd).isCharacterDevice()
+    return fdIsCharacterDevice(fd)
   } catch {
     return true
   }
@@ -174,7 +181,7 @@ function writeAll(fd: number, text: string): void {
   let done = 0
   while (done < bytes.length) {
     try {
-      done += writeSync(fd, bytes, done)
+      done += writeToFd(fd, bytes, done)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'EPIPE' || code === 'EIO') return

@@ -1,5 +1,5 @@
-import { type BigIntStats, type Dirent, lstatSync, readdirSync, readFileSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
+import { type BigIntStats, type Dirent, lstatBig, readBytes, readDirEntries, readText } from '../disk/door.js'
 import { type GitEnvOptions, gitAt } from './git.js'
 import { type IndexEntry, type ParsedIndex, parseIndex } from './index-file.js'
 
@@ -43,7 +43,7 @@ export function provenLayout(dir: string, index: ParsedIndex, indexMtimeSec: big
     if (BigInt(entry.mtimeSec) >= (indexMtimeSec & 0xffffffffn)) return null
     let st: BigIntStats
     try {
-      st = lstatSync(join(dir, entry.path), { bigint: true })
+      st = lstatBig(join(dir, entry.path))
     } catch {
       return null
     }
@@ -97,7 +97,7 @@ function folderHoldsOnly(dir: string, files: Set<string>, dirs: Set<string>): bo
   for (let rel = pending.pop(); rel !== undefined; rel = pending.pop()) {
     let names: Dirent[]
     try {
-      names = readdirSync(rel === '' ? dir : join(dir, rel), { withFileTypes: true })
+      names = readDirEntries(rel === '' ? dir : join(dir, rel))
     } catch {
       return false
     }
@@ -121,8 +121,8 @@ function folderHoldsOnly(dir: string, files: Set<string>, dirs: Set<string>): bo
 function linkedGitDir(worktree: string): string | null {
   let text: string
   try {
-    if (!lstatSync(join(worktree, '.git')).isFile()) return null
-    text = readFileSync(join(worktree, '.git'), 'utf8')
+    // No-follow and type-checked: a link or anything but a plain file is refused (and then null).
+    text = readText(join(worktree, '.git'), 'small')
   } catch {
     return null
   }
@@ -135,7 +135,7 @@ function linkedGitDir(worktree: string): string | null {
 function headRevision(gitDir: string): string | null {
   let text: string
   try {
-    text = readFileSync(join(gitDir, 'HEAD'), 'utf8')
+    text = readText(join(gitDir, 'HEAD'), 'small')
   } catch {
     return null
   }
@@ -202,8 +202,8 @@ function worktreeProvenClean(path: string, gitDir: string, headTree: string): Wo
   let indexMtimeSec: bigint
   try {
     // The index's mtime is read before its content: a rewrite in between only makes the racy rule stricter.
-    indexMtimeSec = lstatSync(indexFile, { bigint: true }).mtimeNs / NS
-    buffer = readFileSync(indexFile)
+    indexMtimeSec = lstatBig(indexFile).mtimeNs / NS
+    buffer = readBytes(indexFile, 'gitIndex')
   } catch {
     return null
   }

@@ -1,5 +1,5 @@
-import { realpathSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
+import { realPathNative } from '../disk/door.js'
 import { UsageError } from '../errors.js'
 import { type GitEnvOptions, gitAt, gitFailed } from './git.js'
 
@@ -104,7 +104,7 @@ export function samePath(a: string, b: string): boolean {
 export function canonicalPath(path: string): string {
   const abs = resolve(path)
   try {
-    return realpathSync.native(abs)
+    return realPathNative(abs)
   } catch {
     const parent = dirname(abs)
     return parent === abs ? abs : join(canonicalPath(parent), basename(abs))

@@ -1,5 +1,13 @@
-import { copyFileSync, existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import {
+  copyPlainFile,
+  createExclusive,
+  ensureDir,
+  lstatPath,
+  pathExists,
+  removeHeldSync,
+  unlinkQuiet,
+} from '../disk/door.js'
 import { type GitEnvOptions, gitAt } from './git.js'
 
 /**
@@ -31,8 +39,8 @@ export async function prepareContainerGit(
   const { repoDir, worktreeDir, branch, folder } = options
   const gitDir = join(folder, 'git')
   const pointerFile = join(folder, 'dot-git')
-  rmSync(folder, { recursive: true, force: true })
-  mkdirSync(folder, { recursive: true, mode: 0o700 })
+  removeHeldSync(folder)
+  ensureDir(folder)
   const host = gitAt(repoDir, options)
   const startTip = await host.text([
     'rev-parse',
@@ -63,10 +71,10 @@ export async function prepareContainerGit(
     '--git-path',
     'index',
   ])
-  if (existsSync(index)) copyFileSync(index, join(gitDir, 'index'))
-  rmSync(join(gitDir, 'hooks'), { recursive: true, force: true })
-  mkdirSync(join(gitDir, 'hooks'), { mode: 0o700 })
-  writeFileSync(pointerFile, `gitdir: ${gitDir}\n`, { mode: 0o600 })
+  if (pathExists(index)) copyPlainFile(index, join(gitDir, 'index'))
+  removeHeldSync(join(gitDir, 'hooks'))
+  ensureDir(join(gitDir, 'hooks'))
+  createExclusive(pointerFile, `gitdir: ${gitDir}\n`)
   return { gitDir, pointerFile, startTip }
 }
 
@@ -94,7 +102,7 @@ export async function collectContainerCommits(
 ): Promise<CollectOutcome> {
   const { repoDir, worktreeDir, branch, id, git, bundleFile } = options
   // A `commondir` file would point git at another repository's config: the clone is not used then.
-  if (!isPlainDir(git.gitDir) || existsSync(join(git.gitDir, 'commondir'))) {
+  if (!isPlainDir(git.gitDir) || pathExists(join(git.gitDir, 'commondir'))) {
     return { kind: 'failed', reason: 'the private git directory was tampered with' }
   }
   // Run beside the git directory, not in it: its own files (refs/heads/…) would read as paths there.
@@ -109,8 +117,8 @@ export async function collectContainerCommits(
   ])
   const agentTip = tip.stdout.trim()
   if (tip.exitCode !== 0 || agentTip === git.startTip) return { kind: 'none' }
-  mkdirSync(join(bundleFile, '..'), { recursive: true, mode: 0o700 })
-  rmSync(bundleFile, { force: true })
+  ensureDir(join(bundleFile, '..'))
+  unlinkQuiet(bundleFile)
   const made = await clone.try([
     ...SAFE,
     `--git-dir=${git.gitDir}`,
@@ -156,13 +164,13 @@ export async function collectContainerCommits(
     await host.run(['update-ref', '-d', ref])
     return { kind: 'fast-forward', from: git.startTip, to, commits: Number(count) }
   } finally {
-    rmSync(bundleFile, { force: true })
+    unlinkQuiet(bundleFile)
   }
 }
 
 function isPlainDir(path: string): boolean {
   try {
-    const stat = lstatSync(path)
+    const stat = lstatPath(path)
     return stat.isDirectory() && !stat.isSymbolicLink()
   } catch {
     return false

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { pathExists } from '../disk/door.js'
 import { IllegalStateError } from '../errors.js'
 import { resolveCommit } from './common.js'
 import { type GitEnvOptions, gitAt } from './git.js'
@@ -81,7 +81,7 @@ async function diffEnds(
   options: DiffOptions,
 ): Promise<{ base: string; target: string; cwd: string; source: DiffReport['source'] }> {
   const base = await resolveCommit(options.repoDir, options.base, options)
-  if (options.worktreeDir && existsSync(options.worktreeDir)) {
+  if (options.worktreeDir && pathExists(options.worktreeDir)) {
     const { tree, topLevel } = await writeWorktreeTree(options.worktreeDir, options)
     return { base, target: tree, cwd: topLevel, source: 'worktree' }
   }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { pathExists } from '../disk/door.js'
 import { diskFaultInText, ExternalToolError } from '../errors.js'
 
 /**
@@ -214,7 +214,7 @@ export async function gitCommonDir(cwd: string, env: NodeJS.ProcessEnv): Promise
  */
 export function hasDotGitAbove(dir: string): boolean {
   for (let current = resolve(dir); ; current = dirname(current)) {
-    if (existsSync(join(current, '.git'))) return true
+    if (pathExists(join(current, '.git'))) return true
     if (dirname(current) === current) return false
   }
 }

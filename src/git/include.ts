@@ -1,5 +1,5 @@
-import { constants, copyFileSync, lstatSync, mkdirSync, type Stats, statSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { copyFileNew, ensureDir, lstatPath, type Stats, statPath } from '../disk/door.js'
 import { UsageError } from '../errors.js'
 import { type GitEnvOptions, gitAt } from './git.js'
 
@@ -44,10 +44,10 @@ export async function copyIncludedFiles(
       result.skipped.push(path)
       continue
     }
-    mkdirSync(dirname(target), { recursive: true })
+    ensureDir(dirname(target), 0o777)
     try {
       // EXCL: a file that appeared meanwhile is still never overwritten.
-      copyFileSync(source, target, constants.COPYFILE_EXCL)
+      copyFileNew(source, target)
       result.copied.push(path)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
@@ -70,7 +70,7 @@ function assertRelativeGlob(glob: string): void {
 /** What is at `path` (a link itself unless `follow`), or null when nothing can be found there. */
 function statAt(path: string, follow: boolean): Stats | null {
   try {
-    return follow ? statSync(path) : lstatSync(path)
+    return follow ? statPath(path) : lstatPath(path)
   } catch {
     return null
   }

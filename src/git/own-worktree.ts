@@ -1,5 +1,5 @@
-import { lstatSync, readFileSync, realpathSync } from 'node:fs'
 import { dirname, join, relative, resolve, sep } from 'node:path'
+import { entryExists, lstatOrNull, readText, realPath } from '../disk/door.js'
 import { IllegalStateError } from '../errors.js'
 import { gitCommonDir } from './git.js'
 
@@ -38,7 +38,7 @@ export async function assertGitPlace(place: GitPlace, env: NodeJS.ProcessEnv): P
 export async function gitPlaceProblem(place: GitPlace, env: NodeJS.ProcessEnv): Promise<string | null> {
   const repo = real(place.repoDir)
   if (!repo) return `its repository ${place.repoDir} is gone`
-  const mainGit = lstatSync(join(repo, '.git'), { throwIfNoEntry: false })
+  const mainGit = lstatOrNull(join(repo, '.git'))
   if (!mainGit?.isDirectory()) return `${repo} holds no .git folder`
   const common = await gitCommonDir(repo, env)
   if (!common || real(common) !== real(join(repo, '.git'))) return `${repo} is not the top of its repository`
@@ -50,12 +50,12 @@ export async function gitPlaceProblem(place: GitPlace, env: NodeJS.ProcessEnv): 
 /** A linked worktree whose `.git` file names `<common>/worktrees/<name>`, and that registration names it back. */
 function linkedWorktreeProblem(dir: string, common: string): string | null {
   const dotGit = join(dir, '.git')
-  const stat = lstatSync(dotGit, { throwIfNoEntry: false })
+  const stat = lstatOrNull(dotGit)
   if (!stat) return 'it has no .git file'
   if (!stat.isFile())
     return `its .git is a ${stat.isDirectory() ? 'folder' : 'link or special file'}, not a worktree's .git file`
   if (stat.size > 4096) return 'its .git file is not a worktree link'
-  const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim()
+  const named = /^gitdir: (.+)$/m.exec(readText(dotGit, 'small'))?.[1]?.trim()
   if (!named) return 'its .git file names no git folder'
   const admin = real(resolve(dir, named))
   if (!admin || dirname(admin) !== join(common, 'worktrees')) {
@@ -63,7 +63,7 @@ function linkedWorktreeProblem(dir: string, common: string): string | null {
   }
   let back: string
   try {
-    back = readFileSync(join(admin, 'gitdir'), 'utf8').trim()
+    back = readText(join(admin, 'gitdir'), 'small').trim()
   } catch {
     return `its registration ${admin} has no gitdir file`
   }
@@ -80,15 +80,14 @@ function insideRepoProblem(dir: string, repo: string): string | null {
   const parts = relative(repo, folder).split(sep).filter(Boolean)
   for (let depth = parts.length; depth > 0; depth--) {
     const here = join(repo, ...parts.slice(0, depth))
-    if (lstatSync(join(here, '.git'), { throwIfNoEntry: false }))
-      return `${here} holds a repository of its own`
+    if (entryExists(join(here, '.git'))) return `${here} holds a repository of its own`
   }
   return null
 }
 
 function real(path: string): string | null {
   try {
-    return realpathSync(path)
+    return realPath(path)
   } catch {
     return null
   }

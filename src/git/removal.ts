@@ -1,7 +1,13 @@
-import { existsSync, lstatSync, readFileSync } from 'node:fs'
-import { rmdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
-import { emptyDirHeld, HeldDir } from '../disk/door.js'
+import {
+  emptyDirHeld,
+  entryExists,
+  HeldDir,
+  pathExists,
+  readText,
+  removeEmptyDirAsync,
+  unlinkAsync,
+} from '../disk/door.js'
 import { IllegalStateError } from '../errors.js'
 import type { WorktreeLayout } from './clean-check.js'
 import { assertRefArg, canonicalPath } from './common.js'
@@ -110,7 +116,7 @@ export async function onSomeBranch(repo: string, commit: string, options: GitEnv
  */
 export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: WorktreeLayout): Promise<boolean> {
   refuseUnremovable(entry)
-  if (!existsSync(entry.path)) return false
+  if (!pathExists(entry.path)) return false
   const dotGit = join(entry.path, '.git')
   if (!isLinkedCheckout(dotGit)) {
     throw new IllegalStateError(
@@ -124,8 +130,8 @@ export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: Worktre
   // mid-removal is removed as a link, and nothing outside is touched. Asynchronous: a batch deletes several
   // folders at once, and node's thread pool waits on the file system for them in parallel.
   await emptyDirHeld(entry.path, ['.git'])
-  await unlink(dotGit)
-  await rmdir(entry.path)
+  await unlinkAsync(dotGit)
+  await removeEmptyDirAsync(entry.path)
   return true
 }
 
@@ -149,7 +155,7 @@ async function removeLayout(root: string, layout: WorktreeLayout): Promise<void>
     try {
       const gone = await Promise.all(
         files.map((file) =>
-          unlink(held.entry(basename(file))).then(
+          unlinkAsync(held.entry(basename(file))).then(
             () => true,
             (error: NodeJS.ErrnoException) => error.code === 'ENOENT',
           ),
@@ -163,7 +169,7 @@ async function removeLayout(root: string, layout: WorktreeLayout): Promise<void>
   // rmdir never follows a link (ENOTDIR): no check needed here.
   const deepestFirst = [...layout.dirs].sort((a, b) => b.length - a.length)
   try {
-    for (const dir of deepestFirst) await rmdir(join(root, dir))
+    for (const dir of deepestFirst) await removeEmptyDirAsync(join(root, dir))
   } catch {}
 }
 
@@ -196,11 +202,11 @@ function openHeldFolder(root: string, folder: string): HeldDir | null {
 /** A `.git` file (not a folder, not a link) naming an admin folder whose `gitdir` names this file back. */
 function isLinkedCheckout(dotGit: string): boolean {
   try {
-    if (!lstatSync(dotGit).isFile()) return false
-    const admin = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim()
+    // No-follow, type-checked: a link, folder or special file in its place is refused (false).
+    const admin = /^gitdir: (.+)$/m.exec(readText(dotGit, 'small'))?.[1]?.trim()
     if (!admin) return false
     const adminDir = resolve(dirname(dotGit), admin)
-    const back = resolve(adminDir, readFileSync(join(adminDir, 'gitdir'), 'utf8').trim())
+    const back = resolve(adminDir, readText(join(adminDir, 'gitdir'), 'small').trim())
     // The same absolute path is the same file; only different spellings need resolving (two realpaths).
     return back === resolve(dotGit) || canonicalPath(back) === canonicalPath(dotGit)
   } catch {
@@ -244,7 +250,7 @@ function canonicalOfGone(): (path: string) => string {
   return (path) => {
     const abs = resolve(path)
     const parent = dirname(abs)
-    if (parent === abs || lstatSync(abs, { throwIfNoEntry: false }) !== undefined) return canonicalPath(abs)
+    if (parent === abs || entryExists(abs)) return canonicalPath(abs)
     let canonical = parents.get(parent)
     if (canonical === undefined) {
       canonical = canonicalPath(parent)

@@ -1,16 +1,18 @@
-import {
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmdirSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import {
+  createExclusive,
+  ensureDir,
+  listDir,
+  lstatPath,
+  makeTempDir,
+  readBytes,
+  removeEmptyDir,
+  removeHeldSync,
+  type Stats,
+  unlinkPath,
+  unlinkQuiet,
+} from '../disk/door.js'
 import { diskFaultInText, diskFaultOf, IllegalStateError } from '../errors.js'
 import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
@@ -86,10 +88,10 @@ export async function readWorktreeState(
   const summary = realIndex && head ? parseIndexSummary(realIndex, head.length / 2) : null
   return withTempIndex(gitAt(topLevel, options), options.tempDir, async (git, indexFile) => {
     const seed = async (fromRealIndex: boolean) => {
-      rmSync(indexFile, { force: true })
+      unlinkQuiet(indexFile)
       // Seeding from a copy of the real index keeps its stat data (no re-hashing of every file) and its
       // sparse-checkout bits; HEAD is the fallback when there is no index or the copy is not usable.
-      if (fromRealIndex && realIndex) writeFileSync(indexFile, realIndex, { mode: 0o600 })
+      if (fromRealIndex && realIndex) createExclusive(indexFile, realIndex)
       else if (head) await git.run(['read-tree', head])
     }
     await seed(realIndex !== null)
@@ -134,18 +136,18 @@ const INDEX_PREFIX = 'index-'
 
 /** `tempDir` made (0700) if missing, refused if it is not a plain folder, swept of dead processes' indexes. */
 function ownTempDir(tempDir: string): string {
-  mkdirSync(tempDir, { recursive: true, mode: 0o700 })
-  if (!lstatSync(tempDir).isDirectory()) {
+  ensureDir(tempDir)
+  if (!lstatPath(tempDir).isDirectory()) {
     throw new IllegalStateError(
       `${tempDir} is not a folder: harness never follows links in its own folders`,
       'replace it with a real folder (its target is left alone)',
       'SYMLINK_REFUSED',
     )
   }
-  for (const name of readdirSync(tempDir)) {
+  for (const name of listDir(tempDir)) {
     const pid = Number(/^index-(\d+)-/.exec(name)?.[1])
     if (!pid || pid === process.pid || processAlive(pid)) continue
-    rmSync(join(tempDir, name), { recursive: true, force: true })
+    removeHeldSync(join(tempDir, name))
   }
   return tempDir
 }
@@ -161,7 +163,7 @@ function processAlive(pid: number): boolean {
 
 function readIfPresent(path: string): Buffer | null {
   try {
-    return readFileSync(path)
+    return readBytes(path, 'gitIndex')
   } catch {
     return null
   }
@@ -181,8 +183,8 @@ async function withTempIndex<T>(
   let dir: string
   try {
     dir = tempDir
-      ? mkdtempSync(join(ownTempDir(tempDir), `${INDEX_PREFIX}${process.pid}-`))
-      : mkdtempSync(join(tmpdir(), 'harness-index-'))
+      ? makeTempDir(`${INDEX_PREFIX}${process.pid}-`, ownTempDir(tempDir))
+      : makeTempDir('harness-index-')
   } catch (error) {
     throw diskFaultOf(error, tempDir ?? tmpdir())
   }
@@ -193,7 +195,7 @@ async function withTempIndex<T>(
     // The temporary index is the first thing written: a full disk shows here first.
     throw diskFaultOf(error, dir)
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    removeHeldSync(dir)
   }
 }
 
@@ -307,9 +309,9 @@ export async function restoreSnapshot(
   for (const path of new Set(present)) {
     if (wantedSet.has(path)) continue
     const full = join(topLevel, path)
-    let stat: ReturnType<typeof lstatSync>
+    let stat: Stats
     try {
-      stat = lstatSync(full)
+      stat = lstatPath(full)
     } catch {
       continue
     }
@@ -317,7 +319,7 @@ export async function restoreSnapshot(
       result.kept.push(path)
       continue
     }
-    unlinkSync(full)
+    unlinkPath(full)
     result.removed.push(path)
     removeEmptyParents(topLevel, dirname(full))
   }
@@ -333,7 +335,7 @@ function removeEmptyParents(top: string, dir: string): void {
   let current = dir
   while (current.length > top.length && current.startsWith(top)) {
     try {
-      rmdirSync(current)
+      removeEmptyDir(current, false)
     } catch {
       return
     }

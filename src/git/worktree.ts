@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { ensureDir, listDir, pathExists, removeHeldSync, statPath } from '../disk/door.js'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 import { provenCleanWorktrees, type WorktreeLayout } from './clean-check.js'
 import { assertBranchName, resolveCommit, samePath } from './common.js'
@@ -139,7 +139,7 @@ export async function recreateWorktree(options: RecreateWorktreeOptions): Promis
   const pathWasEmptyDir = checkTargetPath(path)
   for (const worktree of await listWorktrees(repoDir, gitOptions)) {
     const here = samePath(worktree.path, path)
-    if (here && existsSync(worktree.path)) {
+    if (here && pathExists(worktree.path)) {
       throw new IllegalStateError(`a worktree is already registered at ${path}`, undefined, 'WORKTREE_EXISTS')
     }
     if (here) {
@@ -174,8 +174,8 @@ function startWorktree(options: GitEnvOptions & { repoDir: string; path: string;
 
 /** Refuses a path that holds anything; returns whether it is an existing (empty) directory. */
 function checkTargetPath(path: string): boolean {
-  if (!existsSync(path)) return false
-  if (statSync(path).isDirectory() && readdirSync(path).length === 0) return true
+  if (!pathExists(path)) return false
+  if (statPath(path).isDirectory() && listDir(path).length === 0) return true
   throw new IllegalStateError(
     `${path} already exists`,
     'remove it or choose another location for the worktree',
@@ -203,8 +203,9 @@ async function rollbackWorktree(
     // Twice forced: git locks a worktree while it is being set up, and an interrupted add leaves the lock.
     if (registered) await git.try(['worktree', 'remove', '--force', '--force', '--', path])
     // The path was absent or empty before this call, so anything in it now was made by this call.
-    if (existsSync(path)) rmSync(path, { recursive: true, force: true })
-    if (keepEmptyDir) mkdirSync(path, { recursive: true })
+    // Held while emptied: a folder swapped for a link meanwhile is removed as a link, nothing outside.
+    removeHeldSync(path)
+    if (keepEmptyDir) ensureDir(path, 0o777)
     // With the directory gone, remove drops a registration that survived the first attempt.
     if (await findWorktree(repoDir, path, options)) {
       await git.try(['worktree', 'remove', '--force', '--force', '--', path])
@@ -242,7 +243,7 @@ export async function removeWorktree(
   const target = resolve(path)
   const entry = await findWorktree(repo, target, options)
   if (!entry) {
-    if (!existsSync(target)) return false
+    if (!pathExists(target)) return false
     throw new IllegalStateError(
       `${target} is not a worktree of this repository`,
       'it was left untouched',
@@ -330,7 +331,7 @@ export async function inspectWorktree(
   const changes = statusEntries(status.stdout)
   for (const hidden of await hiddenIn(path, index, options)) changes.push(`H  ${hidden}`)
   const submodules = index
-    .filter((entry) => entry.mode === '160000' && existsSync(join(path, entry.path, '.git')))
+    .filter((entry) => entry.mode === '160000' && pathExists(join(path, entry.path, '.git')))
     .map((entry) => entry.path)
   return { changes, submodules }
 }
@@ -383,7 +384,7 @@ async function hiddenIn(path: string, index: IndexEntry[], options: GitEnvOption
   const flagged: string[] = []
   for (const entry of index) {
     if (!/^[a-z]$/.test(entry.tag) && entry.tag !== 'S') continue
-    if (entry.path.includes('\n') || !existsSync(join(path, entry.path))) continue
+    if (entry.path.includes('\n') || !pathExists(join(path, entry.path))) continue
     flagged.push(entry.path)
     staged.set(entry.path, entry.hash)
   }

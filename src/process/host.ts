@@ -1,6 +1,12 @@
-import { mkdtempSync, readFileSync, renameSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  makeTempDir,
+  readJson,
+  removeEmptyDir,
+  removeHeldSync,
+  unlinkQuiet,
+  writeFileAtomic,
+} from '../disk/door.js'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
 
@@ -50,7 +56,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
     async startSupervisor(env) {
       const { harnessCommand } = await import('./supervisor.js')
       const { killTmuxSession, newTmuxSession } = await import('./tmux.js')
-      const folder = mkdtempSync(join(tmpdir(), 'harness-plan-'))
+      const folder = makeTempDir('harness-plan-')
       const planFile = join(folder, 'plan.json')
       let pid: number
       try {
@@ -62,12 +68,12 @@ export function tmuxHost(place: TmuxPlace): RunHost {
           env,
         })
       } catch (error) {
-        rmSync(folder, { recursive: true, force: true })
+        removeHeldSync(folder)
         throw error
       }
       const identity = identify(pid)
       const abandon = () => {
-        rmSync(folder, { recursive: true, force: true })
+        removeHeldSync(folder)
         void killTmuxSession(place.socket, place.session, env)
       }
       if (!identity) {
@@ -81,9 +87,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
       return {
         identity,
         send(plan) {
-          const temp = `${planFile}.tmp`
-          writeFileSync(temp, JSON.stringify(plan), { mode: 0o600 })
-          renameSync(temp, planFile)
+          writeFileAtomic(planFile, JSON.stringify(plan))
         },
         abandon,
       }
@@ -99,7 +103,7 @@ export async function receivePlan(planFile: string): Promise<unknown | null> {
   try {
     for (;;) {
       try {
-        return JSON.parse(readFileSync(planFile, 'utf8'))
+        return readJson(planFile, 'small')
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
       }
@@ -108,10 +112,9 @@ export async function receivePlan(planFile: string): Promise<unknown | null> {
     }
   } finally {
     // Only what the launcher made: the file and its (then empty) folder.
-    for (const remove of [() => unlinkSync(planFile), () => rmdirSync(join(planFile, '..'))]) {
-      try {
-        remove()
-      } catch {}
-    }
+    unlinkQuiet(planFile)
+    try {
+      removeEmptyDir(join(planFile, '..'))
+    } catch {}
   }
 }

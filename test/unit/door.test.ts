@@ -6,6 +6,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
@@ -13,10 +14,13 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
   appendText,
+  chmodDir,
+  copyPlainFile,
   emptyDirHeld,
   HeldDir,
   parseJson,
   readText,
+  removeHeldSync,
   type UnsafeFileError,
   writeFileAtomic,
 } from '../../src/disk/door.js'
@@ -141,5 +145,42 @@ describe('removal holds the folder it checked', () => {
     const { root, outside } = layout()
     symlinkSync(outside, join(root, 'wt'))
     expect(() => HeldDir.open(join(root, 'wt'))).toThrow(/not a real folder/)
+  })
+})
+
+describe("the door's calls for the git layer and the repairs", () => {
+  test('the sync removal holds folders too: a sub-folder that is a link goes as a link', () => {
+    const { root, outside } = layout()
+    const folder = join(root, 'tmp-index')
+    mkdirSync(join(folder, 'deep', 'er'), { recursive: true })
+    writeFileSync(join(folder, 'deep', 'er', 'index'), 'x')
+    symlinkSync(outside, join(folder, 'deep', 'src'))
+    removeHeldSync(folder)
+    expect(existsSync(folder)).toBe(false)
+    expect(readdirSync(outside)).toEqual(['keep.txt'])
+  })
+
+  test('a copy never reads through a link or from a FIFO, and never writes over anything', () => {
+    const { root, outside } = layout()
+    symlinkSync(join(outside, 'keep.txt'), join(root, 'index'))
+    expect(() => copyPlainFile(join(root, 'index'), join(root, 'copy'))).toThrow(/symlink/)
+    execFileSync('mkfifo', [join(root, 'fifo')])
+    expect(() => copyPlainFile(join(root, 'fifo'), join(root, 'copy'))).toThrow(/FIFO|not a plain file/)
+    writeFileSync(join(root, 'real'), 'index bytes')
+    copyPlainFile(join(root, 'real'), join(root, 'copy'))
+    expect(readFileSync(join(root, 'copy'), 'utf8')).toBe('index bytes')
+    expect(() => copyPlainFile(join(root, 'real'), join(root, 'copy'))).toThrow(/EEXIST/)
+    expect(existsSync(join(root, 'copy-leftover'))).toBe(false)
+  })
+
+  test("a folder's mode is set through a no-follow open: a link in its place is refused, its target unchanged", () => {
+    const { root, outside } = layout()
+    const before = statSync(outside).mode
+    symlinkSync(outside, join(root, 'worktree'))
+    expect(() => chmodDir(join(root, 'worktree'), 0o700)).toThrow(/not a real folder/)
+    expect(statSync(outside).mode).toBe(before)
+    mkdirSync(join(root, 'real'), { mode: 0o755 })
+    chmodDir(join(root, 'real'), 0o700)
+    expect(statSync(join(root, 'real')).mode & 0o777).toBe(0o700)
   })
 })

@@ -1,7 +1,14 @@
-import { mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import * as z from 'zod/mini'
-import { parseJson, readText, UnsafeFileError } from '../../disk/door.js'
+import {
+  ensureDir,
+  lstatOrNull,
+  parseJson,
+  readDirNames,
+  readText,
+  UnsafeFileError,
+  unlinkQuiet,
+} from '../../disk/door.js'
 import { asDiskFault, fsyncDir, realFs, replaceFileDurably, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import { uniqueSuffix, withLock } from '../record/lock.js'
@@ -133,13 +140,7 @@ export class ChainStore {
 
   /** Every readable chain, by name; corrupt files are reported through `warn` and skipped. */
   list(): Chain[] {
-    let names: string[]
-    try {
-      names = readdirSync(this.dir)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw error
-    }
+    const names = readDirNames(this.dir)
     const chains: Chain[] = []
     for (const file of names.sort()) {
       if (!file.endsWith('.json')) continue
@@ -155,7 +156,7 @@ export class ChainStore {
   async create(chain: Chain): Promise<Chain> {
     const name = assertValidChainName(chain.name)
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+      ensureDir(this.dir)
       return await withLock(this.lockPath(name), { what: `chain "${name}"` }, () => {
         this.sweep(name)
         const next = this.sealed({ ...chain, schema_version: 1, rev: 1, updated_at: now() })
@@ -248,7 +249,7 @@ export class ChainStore {
   private sweep(name: string): void {
     let names: string[]
     try {
-      names = readdirSync(this.dir)
+      names = readDirNames(this.dir)
     } catch {
       return
     }
@@ -276,14 +277,12 @@ function now(): string {
 
 function isFile(path: string): boolean {
   try {
-    return statSync(path).isFile()
+    return lstatOrNull(path)?.isFile() ?? false
   } catch {
     return false
   }
 }
 
 function safeUnlink(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch {}
+  unlinkQuiet(path)
 }

@@ -1,5 +1,5 @@
-import { type FSWatcher, watch } from 'node:fs'
 import { basename, join } from 'node:path'
+import { type FSWatcher, watchDir } from '../../disk/door.js'
 import { ExitCode, HarnessError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { Processes, RecordStore, SessionEnv } from '../ports.js'
 import { getSession, resolveSessionId, seen } from '../query/query.js'
@@ -31,7 +31,7 @@ function watchRecord(store: RecordStore, id: string): { next(ms: number): Promis
   let changed = false
   let watcher: FSWatcher | undefined
   try {
-    watcher = watch(store.dir, { persistent: false }, (_event, name) => {
+    watcher = watchDir(store.dir, (name) => {
       if (name !== null && !String(name).startsWith(id)) return
       changed = true
       wake?.()

@@ -1,5 +1,5 @@
-import { chmodSync, existsSync, realpathSync } from 'node:fs'
 import { dirname, resolve, sep } from 'node:path'
+import { chmodDir, pathExists, realPath as realPathOf } from '../../disk/door.js'
 import type { SessionRecord } from '../record/schema.js'
 import { checkpointRef } from '../work/checkpoints.js'
 
@@ -79,7 +79,7 @@ async function repoFacts(
   sessions: SessionRecord[],
   env: NodeJS.ProcessEnv,
 ): Promise<RepoFacts | null> {
-  if (!existsSync(repo)) return null
+  if (!pathExists(repo)) return null
   const { existingCommits } = await import('../../git/checkpoint.js')
   const { listRefs } = await import('../../git/refs.js')
   const { listWorktrees } = await import('../../git/worktree-list.js')
@@ -149,7 +149,7 @@ async function sessionProblems(record: SessionRecord, facts: RepoFacts): Promise
 
 async function worktreeProblems(record: SessionRecord, facts: RepoFacts): Promise<IntegrityProblem[]> {
   const branch = record.git_branch as string
-  if (!existsSync(record.worktree_dir)) {
+  if (!pathExists(record.worktree_dir)) {
     const recreatable = record.status !== 'RUNNING' && facts.branchExists(branch)
     return [
       {
@@ -184,7 +184,7 @@ async function worktreeProblems(record: SessionRecord, facts: RepoFacts): Promis
 
 function realPath(path: string): string {
   try {
-    return realpathSync(path)
+    return realPathOf(path)
   } catch {
     return resolve(path)
   }
@@ -240,7 +240,7 @@ export async function repairIntegrity(
         branch: record.git_branch,
         env: options.env,
       })
-      chmodSync(record.worktree_dir, 0o700)
+      chmodDir(record.worktree_dir, 0o700)
       result.repaired.push(`worktree ${record.worktree_dir} recreated from branch ${record.git_branch}`)
       continue
     }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { pathExists } from '../../disk/door.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import { checkIdentity } from '../../process/identity.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
@@ -137,7 +137,7 @@ function text(value: unknown): string {
 export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
   // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
-  if (!existsSync(session.worktree_dir)) {
+  if (!pathExists(session.worktree_dir)) {
     throw new IllegalStateError(
       `the folder of session "${session.id}" no longer exists: ${session.worktree_dir}`,
       session.is_worktree && session.git_branch

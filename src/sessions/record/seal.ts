@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { linkSync, mkdirSync, readFileSync, realpathSync, unlinkSync } from 'node:fs'
 import { join, resolve } from 'node:path'
+import { ensureDir, linkFile, readBytes, realPath, unlinkQuiet } from '../../disk/door.js'
 import { asDiskFault, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
 import { userStateDir } from '../../project.js'
@@ -66,7 +66,7 @@ function sealedContent(record: Record<string, unknown>, scope?: string): string 
 /** The real path of a project folder, the scope its records are sealed for (its spelling if it is gone). */
 export function projectScope(root: string): string {
   try {
-    return realpathSync(root)
+    return realPath(root)
   } catch {
     return resolve(root)
   }
@@ -206,7 +206,7 @@ function hmac(key: Buffer, text: string): string {
 
 function readKey(file: string): Buffer | null {
   try {
-    const key = readFileSync(file)
+    const key = readBytes(file, 'small')
     return key.length === KEY_BYTES ? key : null
   } catch {
     return null
@@ -218,19 +218,17 @@ function makeKey(file: string): Buffer {
   const dir = join(file, '..')
   const temp = `${file}.${process.pid}.${Date.now().toString(36)}.tmp`
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    ensureDir(dir)
     writeNewFileDurably(temp, randomBytes(KEY_BYTES))
     try {
-      linkSync(temp, file)
+      linkFile(temp, file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
   } catch (error) {
     throw asDiskFault(error, file)
   } finally {
-    try {
-      unlinkSync(temp)
-    } catch {}
+    unlinkQuiet(temp)
   }
   const key = readKey(file)
   if (!key) {

@@ -1,12 +1,12 @@
 import { dirname, join, resolve } from 'node:path'
 import {
-  copyFileNew,
+  copyPlainFileNew,
   ensureDir,
   filesUnder,
   hashFile,
   linkFile,
   lstatOrNull,
-  makeTempDir,
+  makeStagingDir,
   removeHeldSync,
   unlinkQuiet,
   writeFileNew,
@@ -142,7 +142,7 @@ async function writeSessionArchive(
     '../../history/archive-file.js'
   )
   ensureDir(outputDir)
-  const staging = makeTempDir(join(harnessDir, 'tmp'), `archive-${process.pid}-`)
+  const staging = makeStagingDir(join(harnessDir, 'tmp'), `archive-${process.pid}-`)
   const temp = join(outputDir, `.harness-archive-${process.pid}-${Date.now()}.tmp`)
   try {
     const members: string[] = []
@@ -190,7 +190,7 @@ async function stageSession(
   const id = record.id
   const copy = (from: string, member: string) => {
     ensureDir(dirname(join(staging, member)))
-    copyFileNew(from, join(staging, member))
+    copyPlainFileNew(from, join(staging, member))
     members.push(member)
   }
   const entry: ArchivedSession = {

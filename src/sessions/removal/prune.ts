@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, statSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { worktreeRoot } from '../../config.js'
+import { listDir, pathExists, statPath } from '../../disk/door.js'
 import { canonicalPath } from '../../git/common.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { branchCreatedAt } from '../../git/repo.js'
@@ -151,7 +151,7 @@ async function orphanWorktrees(
   let keepRegistrations = false
   for (const entry of repo.state.worktrees) {
     if (entry.isMain) continue
-    const gone = !entry.locked && !existsSync(entry.path)
+    const gone = !entry.locked && !pathExists(entry.path)
     const inScope = isPrunable(entry, owned, scope.root)
     let reasons: KeepReason[]
     if (gone) {
@@ -169,7 +169,7 @@ async function orphanWorktrees(
         ? [tooRecent(`worktree ${entry.path}`, scope.olderThan)]
         : await repo.worktreeReasons(entry, undefined)
     }
-    orphans.push(worktreeOrphan(repo.dir, entry, reasons, existsSync(entry.path)))
+    orphans.push(worktreeOrphan(repo.dir, entry, reasons, pathExists(entry.path)))
   }
   return { orphans, keepRegistrations }
 }
@@ -218,7 +218,7 @@ async function orphanBranches(scope: PruneScope, goingWorktrees: Set<WorktreeInf
     if (!name.startsWith('harness/') || owned.branches.has(name)) continue
     const reasons: KeepReason[] = []
     // A registration whose folder is gone (and not locked) is dropped by `git worktree prune` afterwards.
-    const holder = branchHolder(name, repo.state.worktrees, goingWorktrees, existsSync)
+    const holder = branchHolder(name, repo.state.worktrees, goingWorktrees, pathExists)
     const created = (await branchCreatedAt(repo.dir, name, repo.git))?.getTime() ?? null
     let mergedInto: string | null = null
     if (holder) {
@@ -262,10 +262,10 @@ export function branchHolder(
 /** Folders under the worktree root that are neither owned nor registered: an empty one goes. */
 function orphanFolders(scope: PruneScope): Orphan[] {
   const { repo, owned, root } = scope
-  if (!existsSync(root)) return []
+  if (!pathExists(root)) return []
   const registered = new Set(repo.state.worktrees.map((w) => canonicalPath(w.path)))
   const orphans: Orphan[] = []
-  for (const child of readdirSync(root).sort()) {
+  for (const child of listDir(root).sort()) {
     const path = join(root, child)
     const key = canonicalPath(path)
     if (owned.paths.has(key) || registered.has(key)) continue
@@ -332,7 +332,7 @@ export function refName(name: string): string {
 
 function mtimeOf(path: string): number | null {
   try {
-    return statSync(path).mtimeMs
+    return statPath(path).mtimeMs
   } catch {
     return null
   }

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs'
 import { isAbsolute, join, relative } from 'node:path'
+import { pathExists } from '../../disk/door.js'
 import { HarnessError } from '../../errors.js'
 import { canonicalPath } from '../../git/common.js'
 import type { GitEnvOptions } from '../../git/git.js'
@@ -105,7 +105,7 @@ export class RepoView {
    */
   async checkClean(entries: WorktreeInfo[]): Promise<void> {
     const paths = entries
-      .filter((e) => !e.isMain && !e.locked && !this.holdsCwd(e) && existsSync(join(e.path, '.git')))
+      .filter((e) => !e.isMain && !e.locked && !this.holdsCwd(e) && pathExists(join(e.path, '.git')))
       .map((e) => e.path)
     for (const path of await cleanWorktrees(this.dir, paths, this.git)) this.clean.add(path)
   }
@@ -148,7 +148,7 @@ export class RepoView {
       ]
     }
     // Only its registration is left, but that may be all that keeps a detached HEAD's commits reachable.
-    if (!existsSync(entry.path)) return this.detachedReasons(entry, branchTip)
+    if (!pathExists(entry.path)) return this.detachedReasons(entry, branchTip)
     if (this.holdsCwd(entry)) {
       return [
         {
@@ -158,7 +158,7 @@ export class RepoView {
         },
       ]
     }
-    if (!existsSync(join(entry.path, '.git'))) {
+    if (!pathExists(join(entry.path, '.git'))) {
       // git would look upwards and report on the enclosing repository instead.
       return [
         {
@@ -204,7 +204,7 @@ export function worktreeContentReasons(path: string, changes: string[], submodul
   const nested = changes
     .filter((e) => e.startsWith('?? ') && e.endsWith('/'))
     .map((e) => e.slice(3, -1))
-    .filter((folder) => existsSync(join(path, folder, '.git')))
+    .filter((folder) => pathExists(join(path, folder, '.git')))
   nested.push(...submodules)
   if (nested.length > 0) {
     reasons.push({
@@ -253,7 +253,7 @@ export class RepoCache {
 }
 
 async function openRepo(dir: string, cwd: string, git: GitEnvOptions): Promise<RepoView | null> {
-  if (!existsSync(dir)) return null
+  if (!pathExists(dir)) return null
   try {
     return new RepoView(await readRemovalState(dir, git), cwd, git)
   } catch (error) {

@@ -1,12 +1,12 @@
 import { dirname, join, resolve } from 'node:path'
 import {
-  copyFileNew,
+  copyPlainFileNew,
   ensureDir,
   filesUnder,
   hashFile,
   linkFile,
   lstatOrNull,
-  makeTempDir,
+  makeStagingDir,
   readBytes,
   readDirNames,
   removeHeldSync,
@@ -91,7 +91,7 @@ export async function unarchiveSessions(
   sweepStaleStaging(tmp)
   const journal = join(tmp, `unarchive-${(await hashFile(archive)).sha256.slice(0, 24)}.journal`)
   const resumed = lstatOrNull(journal) !== null
-  const staging = makeTempDir(tmp, `unarchive-${process.pid}-`)
+  const staging = makeStagingDir(tmp, `unarchive-${process.pid}-`)
   try {
     const manifest = await readArchive(archive, staging)
     const members = new Map(manifest.members.map((m) => [m.path, m]))
@@ -266,7 +266,7 @@ function putInPlace(staged: string, target: string): void {
   }
   const temp = tempName(target)
   try {
-    copyFileNew(staged, temp)
+    copyPlainFileNew(staged, temp)
     linkFile(temp, target)
   } catch (error) {
     throw asDiskFault(error, target)

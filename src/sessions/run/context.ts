@@ -1,5 +1,5 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs'
 import { DEFAULT_CONTEXT_MAX_BYTES, type HarnessConfig } from '../../config.js'
+import { openRead, pathExists, readBytesAt } from '../../disk/door.js'
 import { HarnessError } from '../../errors.js'
 import type { LogEntry } from '../../history/events.js'
 import { logPathFor } from '../../project.js'
@@ -68,18 +68,11 @@ export async function gatherContext(ctx: SessionEnv, inputs: readonly string[]):
 
 /** The last result (else the last assistant message) of the agent's event stream from `offset` on. */
 async function finalMessage(logPath: string, offset: number): Promise<string | null> {
-  if (!existsSync(logPath)) return null
-  const fd = openSync(logPath, 'r')
-  let text: string
-  try {
-    const size = fstatSync(fd).size
-    const start = Math.max(offset, size - LOG_TAIL_BYTES, 0)
-    const buffer = Buffer.alloc(Math.max(size - start, 0))
-    readSync(fd, buffer, 0, buffer.length, start)
-    text = buffer.toString('utf8')
-  } finally {
-    closeSync(fd)
-  }
+  if (!pathExists(logPath)) return null
+  // No-follow and type-checked: a log replaced by a link or a FIFO is refused, never read or waited on.
+  const { fd, size } = openRead(logPath)
+  const start = Math.max(offset, size - LOG_TAIL_BYTES, 0)
+  const text = readBytesAt(fd, Math.max(size - start, 0), start, true).toString('utf8')
   const { EventReader } = await import('../../history/events.js')
   const reader = new EventReader()
   let result: string | null = null

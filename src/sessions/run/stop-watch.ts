@@ -1,4 +1,4 @@
-import { type FSWatcher, type Stats, statSync, watch } from 'node:fs'
+import { type FSWatcher, lstatPath, type Stats, watchDir } from '../../disk/door.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord, StopRequest } from '../record/schema.js'
@@ -42,7 +42,7 @@ export function watchStopRequest(
     if (closed) return
     let stats: Stats
     try {
-      stats = statSync(path)
+      stats = lstatPath(path)
     } catch {
       return // being replaced right now, or removed: the next event or poll looks again
     }
@@ -62,7 +62,7 @@ export function watchStopRequest(
   }
 
   try {
-    watcher = watch(store.dir, { persistent: false }, (_event, name) => {
+    watcher = watchDir(store.dir, (name) => {
       // Other sessions' writes wake us too; ours are `<id>.json` and its temp and lock files.
       if (name === null || String(name).startsWith(id)) check()
     })

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { pathExists } from '../../disk/door.js'
 import { IllegalStateError, UsageError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
@@ -45,14 +45,14 @@ export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
     )
   }
   const dir = session.worktree_dir
-  if (session.is_worktree && !existsSync(join(dir, '.git'))) {
+  if (session.is_worktree && !pathExists(join(dir, '.git'))) {
     throw new IllegalStateError(
       `the worktree of session "${session.id}" is gone: ${dir}`,
       `"harness session resume ${session.id}" recreates it from its branch`,
       'WORKTREE_MISSING',
     )
   }
-  if (!existsSync(dir)) {
+  if (!pathExists(dir)) {
     throw new IllegalStateError(
       `the directory of session "${session.id}" is gone: ${dir}`,
       undefined,

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathExists } from '../../disk/door.js'
 import { IllegalStateError } from '../../errors.js'
 import type { DiffMode } from '../../git/diff.js'
 import type { SessionEnv } from '../ports.js'
@@ -85,7 +85,7 @@ export async function diffSources(
 ): Promise<{ worktree: string | undefined; branch: string | undefined }> {
   // Without its .git file a folder is no longer a worktree: git would report on an enclosing repository.
   const worktree =
-    existsSync(session.worktree_dir) && existsSync(join(session.worktree_dir, '.git'))
+    pathExists(session.worktree_dir) && pathExists(join(session.worktree_dir, '.git'))
       ? session.worktree_dir
       : undefined
   const { assertGitPlace } = await import('../../git/own-worktree.js')
@@ -101,7 +101,7 @@ export async function diffSources(
   const { branchExists } = await import('../../git/repo.js')
   const branch =
     session.git_branch &&
-    existsSync(repoDir) &&
+    pathExists(repoDir) &&
     (await branchExists(repoDir, session.git_branch, { env: ctx.env }))
       ? session.git_branch
       : undefined

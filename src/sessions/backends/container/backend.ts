@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { ensureDir } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
@@ -79,7 +79,7 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
       })
     : null
   const home = homeInside(input.agentDir)
-  mkdirSync(home, { recursive: true, mode: 0o700 })
+  ensureDir(home)
   const name = `harness-${input.id}-${input.runN}`
   const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
   const args = [

@@ -1,0 +1,365 @@
+// Opening files (SPEC §10): nothing is followed through a symlink, what was opened is type-checked before a byte
+// is read (a FIFO, socket, device or link is refused at once and never blocks), reads are bounded in size, temp
+// files are created exclusively under random names, JSON is bounded in depth, and no error quotes bytes of a
+// file. Part of the door (disk/door.ts re-exports it); node built-ins only, so the small entry can use it.
+
+import * as fs from 'node:fs'
+import { dirname, join, resolve, sep } from 'node:path'
+import { asDiskFault, fsyncDir, writeNewFileDurably } from '../durable.js'
+import { ExitCode, HarnessError } from '../errors.js'
+
+const { constants } = fs
+const MiB = 1024 * 1024
+
+/** The most bytes read from each kind of file; more is refused as corrupt, never read on. */
+export const LIMITS = {
+  record: MiB,
+  lock: MiB,
+  stamp: MiB,
+  config: MiB,
+  chain: MiB,
+  trust: MiB,
+  /** An archive's manifest: one entry per session, so larger than a record. */
+  manifest: 64 * MiB,
+  /** A plan handed to a detached process, a `.git` file, git's own small files. */
+  small: MiB,
+  /** git's index of a worktree: one entry per tracked file (about 100 bytes each). */
+  gitIndex: 1024 * MiB,
+} as const
+
+export type FileKind = keyof typeof LIMITS
+
+/** The deepest nesting a JSON file of harness may have (a record is about 4 levels deep). */
+export const MAX_JSON_DEPTH = 64
+
+/** A file the door refuses to open: a link, a FIFO, a device, too big. Never quotes the file's bytes. */
+export class UnsafeFileError extends HarnessError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+    code = 'UNSAFE_FILE',
+  ) {
+    super(
+      code,
+      `${path} is ${reason}: harness never follows links or opens anything but plain files in its folders`,
+      ExitCode.IllegalState,
+      'move it away (its target, if any, is left alone)',
+    )
+  }
+}
+
+/** A JSON text the door could not parse: says where, never what (the file may be a credential a link reached). */
+export class JsonTextError extends Error {
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+const APPEND_FLAGS =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK
+
+/** What a non-file is called in a refusal. */
+function kindOf(stat: fs.Stats): string {
+  if (stat.isSymbolicLink()) return 'a symlink'
+  if (stat.isFIFO()) return 'a FIFO'
+  if (stat.isSocket()) return 'a socket'
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device'
+  if (stat.isDirectory()) return 'a folder'
+  return 'not a plain file'
+}
+
+/** Opens a plain file for reading without following a link and without blocking (a FIFO is refused). */
+export function openPlain(
+  path: string,
+  flags: number = READ_FLAGS,
+  mode?: number,
+): { fd: number; stat: fs.Stats } {
+  checkParents(path)
+  let fd: number
+  try {
+    fd = fs.openSync(path, flags, mode)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    // ELOOP: the last component is a link (O_NOFOLLOW). ENXIO: a FIFO without a writer (O_WRONLY|O_NONBLOCK).
+    if (code === 'ELOOP') throw new UnsafeFileError(path, 'a symlink', 'SYMLINK_REFUSED')
+    if (code === 'ENXIO') throw new UnsafeFileError(path, 'a FIFO')
+    throw error
+  }
+  let stat: fs.Stats
+  try {
+    stat = fs.fstatSync(fd)
+  } catch (error) {
+    fs.closeSync(fd)
+    throw error
+  }
+  if (!stat.isFile()) {
+    fs.closeSync(fd)
+    throw new UnsafeFileError(path, kindOf(stat))
+  }
+  return { fd, stat }
+}
+
+/**
+ * The bytes of a plain file, at most `LIMITS[kind]` of them (more is refused: the file is corrupt).
+ * ENOENT and other errno errors come back as they are; a link, FIFO, device or oversize file is an
+ * UnsafeFileError.
+ */
+export function readBytes(path: string, kind: FileKind): Buffer {
+  const limit = LIMITS[kind]
+  const { fd, stat } = openPlain(path)
+  try {
+    if (stat.size > limit)
+      throw new UnsafeFileError(path, `over ${limit} bytes (${stat.size})`, 'FILE_TOO_BIG')
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1 - total) || 1)
+      const n = fs.readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) break
+      total += n
+      if (total > limit) throw new UnsafeFileError(path, `over ${limit} bytes`, 'FILE_TOO_BIG')
+      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n))
+    }
+    return Buffer.concat(chunks, total)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+export function readText(path: string, kind: FileKind): string {
+  return readBytes(path, kind).toString('utf8')
+}
+
+/** The parsed JSON of a plain file (readBytes, then parseJson: a JsonTextError that quotes nothing). */
+export function readJson(path: string, kind: FileKind): unknown {
+  return parseJson(readText(path, kind))
+}
+
+/**
+ * JSON.parse, bounded in depth (a text nested deeper than `maxDepth` is refused before the parser sees it, so
+ * no stack overflows), whose error says where the text is wrong but never quotes it.
+ */
+export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  const depth = jsonDepthOver(text, maxDepth)
+  if (depth !== -1) throw new JsonTextError(`nested deeper than ${maxDepth} levels (at character ${depth})`)
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    const at = /position (\d+)/.exec((error as Error).message)?.[1]
+    throw new JsonTextError(at === undefined ? 'not valid JSON' : `not valid JSON (at character ${at})`)
+  }
+}
+
+/** The index at which nesting (outside strings) first exceeds `max`, or -1. */
+function jsonDepthOver(text: string, max: number): number {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return i
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return -1
+}
+
+/** A random, unguessable suffix for a temp file (with the pid, so a leftover's writer can be told dead). */
+export function tempName(path: string, suffix = '.tmp'): string {
+  // Web crypto's global is loaded on first use: commands that write nothing pay nothing for it.
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(6))
+  return `${path}.${process.pid}-${Buffer.from(bytes).toString('hex')}${suffix}`
+}
+
+/**
+ * Replaces `path` atomically: the bytes go to a temp file made exclusively (O_CREAT|O_EXCL, which never
+ * follows a link) under a random name beside it, fsynced, renamed over `path` (rename replaces a link
+ * planted at `path`, never writes through it). Disk faults are DiskFaultErrors; no temp file is left.
+ */
+export function writeFileAtomic(path: string, data: string | Uint8Array, temp = tempName(path)): void {
+  checkParents(path)
+  writeNewFileDurably(temp, data)
+  try {
+    fs.renameSync(temp, path)
+  } catch (error) {
+    unlinkQuiet(temp)
+    throw asDiskFault(error, path)
+  }
+  fsyncDir(dirname(path))
+}
+
+/** Writes a file that must not exist yet (exclusive: a link or any file in its place is EEXIST). */
+export function writeFileNew(path: string, data: string | Uint8Array): void {
+  checkParents(path)
+  writeNewFileDurably(path, data)
+}
+
+/**
+ * Creates a small file that must not exist yet (O_CREAT|O_EXCL, 0600: a link or anything in its place is EEXIST),
+ * without fsync: a lock's or a claim's content, or a temp index, which mean nothing after a crash.
+ */
+export function createExclusive(path: string, data: string | Uint8Array): void {
+  checkParents(path)
+  fs.writeFileSync(path, data, { mode: 0o600, flag: 'wx' })
+}
+
+/** link(2): `to` is made, never replaced (EEXIST); neither name is followed. */
+export function linkFile(from: string, to: string): void {
+  fs.linkSync(from, to)
+}
+
+/** Appends to a plain file (made 0600 if missing), never through a link, never to a FIFO or device. */
+export function appendText(path: string, text: string): void {
+  const { fd } = openPlain(path, APPEND_FLAGS, 0o600)
+  try {
+    const bytes = Buffer.from(text, 'utf8')
+    let offset = 0
+    while (offset < bytes.length) {
+      const n = fs.writeSync(fd, bytes, offset, bytes.length - offset)
+      if (n <= 0) throw Object.assign(new Error('write made no progress'), { code: 'ENOSPC' })
+      offset += n
+    }
+  } catch (error) {
+    throw asDiskFault(error, path)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** Opens a plain file for reading (for a stream: a log); the fd and its size are the caller's. */
+export function openRead(path: string): { fd: number; size: number } {
+  const { fd, stat } = openPlain(path)
+  // Reads of a regular file never block; the flag only mattered for the open of a FIFO.
+  return { fd, size: stat.size }
+}
+
+/** Up to `length` bytes of an open file from `position`; `close` closes the fd after. */
+export function readBytesAt(fd: number, length: number, position: number, close = false): Buffer {
+  try {
+    const buffer = Buffer.alloc(length)
+    let total = 0
+    while (total < length) {
+      const n = fs.readSync(fd, buffer, total, length - total, position + total)
+      if (n === 0) break
+      total += n
+    }
+    return buffer.subarray(0, total)
+  } finally {
+    if (close) fs.closeSync(fd)
+  }
+}
+
+/** Closes an fd the door opened for the caller. */
+export function closeFd(fd: number): void {
+  try {
+    fs.closeSync(fd)
+  } catch {}
+}
+
+/** What a link says (never followed). */
+export function readLinkText(path: string): string {
+  return fs.readlinkSync(path)
+}
+
+/** Unlinks a file or link (never what a link points to); missing is fine. */
+export async function unlinkFile(path: string): Promise<void> {
+  await fs.promises.unlink(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+  })
+}
+
+/** lstat, or null when nothing is there. */
+export function lstatOrNull(path: string): fs.Stats | null {
+  return fs.lstatSync(path, { throwIfNoEntry: false }) ?? null
+}
+
+/** stat (following a link: only to find what is there, never to open it), or null when nothing is there. */
+export function statOrNull(path: string): fs.Stats | null {
+  try {
+    return fs.statSync(path, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
+/** The names in a real folder ([] when it is missing); a link in its place is refused. */
+export function readDirNames(dir: string): string[] {
+  assertRealDir(dir, true)
+  try {
+    return fs.readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+}
+
+export function unlinkQuiet(path: string): void {
+  try {
+    fs.unlinkSync(path)
+  } catch {}
+}
+
+/** Renames within harness's folders (rename never follows a link: one at `from` moves, one at `to` is replaced). */
+export function renameFile(from: string, to: string): void {
+  checkParents(from)
+  checkParents(to)
+  fs.renameSync(from, to)
+}
+
+/**
+ * Makes `dir` and each missing folder above it (0700 unless `mode` says), and checks that every folder from `.harness` down is a
+ * real folder, not a link: a link planted anywhere on the way is refused (SYMLINK_REFUSED, exit 4).
+ */
+export function ensureDir(dir: string, mode = 0o700): void {
+  const abs = resolve(dir)
+  try {
+    fs.mkdirSync(abs, { recursive: true, mode })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EEXIST' && code !== 'ENOTDIR') throw asDiskFault(error, abs)
+  }
+  checkParents(join(abs, 'x'))
+}
+
+/** Throws unless `dir` is a real folder (or, with `missingOk`, absent). */
+export function assertRealDir(dir: string, missingOk = false): void {
+  const stat = lstatOrNull(dir)
+  if (!stat) {
+    if (missingOk) return
+    throw Object.assign(new Error(`ENOENT: ${dir}`), { code: 'ENOENT' })
+  }
+  if (!stat.isDirectory()) {
+    throw new UnsafeFileError(
+      dir,
+      stat.isSymbolicLink() ? 'a symlink' : kindOf(stat),
+      stat.isSymbolicLink() ? 'SYMLINK_REFUSED' : 'UNSAFE_FILE',
+    )
+  }
+}
+
+/**
+ * Every folder of `path` from its `.harness` folder down is a real folder (absent ones are fine: an open will
+ * say ENOENT). Paths outside `.harness` are checked only by the no-follow open of their last part.
+ */
+export function checkParents(path: string): void {
+  const abs = resolve(path)
+  const parts = abs.split(sep)
+  const top = parts.lastIndexOf('.harness')
+  if (top === -1 || top === parts.length - 1) return
+  for (let i = top; i < parts.length - 1; i++) {
+    const dir = parts.slice(0, i + 1).join(sep) || sep
+    const stat = lstatOrNull(dir)
+    if (!stat) return
+    if (!stat.isDirectory()) {
+      throw new UnsafeFileError(
+        dir,
+        stat.isSymbolicLink() ? 'a symlink' : kindOf(stat),
+        stat.isSymbolicLink() ? 'SYMLINK_REFUSED' : 'UNSAFE_FILE',
+      )
+    }
+  }
+}
