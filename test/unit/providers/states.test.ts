@@ -22,6 +22,7 @@ const SCREENS: Record<string, Record<string, AgentState>> = {
     idle: 'idle',
     'idle-after-turn': 'idle',
     'api-error': 'idle',
+    'bypass-permissions': 'waiting',
   },
   codex: {
     'sign-in-menu': 'waiting',
