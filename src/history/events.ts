@@ -8,33 +8,31 @@
  * version — becomes a `raw` entry that is printed as it is: reading a log never fails.
  */
 
-export interface Usage {
-  /** Every input token, cached ones included. */
-  input_tokens: number | null
-  output_tokens: number | null
-  /** The part of the input tokens read from the provider's cache. */
-  cached_tokens: number | null
-  /** What the provider itself said the run cost; never estimated from a price list. */
-  cost_usd: number | null
-}
+import {
+  claudeMessage,
+  claudeSystem,
+  codexError,
+  codexItem,
+  contentText,
+  error,
+  errorText,
+  hasNum,
+  isObj,
+  type LogEntry,
+  modelSuffix,
+  note,
+  num,
+  type Obj,
+  opencodeStepUsage,
+  opencodeTool,
+  result,
+  str,
+  tool,
+  type Usage,
+} from './event-parts.js'
 
-export type LogEntry =
-  | { kind: 'raw'; text: string }
-  | { kind: 'message'; text: string }
-  | { kind: 'thinking'; text: string }
-  | { kind: 'tool'; name: string; detail: string }
-  | { kind: 'result'; text: string; error: boolean }
-  | { kind: 'error'; text: string }
-  | { kind: 'note'; text: string }
-  | { kind: 'usage'; usage: Usage }
-
-type Obj = Record<string, unknown>
-
-const isObj = (value: unknown): value is Obj =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
-const num = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0)
-const hasNum = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value)
+export type { LogEntry, Usage } from './event-parts.js'
+export { shortArgument } from './event-parts.js'
 
 /** A pretty-printed document (gemini's `json` format) is gathered up to this size, then given up as text. */
 const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
@@ -160,13 +158,22 @@ export class EventReader {
     return entries === null ? null : [...before, ...entries]
   }
 
+  /** An event with a `type`: each format's reader in turn (their types do not overlap); null: none knows it. */
   private typed(type: string, event: Obj): LogEntry[] | null {
+    return (
+      this.claudeEvent(type, event) ??
+      this.codexEvent(type, event) ??
+      this.geminiOrOpencodeEvent(type, event) ??
+      this.piEvent(type, event) ??
+      null
+    )
+  }
+
+  /** claude stream-json. Undefined: not one of its types. */
+  private claudeEvent(type: string, event: Obj): LogEntry[] | null | undefined {
     switch (type) {
-      // claude stream-json
       case 'system':
-        if (event.subtype === 'init')
-          return [note(`session ${str(event.session_id) ?? '?'}${modelSuffix(event.model)}`)]
-        return []
+        return claudeSystem(event)
       case 'assistant':
       case 'user':
         return isObj(event.message) ? claudeMessage(event.message) : null
@@ -175,7 +182,14 @@ export class EventReader {
         return this.claudeResult(event)
       case 'stream_event':
         return []
-      // codex exec --json
+      default:
+        return undefined
+    }
+  }
+
+  /** codex exec --json. */
+  private codexEvent(type: string, event: Obj): LogEntry[] | null | undefined {
+    switch (type) {
       case 'thread.started':
         return [note(`thread ${str(event.thread_id) ?? '?'}`)]
       case 'turn.started':
@@ -199,9 +213,15 @@ export class EventReader {
       case 'request_user_input':
         return [note('the agent asked for input')]
       case 'error':
-        if (event.severity === 'warning') return [note(`warning: ${errorText(event)}`)]
-        return [error(errorText(event))]
-      // gemini stream-json
+        return codexError(event)
+      default:
+        return undefined
+    }
+  }
+
+  /** gemini stream-json, and opencode run --format json. */
+  private geminiOrOpencodeEvent(type: string, event: Obj): LogEntry[] | null | undefined {
+    switch (type) {
       case 'init':
         return [note(`session ${str(event.session_id) ?? '?'}${modelSuffix(event.model)}`)]
       case 'message':
@@ -217,7 +237,6 @@ export class EventReader {
             event.status === 'error',
           ),
         ]
-      // opencode run --format json
       case 'step_start':
       case 'done':
         return []
@@ -226,18 +245,17 @@ export class EventReader {
       case 'reasoning':
         return isObj(event.part) ? [{ kind: 'thinking', text: str(event.part.text) ?? '' }] : null
       case 'step_finish': {
-        const part = isObj(event.part) ? event.part : {}
-        const tokens = isObj(part.tokens) ? part.tokens : null
-        if (!tokens) return []
-        const cache = isObj(tokens.cache) ? tokens.cache : {}
-        return this.addUsage({
-          input_tokens: num(tokens.input) + num(cache.read) + num(cache.write),
-          output_tokens: num(tokens.output) + num(tokens.reasoning),
-          cached_tokens: num(cache.read),
-          cost_usd: hasNum(part.cost) ? num(part.cost) : null,
-        })
+        const usage = opencodeStepUsage(event)
+        return usage ? this.addUsage(usage) : []
       }
-      // pi --mode json
+      default:
+        return undefined
+    }
+  }
+
+  /** pi --mode json. */
+  private piEvent(type: string, event: Obj): LogEntry[] | null | undefined {
+    switch (type) {
       case 'session':
         return [note(`session ${str(event.id) ?? '?'}`)]
       case 'agent_start':
@@ -266,7 +284,7 @@ export class EventReader {
       case 'auto_retry_start':
         return [note(`retrying (attempt ${num(event.attempt)}): ${str(event.errorMessage) ?? ''}`)]
       default:
-        return null
+        return undefined
     }
   }
 
@@ -370,132 +388,4 @@ export class EventReader {
     }
     return entries
   }
-}
-
-const note = (text: string): LogEntry => ({ kind: 'note', text })
-const error = (text: string): LogEntry => ({ kind: 'error', text })
-const result = (text: string, isError: boolean): LogEntry => ({ kind: 'result', text, error: isError })
-const tool = (name: string, input: unknown): LogEntry => ({
-  kind: 'tool',
-  name,
-  detail: shortArgument(input),
-})
-const modelSuffix = (model: unknown) => (typeof model === 'string' && model ? ` (${model})` : '')
-
-function errorText(value: unknown): string {
-  if (typeof value === 'string') return value
-  if (!isObj(value)) return 'error'
-  if (typeof value.message === 'string') return value.message
-  if (isObj(value.data) && typeof value.data.message === 'string') return value.data.message
-  if (isObj(value.error)) return errorText(value.error)
-  return str(value.name) ?? str(value.type) ?? JSON.stringify(value)
-}
-
-/** The argument that says most about a tool call: its command, path, pattern or query; else its JSON. */
-export function shortArgument(input: unknown): string {
-  if (typeof input === 'string') return input
-  if (!isObj(input)) return input === undefined || input === null ? '' : JSON.stringify(input)
-  for (const key of [
-    'command',
-    'cmd',
-    'file_path',
-    'filePath',
-    'path',
-    'pattern',
-    'query',
-    'url',
-    'description',
-  ]) {
-    const value = input[key]
-    if (typeof value === 'string' && value) return value
-    if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(' ')
-  }
-  return JSON.stringify(input)
-}
-
-/** Text of a tool result: a string, or content blocks (`[{type: "text", text}]`), or JSON. */
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content
-  if (Array.isArray(content)) {
-    return content
-      .map((block) => (isObj(block) && typeof block.text === 'string' ? block.text : ''))
-      .filter(Boolean)
-      .join('\n')
-  }
-  return content === undefined || content === null ? '' : JSON.stringify(content)
-}
-
-function claudeMessage(message: Obj): LogEntry[] {
-  const content = message.content
-  if (typeof content === 'string')
-    return message.role === 'assistant' ? [{ kind: 'message', text: content }] : []
-  const entries: LogEntry[] = []
-  for (const block of Array.isArray(content) ? content : []) {
-    if (!isObj(block)) continue
-    switch (block.type) {
-      case 'text':
-        if (message.role === 'assistant') entries.push({ kind: 'message', text: str(block.text) ?? '' })
-        break
-      case 'thinking':
-        entries.push({ kind: 'thinking', text: str(block.thinking) ?? '' })
-        break
-      case 'tool_use':
-        entries.push(tool(str(block.name) ?? '?', block.input))
-        break
-      case 'tool_result':
-        entries.push(result(contentText(block.content), block.is_error === true))
-        break
-    }
-  }
-  return entries
-}
-
-function codexItem(item: Obj, completed: boolean): LogEntry[] {
-  switch (item.type) {
-    case 'agent_message':
-      return completed ? [{ kind: 'message', text: str(item.text) ?? '' }] : []
-    case 'reasoning':
-      return completed ? [{ kind: 'thinking', text: str(item.text) ?? '' }] : []
-    case 'plan':
-      return completed ? [note(`plan: ${str(item.text) ?? ''}`)] : []
-    case 'command_execution':
-      if (!completed) return [tool('shell', item.command)]
-      return [
-        result(
-          str(item.aggregated_output) ?? '',
-          item.status === 'failed' || (typeof item.exit_code === 'number' && item.exit_code !== 0),
-        ),
-      ]
-    case 'file_change': {
-      if (!completed) return []
-      const changes = Array.isArray(item.changes) ? item.changes : []
-      const paths = changes.map((c) => (isObj(c) ? `${str(c.kind) ?? ''} ${str(c.path) ?? ''}`.trim() : ''))
-      return [tool('edit', paths.join(', ')), ...(item.status === 'failed' ? [result('failed', true)] : [])]
-    }
-    case 'mcp_tool_call':
-      if (!completed) return [tool(`${str(item.server) ?? '?'}.${str(item.tool) ?? '?'}`, item.arguments)]
-      if (isObj(item.error)) return [result(errorText(item.error), true)]
-      return [result(contentText(isObj(item.result) ? item.result.content : ''), item.status === 'failed')]
-    case 'web_search':
-      return completed ? [] : [tool('web_search', item.query)]
-    case 'todo_list': {
-      if (!completed) return []
-      const items = Array.isArray(item.items) ? item.items : []
-      const done = items.filter((i) => isObj(i) && i.completed === true).length
-      return [note(`to-do list: ${done}/${items.length} done`)]
-    }
-    case 'error':
-      return [error(str(item.message) ?? 'error')]
-    default:
-      return completed ? [note(`${String(item.type)}`)] : []
-  }
-}
-
-function opencodeTool(part: Obj): LogEntry[] {
-  const state = isObj(part.state) ? part.state : {}
-  const failed = state.status === 'error'
-  return [
-    tool(str(part.tool) ?? '?', state.input),
-    result(failed ? (str(state.error) ?? 'failed') : (str(state.output) ?? ''), failed),
-  ]
 }

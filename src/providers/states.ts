@@ -1,16 +1,23 @@
-/** What an interactive agent's screen says it is doing (recorded as the session's `state`). */
-export const AGENT_STATES = ['busy', 'waiting', 'idle'] as const
+/**
+ * What an interactive agent's screen says it is doing (recorded as the session's `state`); `unknown` when the
+ * screen matches none of its provider's patterns: a screen nobody has seen is never guessed at.
+ */
+export const AGENT_STATES = ['busy', 'waiting', 'idle', 'unknown'] as const
 export type AgentState = (typeof AGENT_STATES)[number]
 
 /**
  * How to read an agent's state from its screen (the text of its tmux pane), per provider, as data
- * (docs/tmux.md). `waiting` patterns are tried first (a question to the user), then `busy`; a screen that
- * matches neither is `idle`. Patterns are case-insensitive regular expressions matched against the last
- * `lines` non-empty lines of the screen, where the agents draw their status and their questions.
+ * (docs/tmux.md). `waiting` patterns are tried first (a question to the user), then `busy`, then `idle`; a
+ * screen that matches none is `unknown`. Patterns are case-insensitive regular expressions matched against the
+ * last `lines` non-empty lines of the screen (terminal escapes removed), where the agents draw their status and
+ * their questions. Each pattern says which screen it was read from: the real CLIs' screens are kept as
+ * fixtures in test/fixtures/screens/<cli>/, and a unit test replays every one of them.
  */
 export interface StatePatterns {
   waiting: string[]
   busy: string[]
+  /** The agent's own sign that it waits at its prompt for a new task; none: `unknown` instead of `idle`. */
+  idle: string[]
   /** How many non-empty lines from the bottom of the screen to look at. */
   lines?: number
 }
@@ -20,74 +27,106 @@ const DEFAULT_LINES = 30
 /** Busy markers nearly every terminal agent prints under its spinner. */
 const INTERRUPT_HINTS = ['esc to interrupt', 'ctrl\\+c to interrupt']
 
+/** A question asked the common ways (ccmanager's and agent-deck's detectors read these). */
+const YES_NO_QUESTION = '(do you want|would you like)[^\\n]*\\?[^\\n]*\\n[\\s\\S]*(\\byes\\b|❯)'
+
 export const STATE_PATTERNS: Record<string, StatePatterns> = {
-  // Claude Code: permission dialogs ("Do you want to make this edit to x?" over "❯ 1. Yes" / "2. No"), "esc to
-  // cancel" in its question dialogs, and "N. Deny (esc)" menus; busy shows "esc to interrupt" (newer versions
-  // "ctrl+c to interrupt") and a spinner line such as "✻ Pondering…". From the detectors of ccmanager
-  // (src/services/stateDetector/claude.ts) and agent-deck (internal/tmux/patterns.go), which read the same
-  // screens. Claude Code 2.1 started offline in tmux shows only "Unable to connect to Anthropic services" and
-  // exits, so no further screen could be captured from it.
+  // Claude Code 2.1.332, captured in tmux (test/fixtures/screens/claude/).
   claude: {
     waiting: [
-      '(do you want|would you like)[^\\n]*\\n[\\s\\S]*(yes|❯)',
-      'esc to cancel',
+      // folder-trust ("Quick safety check … ❯ No, exit / Yes, I trust this folder") and api-key ("Do you want
+      // to use this API key?") both end "Enter to confirm · Esc to cancel".
+      'enter to confirm · esc to cancel',
+      // theme-picker (/theme, the dialog onboarding opens with): "Enter to select · Esc to cancel".
+      'enter to select · esc to cancel',
+      // permission-write: "Do you want to create made-by-agent.txt?" over "❯ 1. Yes", "Esc to cancel · Tab to
+      // amend"; the same question form in older versions (ccmanager, agent-deck).
+      'esc to cancel · tab to amend',
+      YES_NO_QUESTION,
+      // Onboarding's "Press Enter to continue" (its security notes; not reachable offline, named in #24), and
+      // "N. Deny (esc)" menus of older versions (agent-deck).
+      'press enter to continue',
       '\\d+\\.\\s*deny\\s*\\(esc\\)',
     ],
+    // busy: "✻ Recombobulating…" over the footer "⏸ manual mode on · esc to interrupt".
     busy: [...INTERRUPT_HINTS, '^\\s*[✱✲✳✴✵✶✷✸✹✺✻✼✽✾✿✢✣✤✥✦✧·•∙⋅] \\S+ing[^\\n]*…'],
+    // idle, idle-after-turn, api-error: the footer "? for shortcuts" under the input box.
+    idle: ['\\? for shortcuts'],
   },
-  // Codex CLI: approval overlays ("Allow command?", "Yes (y)", "Press Enter to confirm or Esc to cancel",
-  // "[y/n]") and its question tool ("enter to submit answer"), from ccmanager
-  // (src/services/stateDetector/codex.ts) and agent-deck (internal/tmux/patterns.go); "Press enter to
-  // continue" under a numbered menu is codex-cli 0.171's first screen, captured in tmux (its sign-in choice).
-  // Busy shows "esc to interrupt".
+  // codex-cli 0.171.0, captured in tmux (test/fixtures/screens/codex/).
   codex: {
     waiting: [
-      'press enter to confirm or esc to cancel',
+      // sign-in-menu and sign-in-other: "Press enter to continue".
       'press enter to continue',
+      // browser-sign-in: "Finish signing in via your browser … Press esc to cancel".
+      'finish signing in via your browser',
+      // api-key: "Paste or type your API key below … Press enter to save".
+      'press enter to save',
+      // folder-trust: "Trust this folder? … › 1. Trust and continue … enter continue · esc back".
+      'enter continue · esc back',
+      // Approval overlays and its question tool, from ccmanager and agent-deck (not reached offline).
+      'press enter to confirm or esc to cancel',
       'confirm with .+ enter',
       'enter to submit answer',
       'allow command\\?',
       '\\[y/n\\]',
       'yes \\(y\\)',
-      '(do you want|would you like)[^\\n]*\\n[\\s\\S]*\\byes\\b',
+      YES_NO_QUESTION,
     ],
+    // reconnecting: "• Reconnecting... 3/5 (1s • esc to interrupt)"; a turn at work: "(4s • esc to interrupt)".
     busy: ['esc[^\\n]*to interrupt', 'ctrl\\+c to interrupt'],
+    // idle: "› Ask Codex to do anything" over "← for agents · ? for shortcuts".
+    idle: ['\\? for shortcuts', '^› ask codex to do anything'],
   },
-  // Gemini CLI: tool confirmations ("Apply this change?", "Allow execution of …?", "Do you want to proceed?",
-  // "Waiting for user confirmation"), from packages/cli/src/ui/components/messages/ToolConfirmationMessage.tsx
-  // in gemini-cli as ccmanager reads them (src/services/stateDetector/gemini.ts); "Do you trust the files in
-  // this folder?" over "● 1. Trust folder" is gemini-cli 0.61's first screen in a new folder, captured in tmux.
-  // Busy shows "(esc to cancel, 12s)" under its spinner.
+  // gemini-cli 0.61.0, captured in tmux (test/fixtures/screens/gemini/).
   gemini: {
     waiting: [
-      'waiting for user confirmation',
+      // folder-trust: "Do you trust the files in this folder?" over "● 1. Trust folder (repo)".
       'do you trust the files in this folder\\?',
+      // auth-wait: "⠋ Waiting for authentication... (Press Esc or Ctrl+C to cancel)": a browser sign-in.
+      'waiting for authentication',
+      // auth-method: "How would you like to authenticate for this project?" … "(Use Enter to select)".
+      'how would you like to authenticate',
+      // api-key: "Enter Gemini API Key" … "(Press Enter to submit, Esc to cancel, …)".
+      'press enter to submit, esc to cancel',
+      // Tool confirmations, from ToolConfirmationMessage.tsx as ccmanager reads them (not reached offline).
+      'waiting for user confirmation',
       '(allow execution|do you want to|apply this change)[\\s\\S]*\\b(yes|allow)\\b',
     ],
-    busy: ['esc to cancel'],
+    // Its spinner line "(esc to cancel, 12s)" (LoadingIndicator.tsx); a bare "Esc to cancel" is a dialog's.
+    busy: ['\\(esc to cancel, [^)]*\\d+s\\)'],
+    // The input box's placeholder (InputPrompt.tsx); gemini reached no prompt offline.
+    idle: ['type your message or @path/to/file'],
   },
-  // OpenCode: "△ Permission required" over its allow/reject choices; busy shows "esc interrupt" in the status
-  // bar. From ccmanager (src/services/stateDetector/opencode.ts) and agent-deck (internal/tmux/patterns.go);
-  // opencode started offline in tmux drew nothing to capture.
+  // OpenCode 1.18.33 started offline in tmux drew nothing ("creating instance" in its log, a blank pane), so
+  // these come from ccmanager and agent-deck alone: "△ Permission required" over its choices; "esc interrupt"
+  // in the status bar. No idle sign is known: a screen that is neither is `unknown`.
   opencode: {
     waiting: ['△ permission required'],
     busy: ['esc[^\\n]*interrupt', 'thinking\\.\\.\\.', 'generating\\.\\.\\.', 'waiting for tool response'],
+    idle: [],
   },
-  // pi (pi-coding-agent 0.73): no permission prompts by design (docs/providers.md); it waits only when an
-  // extension asks, with a selector ("enter select · escape cancel") or an input ("enter submit · escape
-  // cancel"), as dist/modes/interactive/components/extension-selector.js and extension-input.js draw them.
-  // Busy is its loader "Working... (escape to interrupt)" (interactive-mode.js). Its header always reads
-  // "escape interrupt · ctrl+c/ctrl+d clear/exit" (captured in tmux), so a bare "interrupt" means nothing.
+  // pi-coding-agent 0.73.1, captured in tmux (test/fixtures/screens/pi/). No permission prompts by design
+  // (docs/providers.md); it waits only when an extension asks, with a selector ("enter select · escape
+  // cancel") or an input ("enter submit · escape cancel"), as extension-selector.js and extension-input.js draw.
   'pi-agent': {
     waiting: ['enter (select|submit)[^\\n]*(esc|escape) cancel'],
-    busy: ['working\\.\\.\\.', '(esc|escape) to interrupt'],
+    // retry: "⠧ Retrying (1/3) in 2s... (escape to cancel)"; its loader "Working... (escape to interrupt)".
+    // The header always reads "escape interrupt · ctrl+c/ctrl+d clear/exit", so a bare "interrupt" is nothing.
+    busy: ['working\\.\\.\\.', '(esc|escape) to interrupt', 'retrying \\(\\d+/\\d+\\) in \\d+'],
+    // idle, retry-failed: the footer's context gauge "0.0%/128k (auto)" under the input box.
+    idle: ['^\\s*\\d+(\\.\\d+)?%/\\d+k\\b'],
   },
 }
 
-/** A provider without patterns of its own: a question asked the common ways, and the common busy hints. */
+/**
+ * A provider without patterns of its own: a question asked the common ways, and the common busy hints. No
+ * idle sign is common to all agents, so whatever else such a screen shows is `unknown`.
+ */
 export const FALLBACK_PATTERNS: StatePatterns = {
   waiting: ['(do you want|would you like|allow|proceed)[^\\n]*\\?[\\s\\S]*(yes|\\[y/n\\]|\\(y/n\\))'],
   busy: [...INTERRUPT_HINTS],
+  idle: [],
 }
 
 export function statePatternsFor(provider: string): StatePatterns {
@@ -104,14 +143,20 @@ function regex(source: string): RegExp {
   return re
 }
 
+/** CSI, OSC and two-byte escape sequences, as `capture-pane -e` keeps them. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+const ESCAPES = /\u001b(\[[0-?]*[ -/]*[@-~]|\][^\u0007\u001b]*(\u0007|\u001b\\)|[()][0-9A-Za-z]|[@-Z\\-_])/g
+
 /** The state a screen shows. Pure: the tmux supervisor feeds it `capture-pane` text. */
 export function detectAgentState(screen: string, patterns: StatePatterns): AgentState {
   const lines = screen
+    .replace(ESCAPES, '')
     .replace(/\r/g, '')
     .split('\n')
     .filter((line) => line.trim() !== '')
   const text = lines.slice(-(patterns.lines ?? DEFAULT_LINES)).join('\n')
   if (patterns.waiting.some((p) => regex(p).test(text))) return 'waiting'
   if (patterns.busy.some((p) => regex(p).test(text))) return 'busy'
-  return 'idle'
+  if (patterns.idle.some((p) => regex(p).test(text))) return 'idle'
+  return 'unknown'
 }

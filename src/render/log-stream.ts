@@ -1,6 +1,7 @@
 // The log as people read it: a session log's bytes, fed in order, turned into rendered lines.
 import { EventReader, type LogEntry } from '../history/events.js'
 import type { RunBoundary } from '../history/log-stream.js'
+import { terminalLines } from '../history/terminal-text.js'
 import type { LogSink } from '../sessions/query/logs.js'
 import { renderLogEntry, renderRunHeader } from './log.js'
 
@@ -18,12 +19,16 @@ export class LogRenderer {
   private partial: Buffer[] = []
   private partialBytes = 0
   private lastLine: string | undefined
+  /** The last line a terminal recording drew: a redraw of the same line is not printed again. */
+  private lastDrawn: string | undefined
 
   constructor(
     private readonly write: (text: string) => void,
     private readonly color = false,
     /** Only what is rendered (entries), for callers that keep them rather than print them. */
     private readonly onEntry?: (entry: LogEntry) => void,
+    /** The log is a terminal recording (a tmux session's): its escapes are taken out (history/terminal-text). */
+    private readonly terminal = false,
   ) {}
 
   /** The runs that have a known start in the log; later calls add runs begun since (a resume under -f). */
@@ -100,7 +105,16 @@ export class LogRenderer {
   }
 
   private line(text: string): void {
-    this.emit(this.reader.push(text.endsWith('\r') ? text.slice(0, -1) : text))
+    const line = text.endsWith('\r') ? text.slice(0, -1) : text
+    if (!this.terminal) {
+      this.emit(this.reader.push(line))
+      return
+    }
+    for (const drawn of terminalLines(line)) {
+      if (drawn !== '' && drawn === this.lastDrawn) continue
+      this.lastDrawn = drawn
+      this.emit(this.reader.push(drawn))
+    }
   }
 
   private emit(entries: LogEntry[]): void {
@@ -116,9 +130,9 @@ export class LogRenderer {
   }
 }
 
-/** A `LogRenderer` as the sink `streamLog` feeds. */
-export function logSink(write: (text: string) => void, color = false): LogSink {
-  const renderer = new LogRenderer(write, color)
+/** A `LogRenderer` as the sink `streamLog` feeds; `terminal`: the log is a tmux session's recording. */
+export function logSink(write: (text: string) => void, color = false, terminal = false): LogSink {
+  const renderer = new LogRenderer(write, color, undefined, terminal)
   return {
     feed: (chunk, position) => renderer.feed(chunk, position),
     runs: (runs) => renderer.setRuns(runs),

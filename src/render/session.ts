@@ -46,9 +46,14 @@ export function taskLabel(session: {
   return '-'
 }
 
-const STATE_COLOURS: Record<string, Colour> = { waiting: 'yellow', busy: 'cyan', idle: 'green' }
+const STATE_COLOURS: Record<string, Colour> = {
+  waiting: 'yellow',
+  busy: 'cyan',
+  idle: 'green',
+  unknown: 'gray',
+}
 
-/** The agent's state (busy, waiting, idle) of a running session hosted in tmux; '' otherwise. */
+/** The agent's state (busy, waiting, idle, unknown) of a running session hosted in tmux; '' otherwise. */
 export function agentState(session: SessionRecord): string {
   return session.status === 'RUNNING' && typeof session.state === 'string' ? session.state : ''
 }

@@ -118,6 +118,10 @@ describe('interactive agents hosted in tmux', () => {
     // The pane's output went to the session's log.
     const logs = await cli(['session', 'logs', id], { cwd: repo.dir, env })
     expect(logs.stdout).toContain('Do you want to make this edit')
+    // As text: the agent's screen drawing (\x1b[2J\x1b[H…) is taken out; --raw keeps it.
+    expect(logs.stdout).not.toContain('\u001b')
+    const raw = await cli(['session', 'logs', id, '--raw'], { cwd: repo.dir, env })
+    expect(raw.stdout).toContain('\u001b[2J')
 
     // Each change ran the hook once, with a consistent environment.
     type Line = { id: string; status: string; previous: string; state: string }

@@ -44,7 +44,7 @@ export function registerLogs(session: CliCommand, ctx: Context): void {
           return
         }
         const { logSink } = await import('../../render/log-stream.js')
-        const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color)
+        const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color, info.terminal)
         await streamLog(ctx, info, options.follow === true, sink, closed)
       }),
     )

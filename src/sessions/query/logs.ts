@@ -20,6 +20,8 @@ export interface LogInfo {
   id: string
   path: string
   runs: RunBoundary[]
+  /** The log is what a tmux pane showed (docs/tmux.md "Output"): a terminal recording, escapes and all. */
+  terminal: boolean
 }
 
 export async function sessionLog(ctx: SessionEnv, input: string): Promise<LogInfo> {
@@ -37,7 +39,7 @@ export async function sessionLog(ctx: SessionEnv, input: string): Promise<LogInf
   }
   // A FIFO, socket or device in the log's place would block or never end: refused before it is opened.
   if (!stat.isFile()) throw new UnsafeFileError(path, 'not a plain file')
-  return { id: session.id, path, runs: runBoundaries(session.runs) }
+  return { id: session.id, path, runs: runBoundaries(session.runs), terminal: Boolean(session.tmux_session) }
 }
 
 /** The whole log as text (`logs --json`), read through the door. */

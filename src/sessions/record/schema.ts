@@ -179,7 +179,7 @@ export const SessionRecordSchema = z.looseObject({
   /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
   tmux_session: opt(z.string()),
   tmux_socket: opt(z.string()),
-  /** What the agent's screen shows while it runs in tmux: busy, waiting (for the user) or idle. */
+  /** What the agent's screen shows while it runs in tmux: busy, waiting (for the user), idle or unknown. */
   state: opt(z.string()),
   merged_at: opt(TimeSchema),
   merge_commit: opt(z.string()),

@@ -251,7 +251,8 @@ async function recordOutcome(
   const worktree = worktreeAtEnd(plan)
   const [, captured, read, reportedError, files] = await Promise.all([
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
-    capturedSessionId(plan, logFd, logStart),
+    // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
+    capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
     runUsage(logFd, logStart),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state)),
@@ -397,6 +398,12 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
 }
 
 const CAPTURE_LIMIT = 4 * 1024 * 1024
+
+async function learntSessionId(plan: RunPlan, store: SessionStore): Promise<string | undefined> {
+  const { learnAgentSessionId } = await import('./agent-id.js')
+  const startedAt = store.get(plan.id)?.runs?.find((run) => run.n === plan.runN)?.started_at
+  return learnAgentSessionId(plan, startedAt).catch(() => undefined)
+}
 
 /** The agent's own session id, read from what this run wrote to the log (first 4 MiB). */
 async function capturedSessionId(

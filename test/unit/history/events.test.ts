@@ -77,9 +77,9 @@ Fixed the expiry check in src/auth.ts.
 Reading additional input from stdin...
 · thread 01a22ee9-a1cf-7ba3-b80f-1e55ab7fa472
 2026-12-01T00:03:13.561061Z ERROR codex_api::endpoint::responses_websocket: failed to connect to Responses WebSocket stage=Unknown
-error: Reconnecting... 2/5 (stream disconnected before completion: failed to lookup address information: Name does not resolve)
-error: Falling back from WebSockets to HTTPS transport. stream disconnected before completion: failed to lookup address information: Name does not resolve
-error: Reconnecting... waiting for network (Connection failed: error sending request)
+· Reconnecting... 2/5 (stream disconnected before completion: failed to lookup address information: Name does not resolve)
+· Falling back from WebSockets to HTTPS transport. stream disconnected before completion: failed to lookup address information: Name does not resolve
+· Reconnecting... waiting for network (Connection failed: error sending request)
 `,
     null,
   ],
@@ -255,4 +255,19 @@ test('usage of several runs sums into the record cost; a run without usage adds 
   const running = [{ started_at: '2026-11-30T10:00:00.000Z', ended_at: null }]
   expect(runTimeMs(running)).toBeNull()
   expect(runTimeMs(running, new Date('2026-11-30T10:00:05.000Z'))).toBe(5000)
+})
+
+test("claude's api_retry events (claude-code 2.1.332 against a server answering 529) are shown, not dropped", () => {
+  const text = renderLogText(fixture('claude-retry.jsonl'))
+  expect(text).toContain('· API request failed, retrying (attempt 1/10 in 0.6 s): 529 overloaded\n')
+  expect(text).toContain('· API request failed, retrying (attempt 2/10 in 1 s): 529 overloaded\n')
+})
+
+test('a codex error that is not a retry is still an error', () => {
+  const text = renderLogText(
+    Buffer.from(
+      `${JSON.stringify({ type: 'error', message: 'unexpected status 401 Unauthorized' })}\n${JSON.stringify({ type: 'error', message: 'Reconnecting... 1/5 (timeout)' })}\n`,
+    ),
+  )
+  expect(text).toBe('error: unexpected status 401 Unauthorized\n· Reconnecting... 1/5 (timeout)\n')
 })

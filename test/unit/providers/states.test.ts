@@ -1,76 +1,119 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
-import { detectAgentState, STATE_PATTERNS, statePatternsFor } from '../../../src/providers/states.js'
+import {
+  type AgentState,
+  detectAgentState,
+  STATE_PATTERNS,
+  statePatternsFor,
+} from '../../../src/providers/states.js'
 import type { SessionRecord } from '../../../src/sessions/record/schema.js'
 import { hookEnv, statusChange } from '../../../src/sessions/record/status-hooks.js'
 
 const state = (provider: string, screen: string) => detectAgentState(screen, statePatternsFor(provider))
 
+/** The state each captured real screen shows (test/fixtures/screens/<cli>/<name>.txt; its first line says how). */
+const SCREENS: Record<string, Record<string, AgentState>> = {
+  claude: {
+    'folder-trust': 'waiting',
+    'api-key': 'waiting',
+    'theme-picker': 'waiting',
+    'permission-write': 'waiting',
+    busy: 'busy',
+    idle: 'idle',
+    'idle-after-turn': 'idle',
+    'api-error': 'idle',
+    'bypass-permissions': 'waiting',
+  },
+  codex: {
+    'sign-in-menu': 'waiting',
+    'browser-sign-in': 'waiting',
+    'sign-in-other': 'waiting',
+    'api-key': 'waiting',
+    'folder-trust': 'waiting',
+    reconnecting: 'busy',
+    idle: 'idle',
+  },
+  gemini: {
+    'folder-trust': 'waiting',
+    'auth-wait': 'waiting',
+    'auth-method': 'waiting',
+    'api-key': 'waiting',
+  },
+  pi: { retry: 'busy', idle: 'idle', 'retry-failed': 'idle' },
+}
+const PROVIDER: Record<string, string> = { pi: 'pi-agent' }
+const SCREENS_DIR = new URL('../../fixtures/screens/', import.meta.url)
+
+function screen(cli: string, file: string): { header: string; text: string } {
+  const content = readFileSync(new URL(`${cli}/${file}`, SCREENS_DIR), 'utf8')
+  const newline = content.indexOf('\n')
+  return { header: content.slice(0, newline), text: content.slice(newline + 1) }
+}
+
+describe('agent state from the real screens', () => {
+  test('every captured screen has an expected state, and names its CLI version and how it was reached', () => {
+    for (const cli of readdirSync(SCREENS_DIR)) {
+      for (const file of readdirSync(new URL(`${cli}/`, SCREENS_DIR))) {
+        const name = file.replace(/(\.ansi)?\.txt$/, '')
+        expect(SCREENS[cli]?.[name], `${cli}/${file}`).toBeDefined()
+        expect(screen(cli, file).header).toMatch(new RegExp(`^# ${cli} \\d+\\.\\d+\\.\\d+: \\S`))
+      }
+    }
+  })
+
+  for (const [cli, names] of Object.entries(SCREENS)) {
+    for (const [name, expected] of Object.entries(names)) {
+      test(`${cli} ${name}: ${expected} (plain and with its terminal escapes)`, () => {
+        const patterns = statePatternsFor(PROVIDER[cli] ?? cli)
+        expect(detectAgentState(screen(cli, `${name}.txt`).text, patterns)).toBe(expected)
+        expect(detectAgentState(screen(cli, `${name}.ansi.txt`).text, patterns)).toBe(expected)
+      })
+    }
+  }
+})
+
 describe('agent state from the screen', () => {
   test('every provider named in the docs has patterns, each of them a valid expression', () => {
     expect(Object.keys(STATE_PATTERNS).sort()).toEqual(['claude', 'codex', 'gemini', 'opencode', 'pi-agent'])
     for (const patterns of Object.values(STATE_PATTERNS)) {
-      for (const source of [...patterns.waiting, ...patterns.busy])
+      for (const source of [...patterns.waiting, ...patterns.busy, ...patterns.idle])
         expect(() => new RegExp(source)).not.toThrow()
     }
   })
 
-  test('claude: a permission dialog waits, a spinner is busy, the bare prompt is idle', () => {
+  test('a screen the patterns cannot tell is unknown, never a guess', () => {
     expect(
-      state('claude', 'Edit notes.txt\n\nDo you want to make this edit to notes.txt?\n❯ 1. Yes\n  2. No\n'),
-    ).toBe('waiting')
-    expect(state('claude', '⏺ Reading files\n\n✻ Pondering… (12s · esc to interrupt)\n')).toBe('busy')
-    expect(state('claude', '✶ Simplifying… (3s)\n')).toBe('busy')
-    expect(state('claude', '────────\n> \n────────\n  ? for shortcuts\n')).toBe('idle')
-  })
-
-  test('codex: its sign-in menu (captured from codex-cli 0.171) and approvals wait; esc to interrupt is busy', () => {
-    const signIn = `  Welcome to Codex, OpenAI's command-line coding agent
-  Choose how you want to use Codex.
-> 1. Sign in with ChatGPT
-  2. Sign in with Device Code
-  3. Sign in another way
-  Press enter to continue`
-    expect(state('codex', signIn)).toBe('waiting')
-    expect(state('codex', 'Allow command?\n  Yes (y)   No (n)\n')).toBe('waiting')
-    expect(state('codex', '• Working (4s • esc to interrupt)\n')).toBe('busy')
-    expect(state('codex', '› Ask Codex to do anything\n')).toBe('idle')
-  })
-
-  test('gemini: the trust dialog (captured from gemini-cli 0.61) waits; its tips screen is idle', () => {
-    const tips = `Tips for getting started:
-1. Create GEMINI.md files to customize your interactions
-2. /help for more information
- > Type your message or @path/to/file`
-    expect(state('gemini', tips)).toBe('idle')
-    const trust = ` │ Do you trust the files in this folder?                     │
- │ ● 1. Trust folder (proj)                                    │
- │   2. Trust parent folder (tmp)                              │
- │   3. Don't trust                                            │`
-    expect(state('gemini', trust)).toBe('waiting')
-    expect(state('gemini', '⠏ Thinking about it (esc to cancel, 5s)\n')).toBe('busy')
-    expect(state('gemini', ' │ Apply this change?\n │ ● 1. Yes, allow once\n')).toBe('waiting')
-  })
-
-  test('pi: the header\'s "escape interrupt" (captured from pi 0.73) is idle; its loader is busy', () => {
+      state('claude', 'Welcome to Claude Code v2.1.332\nUnable to connect to Anthropic services\n'),
+    ).toBe('unknown')
+    // pi's header alone ("escape interrupt" is in it) is not busy, and without its footer not idle either.
     const header = ` pi v0.73.1
  escape interrupt · ctrl+c/ctrl+d clear/exit · / commands · ! bash · ctrl+o more
 /tmp/proj (master)`
-    expect(state('pi-agent', header)).toBe('idle')
+    expect(state('pi-agent', header)).toBe('unknown')
     expect(state('pi-agent', `${header}\n⠋ Working... (escape to interrupt)`)).toBe('busy')
-    expect(state('pi-agent', 'Pick one\n→ a\n  b\nenter select · escape cancel')).toBe('waiting')
+    expect(state('opencode', 'build  agent\n')).toBe('unknown')
+    expect(state('aider', 'Add file to the chat? (Y)es/(N)o [Yes]:')).toBe('unknown')
   })
 
-  test('opencode, and a provider without patterns', () => {
+  test("patterns of screens not reachable offline, from the CLIs' sources", () => {
+    expect(
+      state('claude', 'Edit notes.txt\n\nDo you want to make this edit to notes.txt?\n❯ 1. Yes\n  2. No\n'),
+    ).toBe('waiting')
+    expect(state('claude', '✶ Simplifying… (3s)\n')).toBe('busy')
+    expect(state('codex', 'Allow command?\n  Yes (y)   No (n)\n')).toBe('waiting')
+    expect(state('gemini', '⠏ Thinking about it (esc to cancel, 5s)\n')).toBe('busy')
+    expect(state('gemini', ' │ Apply this change?\n │ ● 1. Yes, allow once\n')).toBe('waiting')
+    expect(state('gemini', ' > Type your message or @path/to/file')).toBe('idle')
+    expect(state('pi-agent', 'Pick one\n→ a\n  b\nenter select · escape cancel')).toBe('waiting')
     expect(state('opencode', '△ Permission required\n  Allow  Reject\n')).toBe('waiting')
     expect(state('opencode', 'build · esc interrupt\n')).toBe('busy')
-    expect(state('aider', 'Add file to the chat? (Y)es/(N)o [Yes]:')).toBe('idle')
     expect(state('aider', 'Do you want to proceed? [y/n]')).toBe('waiting')
   })
 
   test('only the bottom of the screen counts', () => {
     const old = 'Do you want to make this edit?\n❯ 1. Yes\n'
     const filler = Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n')
-    expect(state('claude', `${old}${filler}\n`)).toBe('idle')
+    expect(state('claude', `${old}${filler}\n  ? for shortcuts\n`)).toBe('idle')
   })
 })
 
