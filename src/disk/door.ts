@@ -546,3 +546,22 @@ function emptyHeldSync(held: HeldDir): void {
     }
   }
 }
+
+// ---- Worktree folders of runs (sessions/run/workspace.ts) ------------------------------------------------------
+// A worktree lives under the configured worktree root, which may itself be reached through a link the user
+// made: these follow links, as git does when it makes the worktree there.
+
+/** Whether anything is at `path` (a link counts by what it points to). */
+export function pathExists(path: string): boolean {
+  return fs.existsSync(path)
+}
+
+/** Makes `dir` and the missing folders above it, with `mode` (0700: prompts and copied secrets live there). */
+export function makeDirs(dir: string, mode: number): void {
+  fs.mkdirSync(dir, { recursive: true, mode })
+}
+
+/** Sets the permission bits of `path` (a worktree folder git made 0755). */
+export function setMode(path: string, mode: number): void {
+  fs.chmodSync(path, mode)
+}
