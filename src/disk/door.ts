@@ -565,3 +565,35 @@ export function makeDirs(dir: string, mode: number): void {
 export function setMode(path: string, mode: number): void {
   fs.chmodSync(path, mode)
 }
+
+/** Whether `path` is a folder with nothing in it (false when it cannot be read; a link counts by its target). */
+export function isEmptyFolder(path: string): boolean {
+  try {
+    return fs.readdirSync(path).length === 0
+  } catch {
+    return false
+  }
+}
+
+// ---- The removal engine's steps (sessions/removal/executor.ts) --------------------------------------------------
+
+/** Unlinks a file or link (never what a link points to): true if it was there, false if it was not. */
+export async function unlinkIfThere(path: string): Promise<boolean> {
+  return fs.promises.unlink(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw error
+    },
+  )
+}
+
+/** rmdir(2): removes an empty folder (not a link); throws ENOENT when it is gone, ENOTEMPTY when it is not empty. */
+export function removeEmptyFolder(path: string): void {
+  fs.rmdirSync(path)
+}
+
+/** Removes a folder the removal plan named and everything in it (an agent's folder under `.harness/`). */
+export function removeFolderTree(path: string): void {
+  fs.rmSync(path, { recursive: true, force: true })
+}

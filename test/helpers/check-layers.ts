@@ -67,17 +67,14 @@ export const FS_NOT_YET_ROUTED = [
   'sessions/query/query.ts',
   'sessions/record/seal.ts',
   'sessions/removal/archive.ts',
-  'sessions/removal/executor.ts',
   'sessions/removal/prune.ts',
   'sessions/removal/repo-view.ts',
-  'sessions/removal/session-plan.ts',
   'sessions/removal/unarchive.ts',
   'sessions/run/context.ts',
   'sessions/run/runner.ts',
   'sessions/run/stop-watch.ts',
   'sessions/work/checkpoints.ts',
   'sessions/work/diff.ts',
-  'sessions/work/merge.ts',
   'trust.ts',
 ]
 const FS_MODULE = /^(?:node:)?fs(?:\/promises)?$/

@@ -1,6 +1,5 @@
-import { existsSync, rmdirSync, rmSync } from 'node:fs'
-import { unlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import { pathExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
 import { SessionNotFoundError } from '../../errors.js'
 import type { WorktreeLayout } from '../../git/clean-check.js'
 import type { GitEnvOptions } from '../../git/git.js'
@@ -163,26 +162,20 @@ async function runStep(
       return true
     }
     case 'empty-folder':
-      return removeMissingOk(() => rmdirSync(step.path))
+      return removeMissingOk(() => removeEmptyFolder(step.path))
     case 'branch':
       return deleteBranch(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
     case 'file':
       // Asynchronous: the batched mode deletes many logs at once, and their waits on the file system overlap.
-      return unlink(step.path).then(
-        () => true,
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return false
-          throw error
-        },
-      )
+      return unlinkIfThere(step.path)
     case 'refs': {
       const { deleteRefs } = await import('../../git/refs.js')
       await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
       return true
     }
     case 'folder':
-      if (!existsSync(step.path)) return false
-      rmSync(step.path, { recursive: true, force: true })
+      if (!pathExists(step.path)) return false
+      removeFolderTree(step.path)
       return true
   }
 }
@@ -352,16 +345,39 @@ async function vetoChangedWorktrees(
   /** Told of each member whose check has passed (or that needs none), once, as soon as it has. */
   onCleared: (member: BatchMember) => void,
 ): Promise<void> {
-  const byRepo = new Map<string, { path: string; member: BatchMember }[]>()
-  // Each member's worktrees still to be found clean.
+  const { byRepo, unchecked } = worktreesToCheck(members)
+  for (const member of members) if (!unchecked.has(member) && !member.failure) onCleared(member)
+  // Told once per member, when the last of its worktrees is found clean (a path may be told twice).
+  const passed = (member: BatchMember, path: string) => {
+    const left = unchecked.get(member)
+    if (!left?.delete(path) || left.size > 0) return
+    if (!member.failure) onCleared(member)
+  }
+  for (const [repo, list] of byRepo) await vetoInRepo(repo, list, git, passed)
+  // Every member checked has now either passed or been kept; one that did neither is kept, never removed.
+  for (const [member, left] of unchecked) {
+    if (left.size > 0 && !member.failure) {
+      member.keep(new Error(`the worktree check of session ${member.record.id} did not finish`))
+    }
+  }
+}
+
+type WorktreeToCheck = { path: string; member: BatchMember }
+
+/** The unforced members' worktrees to check, by repository, and each member's worktrees still to be found clean. */
+function worktreesToCheck(members: BatchMember[]): {
+  byRepo: Map<string, WorktreeToCheck[]>
+  unchecked: Map<BatchMember, Set<string>>
+} {
+  const byRepo = new Map<string, WorktreeToCheck[]>()
   const unchecked = new Map<BatchMember, Set<string>>()
   for (const member of members) {
     if (member.forced || member.failure) continue
     for (const step of member.candidate.steps) {
       if (step.kind !== 'worktree') continue
-      if (!existsSync(join(step.entry.path, '.git'))) {
+      if (!pathExists(join(step.entry.path, '.git'))) {
         // Planning found a .git here; its files were never looked at: kept as planning would keep it now.
-        if (member.candidate.contentUnchecked && existsSync(step.entry.path)) {
+        if (member.candidate.contentUnchecked && pathExists(step.entry.path)) {
           member.keep(
             new VetoError({
               code: 'NOT_A_WORKTREE',
@@ -378,68 +394,73 @@ async function vetoChangedWorktrees(
       unchecked.set(member, (unchecked.get(member) ?? new Set()).add(step.entry.path))
     }
   }
-  for (const member of members) if (!unchecked.has(member) && !member.failure) onCleared(member)
-  // Told once per member, when the last of its worktrees is found clean (a path may be told twice).
-  const passed = (member: BatchMember, path: string) => {
-    const left = unchecked.get(member)
-    if (!left?.delete(path) || left.size > 0) return
-    if (!member.failure) onCleared(member)
+  return { byRepo, unchecked }
+}
+
+/** One batched check of a repository's worktrees; each is passed or its members kept. */
+async function vetoInRepo(
+  repo: string,
+  list: WorktreeToCheck[],
+  git: GitEnvOptions,
+  passed: (member: BatchMember, path: string) => void,
+): Promise<void> {
+  const layouts = new Map<string, WorktreeLayout>()
+  // Two records may name one worktree: each of them is told.
+  const owners = new Map<string, BatchMember[]>()
+  for (const { path, member } of list) owners.set(path, [...(owners.get(path) ?? []), member])
+  let clean: Set<string>
+  try {
+    clean = await cleanWorktrees(repo, [...owners.keys()], git, layouts, (path) => {
+      const layout = layouts.get(path)
+      for (const member of owners.get(path) ?? []) {
+        if (layout) member.layouts.set(path, layout)
+        passed(member, path)
+      }
+    })
+  } catch (error) {
+    // Those already found clean are being deleted; the rest are kept.
+    for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
+    return
   }
-  for (const [repo, list] of byRepo) {
-    const layouts = new Map<string, WorktreeLayout>()
-    // Two records may name one worktree: each of them is told.
-    const owners = new Map<string, BatchMember[]>()
-    for (const { path, member } of list) owners.set(path, [...(owners.get(path) ?? []), member])
-    let clean: Set<string>
-    try {
-      clean = await cleanWorktrees(repo, [...owners.keys()], git, layouts, (path) => {
-        const layout = layouts.get(path)
-        for (const member of owners.get(path) ?? []) {
-          if (layout) member.layouts.set(path, layout)
-          passed(member, path)
-        }
-      })
-    } catch (error) {
-      // Those already found clean are being deleted; the rest are kept.
-      for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
+  // Each path once, its answer for every record naming it: an owner that passes starts the deletion.
+  for (const [path, named] of owners) {
+    if (layouts.has(path)) continue // proven clean in process, and told so already
+    if (clean.has(path)) {
+      for (const member of named) passed(member, path)
       continue
     }
-    // Each path once, its answer for every record naming it: an owner that passes starts the deletion.
-    for (const [path, named] of owners) {
-      if (layouts.has(path)) continue // proven clean in process, and told so already
-      if (clean.has(path)) {
-        for (const member of named) passed(member, path)
-        continue
-      }
-      let found: { changes: string[]; submodules: string[] }
-      try {
-        found = await inspectWorktree(path, git)
-      } catch (error) {
-        for (const member of named) member.keep(error)
-        continue
-      }
-      const { changes, submodules } = found
-      if (changes.length === 0 && submodules.length === 0) {
-        for (const member of named) passed(member, path)
-        continue
-      }
-      // The first look at its files (planning left it here): kept for what they hold, worded as planning words it.
-      const firstLook = worktreeContentReasons(path, changes, submodules) as [KeepReason, ...KeepReason[]]
-      const changed: KeepReason = {
-        code: 'DIRTY',
-        kind: 'unsafe',
-        message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
-      }
-      for (const member of named) {
-        member.keep(member.candidate.contentUnchecked ? new VetoError(...firstLook) : new VetoError(changed))
-      }
-    }
+    await vetoOnCloserLook(path, named, git, passed)
   }
-  // Every member checked has now either passed or been kept; one that did neither is kept, never removed.
-  for (const [member, left] of unchecked) {
-    if (left.size > 0 && !member.failure) {
-      member.keep(new Error(`the worktree check of session ${member.record.id} did not finish`))
-    }
+}
+
+/** A worktree the batch could not call clean, inspected on its own: passed, or kept for what it holds. */
+async function vetoOnCloserLook(
+  path: string,
+  named: BatchMember[],
+  git: GitEnvOptions,
+  passed: (member: BatchMember, path: string) => void,
+): Promise<void> {
+  let found: { changes: string[]; submodules: string[] }
+  try {
+    found = await inspectWorktree(path, git)
+  } catch (error) {
+    for (const member of named) member.keep(error)
+    return
+  }
+  const { changes, submodules } = found
+  if (changes.length === 0 && submodules.length === 0) {
+    for (const member of named) passed(member, path)
+    return
+  }
+  // The first look at its files (planning left it here): kept for what they hold, worded as planning words it.
+  const firstLook = worktreeContentReasons(path, changes, submodules) as [KeepReason, ...KeepReason[]]
+  const changed: KeepReason = {
+    code: 'DIRTY',
+    kind: 'unsafe',
+    message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
+  }
+  for (const member of named) {
+    member.keep(member.candidate.contentUnchecked ? new VetoError(...firstLook) : new VetoError(changed))
   }
 }
 
@@ -467,7 +488,7 @@ async function removeFoldersOf(
       repo.members.push(member)
       removedByRepo.set(step.repo, repo)
     } else if (step.kind === 'empty-folder') {
-      if (removeMissingOk(() => rmdirSync(step.path))) member.progress.done.push(step)
+      if (removeMissingOk(() => removeEmptyFolder(step.path))) member.progress.done.push(step)
     }
   }
 }
@@ -619,7 +640,7 @@ function wouldRemove(step: RemovalStep): boolean {
     case 'empty-folder':
     case 'file':
     case 'folder':
-      return existsSync(step.path)
+      return pathExists(step.path)
   }
 }
 
