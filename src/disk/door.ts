@@ -597,3 +597,15 @@ export function removeEmptyFolder(path: string): void {
 export function removeFolderTree(path: string): void {
   fs.rmSync(path, { recursive: true, force: true })
 }
+
+// ---- The agent's log, read by its supervisor through the descriptor it opened (sessions/run/agent-log.ts) -----
+
+/** The size of the file open at `fd`. */
+export function fdSize(fd: number): number {
+  return fs.fstatSync(fd).size
+}
+
+/** Reads up to `length` bytes at `position` of the file open at `fd` into `buffer`; how many were read. */
+export function readInto(fd: number, buffer: Buffer, length: number, position: number): number {
+  return fs.readSync(fd, buffer, 0, length, position)
+}
