@@ -1,76 +1,27 @@
-import { join } from 'node:path'
 import { pathExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
-import { SessionNotFoundError } from '../../errors.js'
-import type { WorktreeLayout } from '../../git/clean-check.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { type RefChange, updateRefs } from '../../git/refs.js'
 import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
 import { deleteBranch, dropBranchConfig } from '../../git/repo.js'
-import { cleanWorktrees, inspectWorktree, removeListedWorktree } from '../../git/worktree.js'
-import type { WorktreeInfo } from '../../git/worktree-list.js'
+import { removeListedWorktree } from '../../git/worktree.js'
 import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
-import { classifyError, type KeepReason, type Verdict } from './decision.js'
-import { worktreeContentReasons } from './repo-view.js'
-import { type SnapshotPlan, type SnapshotRefs, storeSnapshots } from './snapshots.js'
+import {
+  BatchMember,
+  changedReason,
+  failedRemoval,
+  type Progress,
+  type RemovalCandidate,
+  type RemovalResult,
+  type RemovalStep,
+  VetoError,
+} from './candidate.js'
+import type { Verdict } from './decision.js'
+import { storeSnapshots } from './snapshots.js'
+import { vetoChangedWorktrees } from './worktree-veto.js'
 
-/**
- * One thing a removal deletes. The executor below is the only code that deletes anything for cleanup, delete,
- * prune and archive: a safety check on a kind of step (containment, ownership) belongs in `runStep`, and a
- * new kind of artefact is a new variant here plus its case there.
- */
-export type RemovalStep =
-  /** A worktree registered with git (`git worktree remove`; `--force` only when the removal is forced). */
-  | { kind: 'worktree'; repo: string; entry: WorktreeInfo }
-  /** An empty folder left where a worktree was (removed only while empty). */
-  | { kind: 'empty-folder'; path: string }
-  /** A local branch, deleted only while it still points at `tip` (else BRANCH_MOVED, kept). */
-  | { kind: 'branch'; repo: string; name: string; tip: string; dropConfig: boolean }
-  /** A file harness wrote (the session's log); one already gone is fine. */
-  | { kind: 'file'; path: string }
-  /** A folder harness wrote with everything in it (the agent's own files); one already gone is fine. */
-  | { kind: 'folder'; path: string }
-  /** Refs under `prefix` (the session's checkpoints), deleted in one transaction; refs already gone are fine. */
-  | { kind: 'refs'; repo: string; prefix: string; refs: string[] }
-
-/** What a planner hands over: why it might be kept, what --force snapshots, and what goes, in order. */
-export interface RemovalCandidate {
-  reasons: KeepReason[]
-  /** What --force stores under refs/harness/<name>/ first; null when there is nothing to keep. */
-  snapshot: SnapshotPlan | null
-  steps: RemovalStep[]
-  /**
-   * A session's own record: the steps run under its lock, only while the record is still as planned (not
-   * resumed, not rewritten), and the record is deleted last, so that an interrupted removal leaves a record
-   * pointing at whatever is left.
-   */
-  record?: SessionRecord
-  /** How a change found during the removal is worded (a worktree that became dirty). */
-  describe: string
-  /**
-   * Its worktree's files were not looked at when it was planned (cleanup leaves that to the check under the
-   * lock, which is then the only one): what that check finds is worded as planning words it.
-   */
-  contentUnchecked?: boolean
-}
-
-export type RemovalResult =
-  | {
-      status: 'removed'
-      forced: boolean
-      snapshot: SnapshotRefs | null
-      /** The steps that removed something (under --dry-run: that would). */
-      done: RemovalStep[]
-    }
-  | {
-      status: 'kept'
-      reasons: KeepReason[]
-      snapshot: SnapshotRefs | null
-      /** Set when a failure (not a safety rule) stopped the removal. */
-      error?: Error
-    }
-  /** The session's record was deleted by someone else meanwhile: nothing to report. */
-  | { status: 'gone' }
+// The candidate's shape lives with the parts the batch shares; planners and callers name it here.
+export type { RemovalCandidate, RemovalResult, RemovalStep } from './candidate.js'
 
 export interface ExecutorOptions {
   dryRun: boolean
@@ -102,11 +53,6 @@ export async function executeRemoval(
     return failedRemoval(error, progress.snapshot)
   }
   return { status: 'removed', forced, snapshot: progress.snapshot, done: progress.done }
-}
-
-interface Progress {
-  snapshot: SnapshotRefs | null
-  done: RemovalStep[]
 }
 
 async function removeSession(
@@ -333,137 +279,6 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
   }
 }
 
-/**
- * Keeps (DIRTY) every unforced member whose worktree gained uncommitted or untracked files since it was
- * planned, or, when planning did not look at its files (`contentUnchecked`), that has any (DIRTY,
- * NESTED_REPO). One batched check per repository; a worktree that needs a closer look (hidden edits,
- * submodules) is inspected on its own. Forced members are covered by the snapshot taken under their lock.
- */
-async function vetoChangedWorktrees(
-  members: BatchMember[],
-  git: GitEnvOptions,
-  /** Told of each member whose check has passed (or that needs none), once, as soon as it has. */
-  onCleared: (member: BatchMember) => void,
-): Promise<void> {
-  const { byRepo, unchecked } = worktreesToCheck(members)
-  for (const member of members) if (!unchecked.has(member) && !member.failure) onCleared(member)
-  // Told once per member, when the last of its worktrees is found clean (a path may be told twice).
-  const passed = (member: BatchMember, path: string) => {
-    const left = unchecked.get(member)
-    if (!left?.delete(path) || left.size > 0) return
-    if (!member.failure) onCleared(member)
-  }
-  for (const [repo, list] of byRepo) await vetoInRepo(repo, list, git, passed)
-  // Every member checked has now either passed or been kept; one that did neither is kept, never removed.
-  for (const [member, left] of unchecked) {
-    if (left.size > 0 && !member.failure) {
-      member.keep(new Error(`the worktree check of session ${member.record.id} did not finish`))
-    }
-  }
-}
-
-type WorktreeToCheck = { path: string; member: BatchMember }
-
-/** The unforced members' worktrees to check, by repository, and each member's worktrees still to be found clean. */
-function worktreesToCheck(members: BatchMember[]): {
-  byRepo: Map<string, WorktreeToCheck[]>
-  unchecked: Map<BatchMember, Set<string>>
-} {
-  const byRepo = new Map<string, WorktreeToCheck[]>()
-  const unchecked = new Map<BatchMember, Set<string>>()
-  for (const member of members) {
-    if (member.forced || member.failure) continue
-    for (const step of member.candidate.steps) {
-      if (step.kind !== 'worktree') continue
-      if (!pathExists(join(step.entry.path, '.git'))) {
-        // Planning found a .git here; its files were never looked at: kept as planning would keep it now.
-        if (member.candidate.contentUnchecked && pathExists(step.entry.path)) {
-          member.keep(
-            new VetoError({
-              code: 'NOT_A_WORKTREE',
-              kind: 'blocked',
-              message: `${step.entry.path} has lost its .git file: left alone`,
-            }),
-          )
-        }
-        continue
-      }
-      const list = byRepo.get(step.repo) ?? []
-      list.push({ path: step.entry.path, member })
-      byRepo.set(step.repo, list)
-      unchecked.set(member, (unchecked.get(member) ?? new Set()).add(step.entry.path))
-    }
-  }
-  return { byRepo, unchecked }
-}
-
-/** One batched check of a repository's worktrees; each is passed or its members kept. */
-async function vetoInRepo(
-  repo: string,
-  list: WorktreeToCheck[],
-  git: GitEnvOptions,
-  passed: (member: BatchMember, path: string) => void,
-): Promise<void> {
-  const layouts = new Map<string, WorktreeLayout>()
-  // Two records may name one worktree: each of them is told.
-  const owners = new Map<string, BatchMember[]>()
-  for (const { path, member } of list) owners.set(path, [...(owners.get(path) ?? []), member])
-  let clean: Set<string>
-  try {
-    clean = await cleanWorktrees(repo, [...owners.keys()], git, layouts, (path) => {
-      const layout = layouts.get(path)
-      for (const member of owners.get(path) ?? []) {
-        if (layout) member.layouts.set(path, layout)
-        passed(member, path)
-      }
-    })
-  } catch (error) {
-    // Those already found clean are being deleted; the rest are kept.
-    for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
-    return
-  }
-  // Each path once, its answer for every record naming it: an owner that passes starts the deletion.
-  for (const [path, named] of owners) {
-    if (layouts.has(path)) continue // proven clean in process, and told so already
-    if (clean.has(path)) {
-      for (const member of named) passed(member, path)
-      continue
-    }
-    await vetoOnCloserLook(path, named, git, passed)
-  }
-}
-
-/** A worktree the batch could not call clean, inspected on its own: passed, or kept for what it holds. */
-async function vetoOnCloserLook(
-  path: string,
-  named: BatchMember[],
-  git: GitEnvOptions,
-  passed: (member: BatchMember, path: string) => void,
-): Promise<void> {
-  let found: { changes: string[]; submodules: string[] }
-  try {
-    found = await inspectWorktree(path, git)
-  } catch (error) {
-    for (const member of named) member.keep(error)
-    return
-  }
-  const { changes, submodules } = found
-  if (changes.length === 0 && submodules.length === 0) {
-    for (const member of named) passed(member, path)
-    return
-  }
-  // The first look at its files (planning left it here): kept for what they hold, worded as planning words it.
-  const firstLook = worktreeContentReasons(path, changes, submodules) as [KeepReason, ...KeepReason[]]
-  const changed: KeepReason = {
-    code: 'DIRTY',
-    kind: 'unsafe',
-    message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
-  }
-  for (const member of named) {
-    member.keep(member.candidate.contentUnchecked ? new VetoError(...firstLook) : new VetoError(changed))
-  }
-}
-
 /** How many worktree folders the batched removal deletes at once (node's thread pool has four threads). */
 const FOLDER_CONCURRENCY = 8
 
@@ -535,83 +350,6 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
   }
 }
 
-/** One session in the batched mode: its lock is held while `outcome` is pending. */
-class BatchMember {
-  readonly progress: Progress = { snapshot: null, done: [] }
-  /** What each of its worktrees held when proven clean under its lock (deleted by name, then walked). */
-  readonly layouts = new Map<string, WorktreeLayout>()
-  failure: unknown = null
-  readonly isReady: Promise<boolean>
-  readonly outcome: Promise<unknown>
-  ready: (held: boolean) => void = () => {}
-  private settleOutcome: (failure: unknown) => void = () => {}
-
-  constructor(
-    readonly index: number,
-    readonly candidate: RemovalCandidate,
-    readonly record: SessionRecord,
-    readonly forced: boolean,
-  ) {
-    this.isReady = new Promise((resolve) => {
-      this.ready = resolve
-    })
-    this.outcome = new Promise((resolve) => {
-      this.settleOutcome = resolve
-    })
-  }
-
-  fail(error: unknown): void {
-    this.failure ??= error
-  }
-
-  /**
-   * Kept before anything was done under its lock (the check of its worktree): the lock is released now, not
-   * when the whole batch is done, so that a resume need not wait for the others.
-   */
-  keep(error: unknown): void {
-    this.fail(error)
-    this.settle()
-  }
-
-  async attemptAsync(fn: () => Promise<void>): Promise<void> {
-    if (this.failure) return
-    try {
-      await fn()
-    } catch (error) {
-      this.fail(error)
-    }
-  }
-
-  settle(): void {
-    this.settleOutcome(this.failure)
-  }
-
-  removed(): RemovalResult {
-    return {
-      status: 'removed',
-      forced: this.forced,
-      snapshot: this.progress.snapshot,
-      done: this.progress.done,
-    }
-  }
-
-  failed(error: unknown): RemovalResult {
-    return failedRemoval(error, this.progress.snapshot)
-  }
-}
-
-/** What a removal that threw comes to, one-by-one or batched: gone, vetoed, or kept for a classified error. */
-function failedRemoval(error: unknown, snapshot: Progress['snapshot']): RemovalResult {
-  if (error instanceof SessionNotFoundError) return { status: 'gone' }
-  if (error instanceof VetoError) return { status: 'kept', reasons: error.reasons, snapshot }
-  return {
-    status: 'kept',
-    reasons: [classifyError(error)],
-    snapshot,
-    error: error instanceof Error ? error : new Error(String(error)),
-  }
-}
-
 /** Runs at most `limit` tasks at a time. */
 class Limiter {
   private running = 0
@@ -656,26 +394,5 @@ function removeMissingOk(remove: () => void): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
     throw error
-  }
-}
-
-function changedReason(current: SessionRecord): KeepReason {
-  return {
-    code: 'SESSION_CHANGED',
-    kind: 'blocked',
-    message:
-      current.status === 'RUNNING'
-        ? 'it was resumed meanwhile (now RUNNING)'
-        : 'its record changed meanwhile: run the command again',
-  }
-}
-
-/** Stops a removal under the lock: what was planned is no longer true (kept, with these reasons). */
-class VetoError extends Error {
-  readonly reasons: KeepReason[]
-
-  constructor(...reasons: [KeepReason, ...KeepReason[]]) {
-    super(reasons.map((r) => r.message).join('; '))
-    this.reasons = reasons
   }
 }
