@@ -60,7 +60,6 @@ export const FS_NOT_YET_ROUTED = [
   'project.ts',
   'sessions/backends/container/backend.ts',
   'sessions/backends/container/engine.ts',
-  'sessions/chains/chains.ts',
   'sessions/chains/store.ts',
   'sessions/control/control.ts',
   'sessions/control/integrity.ts',
