@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
 import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
 import { HarnessError } from './errors.js'
+import type { ProjectPaths } from './project.js'
 import type { SessionEnv } from './sessions/ports.js'
 
 /** One line of `harness doctor`: `fail` makes harness unusable here; `warn` is worth a look. */
@@ -53,52 +54,69 @@ const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? ''
  * worth a look (stale or foreign sessions, agent CLIs whose flags changed). Usable means no `fail` line.
  */
 export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
-  const checks: DoctorCheck[] = []
   const env = ctx.env
-
   const { gitVersion } = await import('./git/version.js')
   const git = await gitVersion(ctx.cwd, env)
-  checks.push(
+  const checks: DoctorCheck[] = [
     git === null
       ? { name: 'git', status: 'fail', detail: 'not installed or not on PATH', hint: 'install git' }
       : { name: 'git', status: 'ok', detail: git },
-  )
-
+  ]
   const paths = await ctx.project()
-  let harnessUsable = true
-  if (!paths.exists) {
-    checks.push({ name: '.harness', status: 'info', detail: `${paths.harnessDir} (made by the first run)` })
-  } else {
-    try {
-      const mode = statPath(paths.harnessDir).mode & 0o777
-      assertUsableDir(paths.harnessDir)
-      readDirEntries(paths.sessionsDir)
-      checks.push(
-        mode & 0o077
-          ? {
-              name: '.harness',
-              status: 'warn',
-              detail: `${paths.harnessDir} is mode ${mode.toString(8)}: others can read prompts and logs`,
-              hint: `chmod 700 ${paths.harnessDir}`,
-            }
-          : { name: '.harness', status: 'ok', detail: `${paths.harnessDir} (mode ${mode.toString(8)})` },
-      )
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      harnessUsable = code === 'ENOENT' // no sessions folder yet is fine
-      checks.push(
-        harnessUsable
-          ? { name: '.harness', status: 'ok', detail: paths.harnessDir }
-          : {
-              name: '.harness',
-              status: 'fail',
-              detail: `${paths.harnessDir} cannot be used: ${code ?? (error as Error).message}`,
-              hint: 'it must be a folder (with a sessions folder) that you can read and write',
-            },
-      )
+  const harness = harnessCheck(paths)
+  checks.push(harness)
+  const config = await configChecks(paths, env, checks)
+  checks.push(...(await agentChecks(ctx, config)))
+  const tmux = await probe('tmux', ['-V'], env, ctx.cwd)
+  checks.push(
+    tmux === null
+      ? {
+          name: 'tmux',
+          status: 'info',
+          detail: 'not installed (needed only for interactive runs in the background)',
+        }
+      : { name: 'tmux', status: 'ok', detail: firstLine(tmux) },
+  )
+  checks.push(await containerCheck(config, env))
+  if (paths.exists && harness.status !== 'fail') checks.push(...(await sessionChecks(ctx)))
+  return { usable: !checks.some((c) => c.status === 'fail'), checks }
+}
+
+/** The `.harness` folder: there (or made by the first run), a folder harness can use, private to the user. */
+function harnessCheck(paths: ProjectPaths): DoctorCheck {
+  if (!paths.exists)
+    return { name: '.harness', status: 'info', detail: `${paths.harnessDir} (made by the first run)` }
+  try {
+    const mode = statPath(paths.harnessDir).mode & 0o777
+    assertUsableDir(paths.harnessDir)
+    readDirEntries(paths.sessionsDir)
+    return mode & 0o077
+      ? {
+          name: '.harness',
+          status: 'warn',
+          detail: `${paths.harnessDir} is mode ${mode.toString(8)}: others can read prompts and logs`,
+          hint: `chmod 700 ${paths.harnessDir}`,
+        }
+      : { name: '.harness', status: 'ok', detail: `${paths.harnessDir} (mode ${mode.toString(8)})` }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    // No sessions folder yet is fine.
+    if (code === 'ENOENT') return { name: '.harness', status: 'ok', detail: paths.harnessDir }
+    return {
+      name: '.harness',
+      status: 'fail',
+      detail: `${paths.harnessDir} cannot be used: ${code ?? (error as Error).message}`,
+      hint: 'it must be a folder (with a sessions folder) that you can read and write',
     }
   }
+}
 
+/** The user's and the project's config (pushing what is wrong with them onto `checks`); the config in force. */
+async function configChecks(
+  paths: ProjectPaths,
+  env: NodeJS.ProcessEnv,
+  checks: DoctorCheck[],
+): Promise<HarnessConfig> {
   let config: HarnessConfig = {}
   try {
     readConfigFile(userConfigFile(env))
@@ -129,24 +147,7 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
     } catch {}
   }
   if (!projectConfig) checks.push({ name: 'project config', status: 'info', detail: 'none' })
-
-  checks.push(...(await agentChecks(ctx, config)))
-
-  const tmux = await probe('tmux', ['-V'], env, ctx.cwd)
-  checks.push(
-    tmux === null
-      ? {
-          name: 'tmux',
-          status: 'info',
-          detail: 'not installed (needed only for interactive runs in the background)',
-        }
-      : { name: 'tmux', status: 'ok', detail: firstLine(tmux) },
-  )
-
-  checks.push(await containerCheck(config, env))
-
-  if (paths.exists && harnessUsable) checks.push(...(await sessionChecks(ctx)))
-  return { usable: !checks.some((c) => c.status === 'fail'), checks }
+  return config
 }
 
 /**

@@ -5,9 +5,11 @@
 // random names, JSON is bounded in depth, and no error quotes bytes of a file. The door is the folder disk/:
 // this module is its entry, the others its parts (node built-ins only, so the small entry can use them):
 // open.ts opens, reads and writes files; paths.ts looks at paths and makes, lists and watches folders;
-// held.ts removes a folder it holds open; pieces.ts writes, copies and hashes archive members in pieces.
+// held.ts removes a folder it holds open; pieces.ts writes, copies and hashes archive members in pieces;
+// steps.ts holds the run workspace's, the removal engine's and the agent log's calls.
 
 export * from './held.js'
 export * from './open.js'
 export * from './paths.js'
 export * from './pieces.js'
+export * from './steps.js'

@@ -39,7 +39,19 @@ const num = (n: number | null) => (n === null ? '-' : n.toLocaleString('en-US'))
 
 /** `session export --format md`: Markdown that renders on GitHub (docs/history.md, "Export"). */
 export function renderExportMarkdown(data: SessionExport): string {
-  const out: string[] = [`# Session ${data.id}`, '']
+  return [
+    `# Session ${data.id}`,
+    '',
+    ...factsSection(data),
+    ...runsSection(data),
+    ...costSection(data),
+    ...checkpointsSection(data),
+    ...filesSection(data),
+    ...logSection(data),
+  ].join('\n')
+}
+
+function factsSection(data: SessionExport): string[] {
   const facts: [string, string][] = [
     ['Agent', mdCell(data.agent)],
     ['Model', data.model ? mdCell(data.model) : '-'],
@@ -51,15 +63,17 @@ export function renderExportMarkdown(data: SessionExport): string {
     ['Run time', duration(data.run_time_ms)],
   ]
   if (data.context_from.length) facts.push(['Context from', data.context_from.map(code).join(', ')])
-  out.push(
+  return [
     ...table(
       ['', ''],
       facts.map(([k, v]) => [`**${k}**`, v]),
     ),
     '',
-  )
+  ]
+}
 
-  out.push('## Runs', '')
+function runsSection(data: SessionExport): string[] {
+  const out = ['## Runs', '']
   if (data.runs.length === 0) out.push('No runs recorded.', '')
   else {
     const rows = data.runs.map((run) => [
@@ -74,8 +88,11 @@ export function renderExportMarkdown(data: SessionExport): string {
     ])
     out.push(...table(['#', 'Kind', 'Started', 'Duration', 'Exit', 'Input', 'Output', 'Cost'], rows), '')
   }
+  return out
+}
 
-  out.push('## Tokens and cost', '')
+function costSection(data: SessionExport): string[] {
+  const out = ['## Tokens and cost', '']
   if (!data.cost) out.push('No usage reported.', '')
   else {
     const cost = data.cost.estimated_cost_usd
@@ -87,8 +104,11 @@ export function renderExportMarkdown(data: SessionExport): string {
       '',
     )
   }
+  return out
+}
 
-  out.push('## Checkpoints', '')
+function checkpointsSection(data: SessionExport): string[] {
+  const out = ['## Checkpoints', '']
   if (data.checkpoints.length === 0) out.push('No checkpoints.', '')
   else {
     const rows = data.checkpoints.map((c) => [
@@ -101,8 +121,11 @@ export function renderExportMarkdown(data: SessionExport): string {
     ])
     out.push(...table(['#', 'Commit', 'Created', 'Trigger', 'Files', 'Message'], rows), '')
   }
+  return out
+}
 
-  out.push('## Files changed', '')
+function filesSection(data: SessionExport): string[] {
+  const out = ['## Files changed', '']
   if (!data.changes) out.push('Unknown: neither the worktree nor the branch is left to compare.', '')
   else if (data.changes.files.length === 0) out.push('None.', '')
   else {
@@ -113,13 +136,16 @@ export function renderExportMarkdown(data: SessionExport): string {
     ])
     out.push(...table(['File', '+', '-'], rows), '', fenced(escapeControls(data.changes.stat)), '')
   }
+  return out
+}
 
-  out.push('## Log', '')
+function logSection(data: SessionExport): string[] {
+  const out = ['## Log', '']
   if (!data.log) out.push('No log (an interactive run writes to the terminal).', '')
   else {
     const { lines, total_lines } = data.log
     if (total_lines > lines.length) out.push(`The last ${lines.length} of ${total_lines} lines:`, '')
     out.push(fenced(lines.map((line) => escapeControls(line.replace(/\t/g, '    '))).join('\n')), '')
   }
-  return out.join('\n')
+  return out
 }

@@ -166,10 +166,49 @@ const KNOWN_FIELDS = new Set([
 
 /** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
 export function renderSessionDetail(session: SessionView, options: RenderOptions = {}): string {
-  const now = options.now ?? new Date()
-  const color = options.color ?? false
+  const fields = detailFields(session, options.now ?? new Date(), options.color ?? false)
+  for (const [key, value] of Object.entries(session)) {
+    if (!KNOWN_FIELDS.has(key) && value !== undefined) fields.push([key, JSON.stringify(value)])
+  }
+  const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
+  const labelWidth = Math.max(...shown.map(([label]) => label.length))
+  // A multi-line value (a prompt) continues under its first line, so that the labels stay a column.
+  const indent = `\n${' '.repeat(labelWidth + 2)}`
+  const lines = shown.map(
+    ([label, value]) =>
+      `${`${label}:`.padEnd(labelWidth + 2)}${(label === 'Status'
+        ? String(value)
+        : terminalSafe(String(value))
+      )
+        .trimEnd()
+        .replace(/\r?\n/g, indent)}`,
+  )
+  lines.push(
+    ...[
+      ...renderRuns(session),
+      ...renderCheckpoints(session),
+      ...renderFiles(session),
+      ...renderMetadata(session),
+    ].map(terminalSafeLine),
+  )
+  return lines.join('\n')
+}
+
+/** The session's cost, and where it comes from. */
+function costLine(session: SessionView): string | undefined {
+  if (typeof session.cost?.estimated_cost_usd !== 'number') return undefined
+  const source = session.runs?.some((run) => run.usage?.cost_source === 'pricing')
+    ? 'tokens priced by config "pricing"'
+    : 'as the agent reported it'
+  return `${formatCost(session.cost.estimated_cost_usd)} (${source})`
+}
+
+type DetailField = [string, string | number | boolean | null | undefined]
+
+/** The record's known fields as label and value, in the order shown (an empty value is left out). */
+function detailFields(session: SessionView, now: Date, color: boolean): DetailField[] {
   const when = (iso: string | null | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : undefined)
-  const fields: [string, string | number | boolean | null | undefined][] = [
+  return [
     ['ID', session.id],
     ['Status', paint(statusLabel(session), STATUS_COLOURS[session.status], color)],
     ['State', agentState(session) || undefined],
@@ -213,16 +252,7 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Completed', when(session.completed_at)],
     ['Duration', sessionDuration(session, now)],
     ['Tokens', session.cost?.total_tokens?.toLocaleString('en-US')],
-    [
-      'Cost',
-      typeof session.cost?.estimated_cost_usd === 'number'
-        ? `${formatCost(session.cost.estimated_cost_usd)} (${
-            session.runs?.some((run) => run.usage?.cost_source === 'pricing')
-              ? 'tokens priced by config "pricing"'
-              : 'as the agent reported it'
-          })`
-        : undefined,
-    ],
+    ['Cost', costLine(session)],
     ['Budget', budgetLine(session)],
     ['Agent session', session.agent_session_id],
     ['Task hash', session.task_hash],
@@ -233,31 +263,6 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     ['Revision', session.rev],
     ['Schema', session.schema_version],
   ]
-  for (const [key, value] of Object.entries(session)) {
-    if (!KNOWN_FIELDS.has(key) && value !== undefined) fields.push([key, JSON.stringify(value)])
-  }
-  const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
-  const labelWidth = Math.max(...shown.map(([label]) => label.length))
-  // A multi-line value (a prompt) continues under its first line, so that the labels stay a column.
-  const indent = `\n${' '.repeat(labelWidth + 2)}`
-  const lines = shown.map(
-    ([label, value]) =>
-      `${`${label}:`.padEnd(labelWidth + 2)}${(label === 'Status'
-        ? String(value)
-        : terminalSafe(String(value))
-      )
-        .trimEnd()
-        .replace(/\r?\n/g, indent)}`,
-  )
-  lines.push(
-    ...[
-      ...renderRuns(session),
-      ...renderCheckpoints(session),
-      ...renderFiles(session),
-      ...renderMetadata(session),
-    ].map(terminalSafeLine),
-  )
-  return lines.join('\n')
 }
 
 function renderRuns(session: SessionRecord): string[] {

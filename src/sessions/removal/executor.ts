@@ -1,77 +1,27 @@
-import { existsSync, rmdirSync, rmSync } from 'node:fs'
-import { unlink } from 'node:fs/promises'
-import { join } from 'node:path'
-import { SessionNotFoundError } from '../../errors.js'
-import type { WorktreeLayout } from '../../git/clean-check.js'
+import { pathExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { type RefChange, updateRefs } from '../../git/refs.js'
 import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
 import { deleteBranch, dropBranchConfig } from '../../git/repo.js'
-import { cleanWorktrees, inspectWorktree, removeListedWorktree } from '../../git/worktree.js'
-import type { WorktreeInfo } from '../../git/worktree-list.js'
-import type { RecordStore as SessionStore } from '../ports.js'
+import { removeListedWorktree } from '../../git/worktree.js'
+import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { SessionRecord } from '../record/schema.js'
-import { classifyError, type KeepReason, type Verdict } from './decision.js'
-import { worktreeContentReasons } from './repo-view.js'
-import { type SnapshotPlan, type SnapshotRefs, storeSnapshots } from './snapshots.js'
+import {
+  BatchMember,
+  changedReason,
+  failedRemoval,
+  type Progress,
+  type RemovalCandidate,
+  type RemovalResult,
+  type RemovalStep,
+  VetoError,
+} from './candidate.js'
+import type { Verdict } from './decision.js'
+import { storeSnapshots } from './snapshots.js'
+import { vetoChangedWorktrees } from './worktree-veto.js'
 
-/**
- * One thing a removal deletes. The executor below is the only code that deletes anything for cleanup, delete,
- * prune and archive: a safety check on a kind of step (containment, ownership) belongs in `runStep`, and a
- * new kind of artefact is a new variant here plus its case there.
- */
-export type RemovalStep =
-  /** A worktree registered with git (`git worktree remove`; `--force` only when the removal is forced). */
-  | { kind: 'worktree'; repo: string; entry: WorktreeInfo }
-  /** An empty folder left where a worktree was (removed only while empty). */
-  | { kind: 'empty-folder'; path: string }
-  /** A local branch, deleted only while it still points at `tip` (else BRANCH_MOVED, kept). */
-  | { kind: 'branch'; repo: string; name: string; tip: string; dropConfig: boolean }
-  /** A file harness wrote (the session's log); one already gone is fine. */
-  | { kind: 'file'; path: string }
-  /** A folder harness wrote with everything in it (the agent's own files); one already gone is fine. */
-  | { kind: 'folder'; path: string }
-  /** Refs under `prefix` (the session's checkpoints), deleted in one transaction; refs already gone are fine. */
-  | { kind: 'refs'; repo: string; prefix: string; refs: string[] }
-
-/** What a planner hands over: why it might be kept, what --force snapshots, and what goes, in order. */
-export interface RemovalCandidate {
-  reasons: KeepReason[]
-  /** What --force stores under refs/harness/<name>/ first; null when there is nothing to keep. */
-  snapshot: SnapshotPlan | null
-  steps: RemovalStep[]
-  /**
-   * A session's own record: the steps run under its lock, only while the record is still as planned (not
-   * resumed, not rewritten), and the record is deleted last, so that an interrupted removal leaves a record
-   * pointing at whatever is left.
-   */
-  record?: SessionRecord
-  /** How a change found during the removal is worded (a worktree that became dirty). */
-  describe: string
-  /**
-   * Its worktree's files were not looked at when it was planned (cleanup leaves that to the check under the
-   * lock, which is then the only one): what that check finds is worded as planning words it.
-   */
-  contentUnchecked?: boolean
-}
-
-export type RemovalResult =
-  | {
-      status: 'removed'
-      forced: boolean
-      snapshot: SnapshotRefs | null
-      /** The steps that removed something (under --dry-run: that would). */
-      done: RemovalStep[]
-    }
-  | {
-      status: 'kept'
-      reasons: KeepReason[]
-      snapshot: SnapshotRefs | null
-      /** Set when a failure (not a safety rule) stopped the removal. */
-      error?: Error
-    }
-  /** The session's record was deleted by someone else meanwhile: nothing to report. */
-  | { status: 'gone' }
+// The candidate's shape lives with the parts the batch shares; planners and callers name it here.
+export type { RemovalCandidate, RemovalResult, RemovalStep } from './candidate.js'
 
 export interface ExecutorOptions {
   dryRun: boolean
@@ -103,11 +53,6 @@ export async function executeRemoval(
     return failedRemoval(error, progress.snapshot)
   }
   return { status: 'removed', forced, snapshot: progress.snapshot, done: progress.done }
-}
-
-interface Progress {
-  snapshot: SnapshotRefs | null
-  done: RemovalStep[]
 }
 
 async function removeSession(
@@ -163,26 +108,20 @@ async function runStep(
       return true
     }
     case 'empty-folder':
-      return removeMissingOk(() => rmdirSync(step.path))
+      return removeMissingOk(() => removeEmptyFolder(step.path))
     case 'branch':
       return deleteBranch(step.repo, step.name, step.tip, { dropConfig: step.dropConfig, ...git })
     case 'file':
       // Asynchronous: the batched mode deletes many logs at once, and their waits on the file system overlap.
-      return unlink(step.path).then(
-        () => true,
-        (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return false
-          throw error
-        },
-      )
+      return unlinkIfThere(step.path)
     case 'refs': {
       const { deleteRefs } = await import('../../git/refs.js')
       await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
       return true
     }
     case 'folder':
-      if (!existsSync(step.path)) return false
-      rmSync(step.path, { recursive: true, force: true })
+      if (!pathExists(step.path)) return false
+      removeFolderTree(step.path)
       return true
   }
 }
@@ -340,109 +279,6 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
   }
 }
 
-/**
- * Keeps (DIRTY) every unforced member whose worktree gained uncommitted or untracked files since it was
- * planned, or, when planning did not look at its files (`contentUnchecked`), that has any (DIRTY,
- * NESTED_REPO). One batched check per repository; a worktree that needs a closer look (hidden edits,
- * submodules) is inspected on its own. Forced members are covered by the snapshot taken under their lock.
- */
-async function vetoChangedWorktrees(
-  members: BatchMember[],
-  git: GitEnvOptions,
-  /** Told of each member whose check has passed (or that needs none), once, as soon as it has. */
-  onCleared: (member: BatchMember) => void,
-): Promise<void> {
-  const byRepo = new Map<string, { path: string; member: BatchMember }[]>()
-  // Each member's worktrees still to be found clean.
-  const unchecked = new Map<BatchMember, Set<string>>()
-  for (const member of members) {
-    if (member.forced || member.failure) continue
-    for (const step of member.candidate.steps) {
-      if (step.kind !== 'worktree') continue
-      if (!existsSync(join(step.entry.path, '.git'))) {
-        // Planning found a .git here; its files were never looked at: kept as planning would keep it now.
-        if (member.candidate.contentUnchecked && existsSync(step.entry.path)) {
-          member.keep(
-            new VetoError({
-              code: 'NOT_A_WORKTREE',
-              kind: 'blocked',
-              message: `${step.entry.path} has lost its .git file: left alone`,
-            }),
-          )
-        }
-        continue
-      }
-      const list = byRepo.get(step.repo) ?? []
-      list.push({ path: step.entry.path, member })
-      byRepo.set(step.repo, list)
-      unchecked.set(member, (unchecked.get(member) ?? new Set()).add(step.entry.path))
-    }
-  }
-  for (const member of members) if (!unchecked.has(member) && !member.failure) onCleared(member)
-  // Told once per member, when the last of its worktrees is found clean (a path may be told twice).
-  const passed = (member: BatchMember, path: string) => {
-    const left = unchecked.get(member)
-    if (!left?.delete(path) || left.size > 0) return
-    if (!member.failure) onCleared(member)
-  }
-  for (const [repo, list] of byRepo) {
-    const layouts = new Map<string, WorktreeLayout>()
-    // Two records may name one worktree: each of them is told.
-    const owners = new Map<string, BatchMember[]>()
-    for (const { path, member } of list) owners.set(path, [...(owners.get(path) ?? []), member])
-    let clean: Set<string>
-    try {
-      clean = await cleanWorktrees(repo, [...owners.keys()], git, layouts, (path) => {
-        const layout = layouts.get(path)
-        for (const member of owners.get(path) ?? []) {
-          if (layout) member.layouts.set(path, layout)
-          passed(member, path)
-        }
-      })
-    } catch (error) {
-      // Those already found clean are being deleted; the rest are kept.
-      for (const { path, member } of list) if (!layouts.has(path)) member.keep(error)
-      continue
-    }
-    // Each path once, its answer for every record naming it: an owner that passes starts the deletion.
-    for (const [path, named] of owners) {
-      if (layouts.has(path)) continue // proven clean in process, and told so already
-      if (clean.has(path)) {
-        for (const member of named) passed(member, path)
-        continue
-      }
-      let found: { changes: string[]; submodules: string[] }
-      try {
-        found = await inspectWorktree(path, git)
-      } catch (error) {
-        for (const member of named) member.keep(error)
-        continue
-      }
-      const { changes, submodules } = found
-      if (changes.length === 0 && submodules.length === 0) {
-        for (const member of named) passed(member, path)
-        continue
-      }
-      // The first look at its files (planning left it here): kept for what they hold, worded as planning words it.
-      const firstLook = worktreeContentReasons(path, changes, submodules) as [KeepReason, ...KeepReason[]]
-      const changed: KeepReason = {
-        code: 'DIRTY',
-        kind: 'unsafe',
-        message: `worktree ${path} changed during the cleanup: it has ${changes.length} uncommitted or untracked ${changes.length === 1 ? 'file' : 'files'}${submodules.length ? ' and checked-out submodules' : ''}`,
-      }
-      for (const member of named) {
-        member.keep(member.candidate.contentUnchecked ? new VetoError(...firstLook) : new VetoError(changed))
-      }
-    }
-  }
-  // Every member checked has now either passed or been kept; one that did neither is kept, never removed.
-  for (const [member, left] of unchecked) {
-    if (left.size > 0 && !member.failure) {
-      member.keep(new Error(`the worktree check of session ${member.record.id} did not finish`))
-    }
-  }
-}
-
 /** How many worktree folders the batched removal deletes at once (node's thread pool has four threads). */
 const FOLDER_CONCURRENCY = 8
 
@@ -467,7 +303,7 @@ async function removeFoldersOf(
       repo.members.push(member)
       removedByRepo.set(step.repo, repo)
     } else if (step.kind === 'empty-folder') {
-      if (removeMissingOk(() => rmdirSync(step.path))) member.progress.done.push(step)
+      if (removeMissingOk(() => removeEmptyFolder(step.path))) member.progress.done.push(step)
     }
   }
 }
@@ -514,83 +350,6 @@ async function deleteRefsOf(repo: string, owners: BatchMember[], git: GitEnvOpti
   }
 }
 
-/** One session in the batched mode: its lock is held while `outcome` is pending. */
-class BatchMember {
-  readonly progress: Progress = { snapshot: null, done: [] }
-  /** What each of its worktrees held when proven clean under its lock (deleted by name, then walked). */
-  readonly layouts = new Map<string, WorktreeLayout>()
-  failure: unknown = null
-  readonly isReady: Promise<boolean>
-  readonly outcome: Promise<unknown>
-  ready: (held: boolean) => void = () => {}
-  private settleOutcome: (failure: unknown) => void = () => {}
-
-  constructor(
-    readonly index: number,
-    readonly candidate: RemovalCandidate,
-    readonly record: SessionRecord,
-    readonly forced: boolean,
-  ) {
-    this.isReady = new Promise((resolve) => {
-      this.ready = resolve
-    })
-    this.outcome = new Promise((resolve) => {
-      this.settleOutcome = resolve
-    })
-  }
-
-  fail(error: unknown): void {
-    this.failure ??= error
-  }
-
-  /**
-   * Kept before anything was done under its lock (the check of its worktree): the lock is released now, not
-   * when the whole batch is done, so that a resume need not wait for the others.
-   */
-  keep(error: unknown): void {
-    this.fail(error)
-    this.settle()
-  }
-
-  async attemptAsync(fn: () => Promise<void>): Promise<void> {
-    if (this.failure) return
-    try {
-      await fn()
-    } catch (error) {
-      this.fail(error)
-    }
-  }
-
-  settle(): void {
-    this.settleOutcome(this.failure)
-  }
-
-  removed(): RemovalResult {
-    return {
-      status: 'removed',
-      forced: this.forced,
-      snapshot: this.progress.snapshot,
-      done: this.progress.done,
-    }
-  }
-
-  failed(error: unknown): RemovalResult {
-    return failedRemoval(error, this.progress.snapshot)
-  }
-}
-
-/** What a removal that threw comes to, one-by-one or batched: gone, vetoed, or kept for a classified error. */
-function failedRemoval(error: unknown, snapshot: Progress['snapshot']): RemovalResult {
-  if (error instanceof SessionNotFoundError) return { status: 'gone' }
-  if (error instanceof VetoError) return { status: 'kept', reasons: error.reasons, snapshot }
-  return {
-    status: 'kept',
-    reasons: [classifyError(error)],
-    snapshot,
-    error: error instanceof Error ? error : new Error(String(error)),
-  }
-}
-
 /** Runs at most `limit` tasks at a time. */
 class Limiter {
   private running = 0
@@ -619,7 +378,7 @@ function wouldRemove(step: RemovalStep): boolean {
     case 'empty-folder':
     case 'file':
     case 'folder':
-      return existsSync(step.path)
+      return pathExists(step.path)
   }
 }
 
@@ -635,26 +394,5 @@ function removeMissingOk(remove: () => void): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
     throw error
-  }
-}
-
-function changedReason(current: SessionRecord): KeepReason {
-  return {
-    code: 'SESSION_CHANGED',
-    kind: 'blocked',
-    message:
-      current.status === 'RUNNING'
-        ? 'it was resumed meanwhile (now RUNNING)'
-        : 'its record changed meanwhile: run the command again',
-  }
-}
-
-/** Stops a removal under the lock: what was planned is no longer true (kept, with these reasons). */
-class VetoError extends Error {
-  readonly reasons: KeepReason[]
-
-  constructor(...reasons: [KeepReason, ...KeepReason[]]) {
-    super(reasons.map((r) => r.message).join('; '))
-    this.reasons = reasons
   }
 }

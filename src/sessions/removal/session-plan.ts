@@ -1,5 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { isEmptyFolder, pathExists } from '../../disk/door.js'
 import { isAncestor } from '../../git/repo.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import { logPathFor } from '../../project.js'
@@ -81,7 +81,7 @@ export async function planSession(
   const repoDir = record.base_dir ?? where.projectRoot
   const repo = await where.repos.get(repoDir)
   if (!repo) {
-    const present = existsSync(record.worktree_dir)
+    const present = pathExists(record.worktree_dir)
     plan.reasons.push({
       code: 'REPO_MISSING',
       kind: present ? 'blocked' : 'unsafe',
@@ -94,9 +94,23 @@ export async function planSession(
   plan.repo = repo
   const name = record.git_branch ?? undefined
   const tip = name ? repo.state.branches.get(name) : undefined
+  const entry = await planWorktree(plan, repo, tip, where)
+  // A branch is deleted only if this session made it (docs/security.md); one it did not make is not its loss.
+  if (name && tip && record.branch_created === true) await planBranch(plan, repo, { name, tip, entry })
+  return plan
+}
+
+/** The session's worktree: what would go, and what would make it stay; returns its registration if it is ours. */
+async function planWorktree(
+  plan: SessionPlan,
+  repo: RepoView,
+  tip: string | undefined,
+  where: Parameters<typeof planSession>[1],
+): Promise<WorktreeInfo | undefined> {
+  const { record } = plan
   const found = repo.worktreeAt(record.worktree_dir)
   const contained = where.isInsideRoots(record.worktree_dir)
-  if ((found && (found.isMain || !contained)) || (!found && !contained && existsSync(record.worktree_dir))) {
+  if ((found && (found.isMain || !contained)) || (!found && !contained && pathExists(record.worktree_dir))) {
     plan.reasons.push({
       code: 'OUTSIDE_WORKTREE_ROOT',
       kind: 'blocked',
@@ -113,7 +127,7 @@ export async function planSession(
       else plan.reasons.push(...(await repo.contentReasons(entry.path)))
       plan.reasons.push(...(await repo.detachedReasons(entry, tip)))
     }
-  } else if (contained && existsSync(record.worktree_dir)) {
+  } else if (contained && pathExists(record.worktree_dir)) {
     if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
     else {
       plan.reasons.push({
@@ -123,27 +137,34 @@ export async function planSession(
       })
     }
   }
-  // A branch is deleted only if this session made it (docs/security.md); one it did not make is not its loss.
-  if (name && tip && record.branch_created === true) {
-    const holder = repo.holderOf(name, entry)
-    if (holder) {
-      plan.reasons.push({
-        code: 'BRANCH_CHECKED_OUT',
-        kind: 'blocked',
-        message: `branch ${name} is checked out in ${holder.path}`,
-      })
-    }
-    const targets = mergeTargets(record, repo)
-    let mergedInto = await repo.mergedTarget(name, targets)
-    const base = record.base_commit ?? undefined
-    if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base, repo.git)))) {
-      mergedInto = 'base_commit'
-    }
-    if (!mergedInto) mergedInto = await recordedMerge(record, tip, targets, repo)
-    if (!mergedInto) plan.reasons.push(await repo.unmergedReason(name, tip, targets, base))
-    plan.branch = { name, tip, mergedInto, configured: repo.state.configured.has(name) }
+  return entry
+}
+
+/** The branch the session made: where it is checked out, and whether its work is merged somewhere. */
+async function planBranch(
+  plan: SessionPlan,
+  repo: RepoView,
+  branch: { name: string; tip: string; entry: WorktreeInfo | undefined },
+): Promise<void> {
+  const { record } = plan
+  const { name, tip } = branch
+  const holder = repo.holderOf(name, branch.entry)
+  if (holder) {
+    plan.reasons.push({
+      code: 'BRANCH_CHECKED_OUT',
+      kind: 'blocked',
+      message: `branch ${name} is checked out in ${holder.path}`,
+    })
   }
-  return plan
+  const targets = mergeTargets(record, repo)
+  let mergedInto = await repo.mergedTarget(name, targets)
+  const base = record.base_commit ?? undefined
+  if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base, repo.git)))) {
+    mergedInto = 'base_commit'
+  }
+  if (!mergedInto) mergedInto = await recordedMerge(record, tip, targets, repo)
+  if (!mergedInto) plan.reasons.push(await repo.unmergedReason(name, tip, targets, base))
+  plan.branch = { name, tip, mergedInto, configured: repo.state.configured.has(name) }
 }
 
 /**
@@ -212,7 +233,7 @@ function sessionSnapshot(plan: SessionPlan): SnapshotPlan | null {
   const repo = plan.repo
   if (!repo) return null
   const entry = plan.worktree?.entry
-  const worktreeDir = entry && !entry.isMain && existsSync(entry.path) ? entry.path : undefined
+  const worktreeDir = entry && !entry.isMain && pathExists(entry.path) ? entry.path : undefined
   const worktreeHead = entry && !worktreeDir && entry.detached ? (entry.head ?? undefined) : undefined
   const branchTip = plan.branch?.tip
   if (!worktreeDir && !worktreeHead && !branchTip) return null
@@ -239,9 +260,5 @@ export function sessionCandidate(plan: SessionPlan): RemovalCandidate {
 }
 
 export function isEmptyDir(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0
-  } catch {
-    return false
-  }
+  return isEmptyFolder(path)
 }

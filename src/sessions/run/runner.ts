@@ -1,72 +1,24 @@
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  mkdirSync,
-  openSync,
-  readSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { StringDecoder } from 'node:string_decoder'
-import type { ModelPricing } from '../../config.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
-import type { Usage } from '../../history/events.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
-import type { HeadlessOutput } from '../../providers/schema.js'
-import type { RunSettlement } from '../backends/backend.js'
-import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from '../budget.js'
+import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
 import { lastRun } from '../record/liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
+import { capturedSessionId, reportedFailure, runUsage, watchBudget } from './agent-log.js'
+import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
 
-export const DEFAULT_GRACE_MS = 1500
-
-/** Everything a supervisor needs to run one run of one session; also what the detached one receives. */
-export interface RunPlan {
-  sessionsDir: string
-  logsDir: string
-  id: string
-  runN: number
-  /** A resume of a record that has no runs (written by an older tool) is still a resume, though it is run 1. */
-  kind: 'start' | 'resume'
-  command: string
-  args: string[]
-  cwd: string
-  env: NodeJS.ProcessEnv
-  mode: AgentLaunch['mode']
-  /** The provider prints its own session id in its output (codex `thread_id`, opencode `sessionID`). */
-  sessionIdCapture?: { key: string; args: string[] } | null
-  /** The event stream of its headless output, read for failures its exit code hides (pi). */
-  headlessOutput?: HeadlessOutput | null
-  /** A worktree and the commit it started from: `files_modified` is recorded against it when the run ends. */
-  changesAgainst?: { dir: string; base: string } | null
-  /** The provider's name: how its screen shows its state (tmux runs). */
-  provider?: string
-  /** `hooks.on_status` from trusted config, run by the supervisor on the changes it makes. */
-  onStatus?: string[] | null
-  /** A run hosted in tmux: its server and session (docs/tmux.md). */
-  tmux?: { socket: string; session: string } | null
-  /** The launcher's environment: the supervisor's git, hooks and record seals use it (tmux gives its own). */
-  supervisorEnv?: NodeJS.ProcessEnv
-  /** Checkpoints at the end of the run and every `intervalMs` (0: only at the end); absent outside git. */
-  checkpoints?: { intervalMs: number } | null
-  /** The session's budget: the agent is stopped (as by pause) once the cost its output reports reaches it. */
-  budget?: RunBudget | null
-  /** config `pricing.<model>`: the price of tokens for an agent that reports no cost (docs/budgets.md). */
-  pricing?: ModelPricing | null
-  /** A run that is not a plain process (a container): what ends it once the spawned client is gone. */
-  settle?: RunSettlement | null
-}
+// The plan's shape lives with its builder; the supervisor's callers name it here.
+export { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 
 /** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
@@ -397,201 +349,6 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
   }
 }
 
-const CAPTURE_LIMIT = 4 * 1024 * 1024
-
-async function learntSessionId(plan: RunPlan, store: SessionStore): Promise<string | undefined> {
-  const { learnAgentSessionId } = await import('./agent-id.js')
-  const startedAt = store.get(plan.id)?.runs?.find((run) => run.n === plan.runN)?.started_at
-  return learnAgentSessionId(plan, startedAt).catch(() => undefined)
-}
-
-/** The agent's own session id, read from what this run wrote to the log (first 4 MiB). */
-async function capturedSessionId(
-  plan: RunPlan,
-  logFd: number | undefined,
-  from: number,
-): Promise<string | undefined> {
-  if (!plan.sessionIdCapture || logFd === undefined) return undefined
-  const length = Math.min(fstatSync(logFd).size - from, CAPTURE_LIMIT)
-  if (length <= 0) return undefined
-  const buffer = Buffer.alloc(length)
-  const read = readSync(logFd, buffer, 0, length, from)
-  const { findCapturedSessionId } = await import('../../providers/capture.js')
-  return findCapturedSessionId(
-    { session_id_capture: plan.sessionIdCapture },
-    buffer.subarray(0, read).toString('utf8'),
-  )
-}
-
-/**
- * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past;
- * null when the output is in no known format. Never fails the run.
- */
-async function runUsage(
-  logFd: number | undefined,
-  from: number,
-): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
-  const none = { usage: null, budgetExceeded: false }
-  if (logFd === undefined) return none
-  try {
-    const reader = await logReader(logFd, from)
-    reader.readToEnd()
-    return reader.end()
-  } catch {
-    return none
-  }
-}
-
-/** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
-async function logReader(logFd: number, from: number) {
-  const { EventReader } = await import('../../history/events.js')
-  const reader = new EventReader()
-  const lines = new LineSplitter((line) => reader.push(line))
-  const decoder = new StringDecoder('utf8')
-  const buffer = Buffer.allocUnsafe(1024 * 1024)
-  let position = from
-  return {
-    /** Reads what was written since the last call; the usage so far. */
-    readToEnd(): Usage | null {
-      for (;;) {
-        const n = readSync(logFd, buffer, 0, buffer.length, position)
-        if (n <= 0) break
-        position += n
-        lines.write(decoder.write(buffer.subarray(0, n)))
-      }
-      return reader.usage
-    },
-    get budgetExceeded() {
-      return reader.budgetExceeded
-    },
-    end() {
-      lines.write(decoder.end())
-      lines.end()
-      reader.end()
-      return { usage: reader.usage, budgetExceeded: reader.budgetExceeded }
-    },
-  }
-}
-
-/** How often the supervisor reads the new part of the log for the cost so far. */
-const BUDGET_POLL_MS = 200
-
-/**
- * While the agent runs: reads its output as it reaches the log, and once the session's cost (earlier runs,
- * plus this run's reported cost or priced tokens) reaches the budget, commits a pause request with
- * `reason: "budget"` and hands it to the supervisor, which stops the agent as `session pause` would. A
- * stop already requested by someone else is left as it is. Never fails the run.
- */
-function watchBudget(
-  plan: RunPlan,
-  store: SessionStore,
-  logFd: number,
-  from: number,
-  onRequest: (request: StopRequest) => void,
-): { close(): void } {
-  const budget = plan.budget as RunBudget
-  let closed = false
-  let busy = false
-  let timer: NodeJS.Timeout | undefined
-  const reader = logReader(logFd, from)
-  const check = async () => {
-    if (closed || busy) return
-    busy = true
-    try {
-      const read = await reader
-      const usage = withPricedCost(read.readToEnd(), plan.pricing ?? null)
-      const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
-      if (closed || !(read.budgetExceeded || budgetReached(budget, spent))) return
-      closed = true
-      clearInterval(timer)
-      const request: StopRequest = {
-        action: 'pause',
-        at: new Date().toISOString(),
-        by_pid: process.pid,
-        grace_ms: DEFAULT_GRACE_MS,
-        reason: 'budget',
-      }
-      const record = await store.update(plan.id, (current) =>
-        current.status === 'RUNNING' && lastRun(current)?.n === plan.runN && !current.stop_request
-          ? { ...current, stop_request: request }
-          : undefined,
-      )
-      if (record.stop_request) onRequest(record.stop_request)
-    } catch {
-      // The next poll tries again; a record that cannot be written leaves the run to end by itself.
-    } finally {
-      busy = false
-    }
-  }
-  timer = setInterval(() => void check(), BUDGET_POLL_MS)
-  timer.unref()
-  void check()
-  return {
-    close() {
-      closed = true
-      clearInterval(timer)
-    },
-  }
-}
-
-/** One endless line is no event stream: longer ones are skipped, not held. */
-const MAX_LINE = 16 * 1024 * 1024
-
-/**
- * Splits text that arrives in pieces into lines, looking at each piece once (a log of hundreds of megabytes
- * must not be scanned again for every piece).
- */
-class LineSplitter {
-  private pending: string[] = []
-  private pendingLength = 0
-  private skipping = false
-
-  constructor(private readonly onLine: (line: string) => void) {}
-
-  write(text: string): void {
-    let start = 0
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const piece = text.slice(start, nl)
-      if (!this.skipping) this.onLine(this.pending.length > 0 ? this.pending.join('') + piece : piece)
-      this.pending = []
-      this.pendingLength = 0
-      this.skipping = false
-      start = nl + 1
-    }
-    if (start < text.length) this.hold(text.slice(start))
-  }
-
-  end(): void {
-    if (!this.skipping && this.pending.length > 0) this.onLine(this.pending.join(''))
-    this.pending = []
-  }
-
-  private hold(piece: string): void {
-    if (this.skipping) return
-    this.pendingLength += piece.length
-    if (this.pendingLength > MAX_LINE) {
-      this.pending = []
-      this.skipping = true
-    } else this.pending.push(piece)
-  }
-}
-
-/** The failure this run's output reported although the agent exited 0 (read from the log's last 4 MiB). */
-async function reportedFailure(
-  plan: RunPlan,
-  logFd: number | undefined,
-  from: number,
-): Promise<string | undefined> {
-  if (!plan.headlessOutput || logFd === undefined) return undefined
-  const end = fstatSync(logFd).size
-  const start = Math.max(from, end - CAPTURE_LIMIT)
-  if (end <= start) return undefined
-  const buffer = Buffer.alloc(end - start)
-  const read = readSync(logFd, buffer, 0, buffer.length, start)
-  const { findReportedFailure } = await import('../../providers/failure.js')
-  return findReportedFailure(plan.headlessOutput, buffer.subarray(0, read).toString('utf8'))
-}
-
 /** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
 async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<string[] | undefined> {
   if (!plan.changesAgainst) return undefined
@@ -719,4 +476,11 @@ export function foregroundExit(result: RunResult): ExitRequest {
   // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
   if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
   return new ExitRequest(exit.exitCode ?? 1)
+}
+
+/** The agent's session id from its own session list, where its output names none (sessions/run/agent-id.ts). */
+async function learntSessionId(plan: RunPlan, store: SessionStore): Promise<string | undefined> {
+  const { learnAgentSessionId } = await import('./agent-id.js')
+  const startedAt = store.get(plan.id)?.runs?.find((run) => run.n === plan.runN)?.started_at
+  return learnAgentSessionId(plan, startedAt).catch(() => undefined)
 }

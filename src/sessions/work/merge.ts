@@ -1,10 +1,12 @@
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathExists } from '../../disk/door.js'
 import { IllegalStateError, UsageError } from '../../errors.js'
+import type { GitEnvOptions } from '../../git/git.js'
+import type { MainWorktree, PendingWork } from '../../git/merge.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
-import { assertSealed } from '../record/seal.js'
+import { assertSealed, type VerifiedSession } from '../record/seal.js'
 import { assertNotRunning } from './checkpoints.js'
 
 export type MergeStrategy = 'merge' | 'squash' | 'rebase'
@@ -92,9 +94,74 @@ export async function mergeSession(
       'NO_BRANCH',
     )
   }
+  const place = await mergePlace(ctx, verified, branch, strategy)
+  const { git, repo, base, baseTip, gitOptions } = place
+  const refusals = await mainRefusals(place)
+  const work = await sessionWork(ctx, place, options, refusals)
+  const { tip, landedBefore } = work
+  const { countCommitsNotIn } = await import('../../git/repo.js')
+  const [commits, check] = await Promise.all([
+    countCommitsNotIn(repo, tip, landedBefore ? [baseTip, landedBefore] : [baseTip], gitOptions),
+    git.checkMerge(repo, baseTip, tip, gitOptions),
+  ])
+  const result: MergeResult = {
+    id,
+    dry_run: options.dryRun === true,
+    strategy,
+    branch,
+    base_branch: base,
+    main_worktree: place.main.path,
+    outcome: 'merged',
+    message: work.given,
+    uncommitted: work.pending?.files ?? [],
+    commits,
+    conflicts: check.conflicts,
+    refusals,
+    merge_commit: null,
+    merged_at: null,
+  }
+  if (landedBefore && tip === landedBefore) {
+    if (options.dryRun) return { ...result, outcome: 'refused' }
+    throw new MergeRefusedError(refusals[0] as MergeRefusal)
+  }
+  if (commits === 0) return { ...result, outcome: 'up-to-date' }
+  if (check.conflicts.length) {
+    refusals.push({
+      code: 'MERGE_CONFLICT',
+      message: `merging session "${id}" into "${base}" would conflict in ${listed(check.conflicts)}`,
+      hint: `nothing was changed; resolve it in the session (harness session resume ${id}) or merge by hand`,
+    })
+  }
+  if (options.dryRun) return { ...result, outcome: refusals.length ? 'refused' : 'would-merge' }
+  const [first] = refusals
+  if (first) throw new MergeRefusedError(first, first.code === 'MERGE_CONFLICT' ? check.conflicts : undefined)
+  return landMerge(ctx, place, work, result)
+}
+
+/** Where a merge happens: the repository, its main worktree, the base branch and both tips. */
+interface MergePlace {
+  session: VerifiedSession<SessionRecord>
+  id: string
+  strategy: MergeStrategy
+  branch: string
+  base: string
+  repo: string
+  main: MainWorktree
+  baseTip: string
+  branchTip: string
+  git: typeof import('../../git/merge.js')
+  gitOptions: GitEnvOptions & { tempDir: string }
+}
+
+async function mergePlace(
+  ctx: SessionEnv,
+  session: VerifiedSession<SessionRecord>,
+  branch: string,
+  strategy: MergeStrategy,
+): Promise<MergePlace> {
+  const id = session.id
   const git = await import('../../git/merge.js')
-  const { branchTip: tipOf, countCommitsNotIn } = await import('../../git/repo.js')
-  const { commitTree } = await import('../../git/snapshot.js')
+  const { branchTip: tipOf } = await import('../../git/repo.js')
   const project = await ctx.project()
   // Temporary indexes under `.harness/tmp/`, never in $TMPDIR.
   const gitOptions = { env: ctx.env, tempDir: join(project.harnessDir, 'tmp') }
@@ -119,6 +186,11 @@ export async function mergeSession(
       'BASE_MISSING',
     )
   }
+  return { session, id, strategy, branch, base, repo, main, baseTip, branchTip, git, gitOptions }
+}
+
+/** The main worktree must be on the base branch, without tracked changes. */
+async function mainRefusals({ main, base, git, gitOptions }: MergePlace): Promise<MergeRefusal[]> {
   const refusals: MergeRefusal[] = []
   if (main.branch !== base) {
     refusals.push({
@@ -135,17 +207,40 @@ export async function mergeSession(
       hint: 'commit or stash them first',
     })
   }
+  return refusals
+}
+
+/** The session's work to land: its uncommitted work, the tip that would land, what landed before. */
+interface SessionWork {
+  hasWorktree: boolean
+  /** The -m given, if any. */
+  given: string | null
+  /** The message of the commit of uncommitted work. */
+  message: string
+  pending: PendingWork | null
+  tip: string
+  landedBefore: string | null
+}
+
+/** Reads the session's worktree (once its `.git` is known to be its own) and adds what refuses the merge there. */
+async function sessionWork(
+  ctx: SessionEnv,
+  place: MergePlace,
+  options: MergeOptions,
+  refusals: MergeRefusal[],
+): Promise<SessionWork> {
+  const { session, id, branch, strategy, git, gitOptions } = place
   const worktree = session.worktree_dir
-  const hasWorktree = existsSync(join(worktree, '.git'))
+  const hasWorktree = pathExists(join(worktree, '.git'))
   const { sessionGitPlace } = await import('../git-place.js')
   // Its .git must name its own registration before git reads or commits there (else: the main index).
-  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
+  if (hasWorktree) await sessionGitPlace(session, ctx.env, place.repo)
   const given = options.message?.trim() || null
   const defaultMessage = `${taskLine(session)} (harness session ${id})`
   // Under --squash the user's message names the one commit that lands on the base branch.
   const message = (strategy !== 'squash' && given) || defaultMessage
   const pending = hasWorktree ? await git.pendingWork(worktree, message, gitOptions) : null
-  if (pending && pending.head !== branchTip) {
+  if (pending && pending.head !== place.branchTip) {
     refusals.push({
       code: 'BRANCH_MOVED',
       message: `the worktree of session "${id}" is not on its branch "${branch}"`,
@@ -159,54 +254,33 @@ export async function mergeSession(
       hint: `"harness session resume ${id}" recreates it, or merge without --rebase`,
     })
   }
-  const tip = pending?.commit ?? branchTip
+  const tip = pending?.commit ?? place.branchTip
   // A session merged before is not merged again unless it has work since (docs/continuity.md).
   const landedBefore = session.merged_at && session.merged_head ? session.merged_head : null
   if (landedBefore && tip === landedBefore) {
     refusals.unshift({
       code: 'ALREADY_MERGED',
-      message: `session "${id}" was already merged into "${base}" (${session.merged_at}, commit ${String(session.merge_commit).slice(0, 12)}) and has no work since`,
+      message: `session "${id}" was already merged into "${place.base}" (${session.merged_at}, commit ${String(session.merge_commit).slice(0, 12)}) and has no work since`,
       hint: `resume it for more work, then merge again: harness session resume ${id}`,
     })
   }
-  const [commits, check] = await Promise.all([
-    countCommitsNotIn(repo, tip, landedBefore ? [baseTip, landedBefore] : [baseTip], gitOptions),
-    git.checkMerge(repo, baseTip, tip, gitOptions),
-  ])
-  const result: MergeResult = {
-    id,
-    dry_run: options.dryRun === true,
-    strategy,
-    branch,
-    base_branch: base,
-    main_worktree: main.path,
-    outcome: 'merged',
-    message: given,
-    uncommitted: pending?.files ?? [],
-    commits,
-    conflicts: check.conflicts,
-    refusals,
-    merge_commit: null,
-    merged_at: null,
-  }
-  if (landedBefore && tip === landedBefore) {
-    if (options.dryRun) return { ...result, outcome: 'refused' }
-    throw new MergeRefusedError(refusals[0] as MergeRefusal)
-  }
-  if (commits === 0) return { ...result, outcome: 'up-to-date' }
-  if (check.conflicts.length) {
-    refusals.push({
-      code: 'MERGE_CONFLICT',
-      message: `merging session "${id}" into "${base}" would conflict in ${listed(check.conflicts)}`,
-      hint: `nothing was changed; resolve it in the session (harness session resume ${id}) or merge by hand`,
-    })
-  }
-  if (options.dryRun) return { ...result, outcome: refusals.length ? 'refused' : 'would-merge' }
-  const [first] = refusals
-  if (first) throw new MergeRefusedError(first, first.code === 'MERGE_CONFLICT' ? check.conflicts : undefined)
+  return { hasWorktree, given, message, pending, tip, landedBefore }
+}
 
-  if (hasWorktree) await sessionGitPlace(verified, ctx.env, repo)
-  if (pending) await git.commitPendingWork(worktree, pending, message, gitOptions)
+/** Commits the pending work, lands the branch on the base branch (fast-forward of the main worktree), records it. */
+async function landMerge(
+  ctx: SessionEnv,
+  place: MergePlace,
+  work: SessionWork,
+  result: MergeResult,
+): Promise<MergeResult> {
+  const { session, id, strategy, git, gitOptions, repo, baseTip } = place
+  const { pending, tip } = work
+  const worktree = session.worktree_dir
+  const { sessionGitPlace } = await import('../git-place.js')
+  const { commitTree } = await import('../../git/snapshot.js')
+  if (work.hasWorktree) await sessionGitPlace(session, ctx.env, repo)
+  if (pending) await git.commitPendingWork(worktree, pending, work.message, gitOptions)
   let landed: string
   if (strategy === 'rebase') {
     const rebased = await git.rebaseOnto(worktree, baseTip, gitOptions)
@@ -214,7 +288,7 @@ export async function mergeSession(
       throw new MergeRefusedError(
         {
           code: 'MERGE_CONFLICT',
-          message: `replaying session "${id}" onto "${base}" conflicts in ${listed(rebased.conflicts)}`,
+          message: `replaying session "${id}" onto "${place.base}" conflicts in ${listed(rebased.conflicts)}`,
           hint: 'the rebase was aborted and the main worktree not touched; merge without --rebase, or resolve it in the session',
         },
         rebased.conflicts,
@@ -225,16 +299,16 @@ export async function mergeSession(
     const merged = await git.checkMerge(repo, baseTip, tip, gitOptions)
     landed =
       strategy === 'squash'
-        ? await commitTree(repo, merged.tree, [baseTip], given ?? squashMessage(session), gitOptions)
+        ? await commitTree(repo, merged.tree, [baseTip], work.given ?? squashMessage(session), gitOptions)
         : await commitTree(
             repo,
             merged.tree,
             [baseTip, tip],
-            `Merge harness session ${id} (${branch}): ${taskLine(session)}`,
+            `Merge harness session ${id} (${place.branch}): ${taskLine(session)}`,
             gitOptions,
           )
   }
-  await git.fastForward(main.path, landed, `harness: merge session ${id}`, gitOptions)
+  await git.fastForward(place.main.path, landed, `harness: merge session ${id}`, gitOptions)
   const mergedAt = new Date().toISOString()
   const store = await ctx.store()
   // The branch tip that was landed: cleanup treats the branch as merged while it still points there (a squash

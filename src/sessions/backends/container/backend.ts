@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { ensureDir } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
+import type { ContainerGit } from '../../../git/container-git.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
   type Engine,
@@ -81,37 +82,7 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   const home = homeInside(input.agentDir)
   ensureDir(home)
   const name = `harness-${input.id}-${input.runN}`
-  const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
-  const args = [
-    'create',
-    `--name=${name}`,
-    '--init',
-    `--network=${input.network}`,
-    `--label=harness.session=${input.id}`,
-    `--label=harness.run=${input.runN}`,
-    `--workdir=${input.cwd}`,
-    ...userArgs(engine),
-    mount(input.worktreeDir, input.worktreeDir, 'rw'),
-    mount(input.agentDir, input.agentDir, 'rw'),
-  ]
-  if (input.repo && git) {
-    args.push(
-      mount(input.repo.commonDir, input.repo.commonDir, 'ro'),
-      mount(git.gitDir, git.gitDir, 'rw'),
-      mount(join(git.gitDir, 'config'), join(git.gitDir, 'config'), 'ro'),
-      mount(join(git.gitDir, 'hooks'), join(git.gitDir, 'hooks'), 'ro'),
-      mount(git.pointerFile, join(input.worktreeDir, '.git'), 'ro'),
-    )
-  }
-  args.push(
-    `--env=HARNESS_SESSION_ID=${input.id}`,
-    `--env=HARNESS_DIR=${input.harnessDir}`,
-    `--env=HOME=${home}`,
-    `--env=PWD=${input.cwd}`,
-  )
-  for (const variable of input.envNames) args.push(`--env=${variable}`)
-  if (input.interactive) args.push('--interactive', '--tty')
-  args.push('--', input.image, input.command, ...input.args)
+  const args = createArgs(input, engine, git, name, home)
   const id = await engineText(
     engine,
     args,
@@ -145,6 +116,48 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
     args: ['start', '--attach', ...(input.interactive ? ['--interactive'] : []), id],
     undo: () => removeContainer(engine, id, input.env),
   }
+}
+
+/** `<engine> create` arguments for one run: mounts, labels, the named variables (names only), the command. */
+function createArgs(
+  input: ContainerRunInput,
+  engine: Engine,
+  git: ContainerGit | null,
+  name: string,
+  home: string,
+): string[] {
+  const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
+  const args = [
+    'create',
+    `--name=${name}`,
+    '--init',
+    `--network=${input.network}`,
+    `--label=harness.session=${input.id}`,
+    `--label=harness.run=${input.runN}`,
+    `--workdir=${input.cwd}`,
+    ...userArgs(engine),
+    mount(input.worktreeDir, input.worktreeDir, 'rw'),
+    mount(input.agentDir, input.agentDir, 'rw'),
+  ]
+  if (input.repo && git) {
+    args.push(
+      mount(input.repo.commonDir, input.repo.commonDir, 'ro'),
+      mount(git.gitDir, git.gitDir, 'rw'),
+      mount(join(git.gitDir, 'config'), join(git.gitDir, 'config'), 'ro'),
+      mount(join(git.gitDir, 'hooks'), join(git.gitDir, 'hooks'), 'ro'),
+      mount(git.pointerFile, join(input.worktreeDir, '.git'), 'ro'),
+    )
+  }
+  args.push(
+    `--env=HARNESS_SESSION_ID=${input.id}`,
+    `--env=HARNESS_DIR=${input.harnessDir}`,
+    `--env=HOME=${home}`,
+    `--env=PWD=${input.cwd}`,
+  )
+  for (const variable of input.envNames) args.push(`--env=${variable}`)
+  if (input.interactive) args.push('--interactive', '--tty')
+  args.push('--', input.image, input.command, ...input.args)
+  return args
 }
 
 /** Rootless engines map the user to root inside; files the agent writes must be the user's on the host. */

@@ -1,0 +1,61 @@
+// Part of the door (disk/door.ts re-exports it): the calls of the run's workspace, the removal engine's steps and
+// the supervisor's reads of the agent's log, moved here as they were (each comment says whether it follows a link).
+
+import * as fs from 'node:fs'
+// ---- Worktree folders of runs (sessions/run/workspace.ts) ------------------------------------------------------
+// A worktree lives under the configured worktree root, which may itself be reached through a link the user
+// made: these follow links, as git does when it makes the worktree there.
+
+/** Makes `dir` and the missing folders above it, with `mode` (0700: prompts and copied secrets live there). */
+export function makeDirs(dir: string, mode: number): void {
+  fs.mkdirSync(dir, { recursive: true, mode })
+}
+
+/** Sets the permission bits of `path` (a worktree folder git made 0755). */
+export function setMode(path: string, mode: number): void {
+  fs.chmodSync(path, mode)
+}
+
+/** Whether `path` is a folder with nothing in it (false when it cannot be read; a link counts by its target). */
+export function isEmptyFolder(path: string): boolean {
+  try {
+    return fs.readdirSync(path).length === 0
+  } catch {
+    return false
+  }
+}
+
+// ---- The removal engine's steps (sessions/removal/executor.ts) --------------------------------------------------
+
+/** Unlinks a file or link (never what a link points to): true if it was there, false if it was not. */
+export async function unlinkIfThere(path: string): Promise<boolean> {
+  return fs.promises.unlink(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw error
+    },
+  )
+}
+
+/** rmdir(2): removes an empty folder (not a link); throws ENOENT when it is gone, ENOTEMPTY when it is not empty. */
+export function removeEmptyFolder(path: string): void {
+  fs.rmdirSync(path)
+}
+
+/** Removes a folder the removal plan named and everything in it (an agent's folder under `.harness/`). */
+export function removeFolderTree(path: string): void {
+  fs.rmSync(path, { recursive: true, force: true })
+}
+
+// ---- The agent's log, read by its supervisor through the descriptor it opened (sessions/run/agent-log.ts) -----
+
+/** The size of the file open at `fd`. */
+export function fdSize(fd: number): number {
+  return fs.fstatSync(fd).size
+}
+
+/** Reads up to `length` bytes at `position` of the file open at `fd` into `buffer`; how many were read. */
+export function readInto(fd: number, buffer: Buffer, length: number, position: number): number {
+  return fs.readSync(fd, buffer, 0, length, position)
+}

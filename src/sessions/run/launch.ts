@@ -1,0 +1,70 @@
+import { type ExitRequest, UsageError } from '../../errors.js'
+import { type ResolvedProvider, refusalAsRoot, takesPrompt } from '../../providers/args.js'
+import type { Permission } from '../../providers/schema.js'
+import type { SessionEnv } from '../ports.js'
+import { computeLiveness } from '../record/liveness.js'
+import type { Run, SessionRecord } from '../record/schema.js'
+import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
+
+export interface RunOutcome {
+  record: SessionRecord
+  /** Foreground runs: how harness must exit (the agent's code, or its signal re-raised). */
+  exit?: ExitRequest
+}
+
+/** Runs the plan where its mode says; `begin` puts the run on record once the agent is about to start. */
+export async function launch(
+  ctx: SessionEnv,
+  plan: RunPlan,
+  begin: (run: Run) => Promise<SessionRecord>,
+): Promise<RunOutcome> {
+  if (plan.mode === 'background' || plan.tmux) {
+    const { localHost, tmuxHost } = await import('../../process/host.js')
+    const host = plan.tmux ? tmuxHost({ ...plan.tmux, cwd: plan.cwd }) : localHost
+    // Like every RUNNING record shown, it carries its computed liveness.
+    const record = await runInBackground(plan, begin, ctx.env, host)
+    const liveness = computeLiveness(record)
+    return { record: liveness ? { ...record, liveness } : record }
+  }
+  const result = await runInForeground(plan, begin, ctx.agentOutput)
+  return { record: result.record, exit: foregroundExit(result) }
+}
+
+/** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
+export function announce(ctx: SessionEnv, record: SessionRecord, mode: RunPlan['mode']): void {
+  if (mode === 'background') return
+  const branch = record.git_branch ? ` (branch ${record.git_branch})` : ' (no worktree)'
+  ctx.notice(`harness: session ${record.id} in ${record.worktree_dir}${branch}`)
+}
+
+/** A level the CLI refuses for this user (claude's autonomous as root) is refused here, before anything starts. */
+export function assertAllowedAsUser(
+  provider: ResolvedProvider,
+  permission: Permission,
+  env: Readonly<Record<string, string | undefined>>,
+): void {
+  const refusal = refusalAsRoot(provider, permission, process.getuid?.(), env)
+  if (!refusal) return
+  const exempt = Object.entries(provider.refused_as_root?.unless_env ?? {})
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' or ')
+  throw new UsageError(
+    refusal,
+    `run harness as another user or choose -P readonly or supervised${exempt ? ` (in a sandbox, ${exempt} lets it run)` : ''}`,
+    'REFUSED_AS_ROOT',
+  )
+}
+
+/** aider's chat takes no first message (`--message` would reply once and exit): the user pastes it. */
+export function showPromptToPaste(
+  ctx: SessionEnv,
+  provider: ResolvedProvider,
+  mode: RunPlan['mode'],
+  prompt: string | undefined,
+): void {
+  if (mode !== 'interactive' || !prompt || takesPrompt(provider, 'interactive')) return
+  // Control characters would act on the terminal; they are shown as "?".
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const shown = prompt.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?')
+  ctx.notice(`harness: ${provider.name} starts without your prompt; paste it into the chat:\n${shown}`)
+}

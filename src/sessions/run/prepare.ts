@@ -1,0 +1,190 @@
+import { arch, platform, release } from 'node:os'
+import { DEFAULT_AGENT, DEFAULT_PERMISSION, type HarnessConfig, type ModelPricing } from '../../config.js'
+import { UsageError } from '../../errors.js'
+import { hostFacts } from '../../process/identity.js'
+import type { ProjectPaths } from '../../project.js'
+import {
+  buildAgentInvocation,
+  newAgentSessionId,
+  type ResolvedProvider,
+  resolveProvider,
+} from '../../providers/args.js'
+import type { Permission } from '../../providers/schema.js'
+import { assertBudgetable, pricingFor, type RunBudget } from '../budget.js'
+import type { SessionEnv } from '../ports.js'
+import { agentDirFor } from '../record/agent-files.js'
+import { assertValidSessionId, generateSessionId } from '../record/ids.js'
+import type { RecordStore as SessionStore } from '../record/record-store.js'
+import { assertAllowedAsUser } from './launch.js'
+import { type BackendOptions, chosenBackend } from './place.js'
+import { agentMode, hostedInTmux, invocationMode } from './run-mode.js'
+import type { RunPlan } from './runner.js'
+
+declare const HARNESS_VERSION: string
+
+export interface StartOptions {
+  agent?: string
+  model?: string
+  permission?: Permission
+  worktree: boolean
+  base?: string
+  branch?: string
+  sessionId?: string
+  detach: boolean
+  /** Host the interactive agent in a tmux session (docs/tmux.md); undefined: as config `interactive.host` says. */
+  tmux?: boolean
+  prompt: string[]
+  extraArgs: string[]
+  /** The prompt piped on stdin, read only when no prompt was given and the agent takes one. */
+  promptFromStdin?: () => Promise<string>
+  /** With --session-id of an existing session: restore this checkpoint before resuming. */
+  restoreCheckpoint?: string
+  /** Sessions whose context block goes before the prompt (docs/continuity.md). */
+  contextFrom?: string[]
+  /** The most the session may cost, in USD, all runs together (docs/budgets.md). */
+  budget?: number
+  /** Where it runs (docs/backends.md): --backend, --image, --engine; config fills the rest. */
+  backend?: BackendOptions['backend']
+  image?: string
+  engine?: BackendOptions['engine']
+}
+
+/** Flags that are wrong on their own, before anything is read (a run and its dry run alike). */
+export function checkStartOptions(options: StartOptions): void {
+  if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
+  if (!options.worktree && (options.base || options.branch)) {
+    throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
+  }
+}
+
+export interface PreparedStart {
+  config: HarnessConfig
+  provider: ResolvedProvider
+  permission: Permission
+  model: string | undefined
+  tmux: boolean
+  mode: RunPlan['mode']
+  /** The user's prompt (recorded, hashed). */
+  prompt: string | undefined
+  /** What the agent gets: the prompt, after the context block of `--context-from`. */
+  agentPrompt: string | undefined
+  /** Sessions whose context block goes before the prompt (`--context-from`), resolved and deduplicated. */
+  contextFrom: string[]
+  agentSessionId: string | undefined
+  id: string
+  invocation: { command: string; args: string[] }
+  /** `--budget`: nothing spent yet. */
+  budget: RunBudget | null
+  /** config `pricing.<model>` for an agent that reports tokens but no cost. */
+  pricing: ModelPricing | null
+}
+
+/** Everything a new run decides before it makes anything: shared by `run` and `run --dry-run`. */
+export async function prepareStart(
+  ctx: SessionEnv,
+  paths: ProjectPaths,
+  store: SessionStore,
+  options: StartOptions,
+): Promise<PreparedStart> {
+  const config = await ctx.config()
+  const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
+  const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
+  // A configured default model applies only to agents that have a model flag; an explicit -m always does.
+  const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
+  const tmux = hostedInTmux(ctx, options, config)
+  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
+  const prompt = await startPrompt(options, provider, mode)
+  let agentPrompt = prompt
+  let contextFrom: string[] = []
+  if (options.contextFrom?.length) {
+    const context = await import('./context.js')
+    const sources = await context.gatherContext(ctx, options.contextFrom)
+    contextFrom = sources.map((source) => source.id)
+    const block = context.buildContextBlock(sources, context.contextMaxBytes(config))
+    agentPrompt = context.promptWithContext(block, prompt)
+  }
+  const agentSessionId = newAgentSessionId(provider)
+  assertAllowedAsUser(provider, permission, ctx.env)
+  const budget: RunBudget | null =
+    options.budget === undefined ? null : { limit_usd: options.budget, spent_usd: 0 }
+  const pricing = budget
+    ? assertBudgetable({ budgetUsd: budget.limit_usd, provider, model, mode, config })
+    : null
+  const id = options.sessionId ?? (await unusedId(store))
+  const invocation = buildAgentInvocation({
+    provider,
+    mode: invocationMode(mode),
+    kind: 'start',
+    prompt: agentPrompt,
+    model,
+    permission,
+    agentSessionId,
+    extraArgs: options.extraArgs,
+    agentDir: agentDirFor(paths.harnessDir, id),
+    budgetLeftUsd: budget?.limit_usd,
+  })
+  // In a container the agent's CLI is the image's, not this machine's.
+  if (chosenBackend(options, config) === 'local') {
+    const { assertExecutable } = await import('../../process/supervisor.js')
+    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
+  }
+  return {
+    config,
+    provider,
+    permission,
+    model,
+    tmux,
+    mode,
+    prompt,
+    agentPrompt,
+    contextFrom,
+    agentSessionId,
+    id,
+    invocation,
+    budget,
+    pricing: pricing ?? pricingFor(config, model),
+  }
+}
+
+/**
+ * The prompt of a new session: its words, else what was piped on stdin. An agent that takes a prompt and runs
+ * without a terminal would start with nothing to do, so that is a usage error.
+ */
+async function startPrompt(
+  options: StartOptions,
+  provider: ResolvedProvider,
+  mode: RunPlan['mode'],
+): Promise<string | undefined> {
+  const given = options.prompt.join(' ').trim()
+  if (given) return given
+  const takesPrompt = provider.prompt.headless.length > 0
+  if (!takesPrompt) return undefined
+  const piped = ((await options.promptFromStdin?.()) ?? '').trim()
+  if (piped) return piped
+  if (mode === 'interactive') return undefined
+  throw new UsageError(
+    `agent "${provider.name}" runs without a terminal here and got no prompt`,
+    `give it as words, with --prompt, or on stdin: echo "fix the tests" | harness run -a ${provider.name}`,
+    'MISSING_PROMPT',
+  )
+}
+
+async function unusedId(store: SessionStore): Promise<string> {
+  for (;;) {
+    const id = await generateSessionId()
+    if (!store.exists(id)) return id
+  }
+}
+
+/** The host facts a new record keeps (where it ran, with which harness and node). */
+export function sessionMetadata(): Record<string, string | null> {
+  const host = hostFacts()
+  return {
+    os: `${platform()} ${release()} ${arch()}`,
+    hostname: host.hostname,
+    boot_id: host.boot_id,
+    pid_namespace: host.pid_namespace,
+    harness_version: typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev',
+    node_version: process.version,
+  }
+}

@@ -1,0 +1,222 @@
+import { dirname, join } from 'node:path'
+import { type HarnessConfig, worktreeRoot, worktreeSetupCommand } from '../../config.js'
+import { makeDirs, pathExists, setMode } from '../../disk/door.js'
+import {
+  ExitRequest,
+  errorMessage,
+  HarnessError,
+  IllegalStateError,
+  SessionNotFoundError,
+} from '../../errors.js'
+import type { ProjectPaths } from '../../project.js'
+import type { SessionEnv } from '../ports.js'
+import type { SessionRecord } from '../record/schema.js'
+import { planWorkspace, type WorkspaceFacts, type WorkspacePlan, type WorkspaceRequest } from './plan.js'
+import { isDir } from './run-plan.js'
+import { type SignalGuard, signalExit, throwIfSignalled } from './signal-guard.js'
+
+export interface Workspace extends WorkspaceFacts {
+  /** Removes what was made (worktree, branch) when the session never got its record. */
+  undo: () => Promise<void>
+}
+
+/** The session's worktree (abortable with Ctrl-C), or the current directory when there is no usable repo. */
+export async function prepareWorkspace(
+  ctx: SessionEnv,
+  paths: ProjectPaths,
+  config: HarnessConfig,
+  id: string,
+  options: WorkspaceRequest,
+  abort: SignalGuard,
+): Promise<Workspace> {
+  const { inspectRepo } = await import('../../git/repo.js')
+  const gitEnv = { env: ctx.env }
+  const repo = await inspectRepo(ctx.cwd, gitEnv)
+  const plan = planWorkspace(options, repo, ctx.cwd, id, worktreeRoot(config, paths.root))
+  if (plan.kind === 'plain') {
+    if (plan.notice) ctx.notice(plan.notice)
+    return {
+      dir: plan.dir,
+      isWorktree: false,
+      branch: null,
+      baseDir: plan.dir,
+      baseCommit: plan.baseCommit,
+      baseRef: null,
+      subdir: null,
+      undo: async () => {},
+    }
+  }
+  const { resolveCommit } = await import('../../git/worktree.js')
+  const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
+  // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
+  return settingUp(paths.sessionsDir, id, () => makeWorktree(ctx, config, plan, baseCommit, abort))
+}
+
+/** Makes the planned worktree and branch at `baseCommit`, then sets it up; undone if the set-up fails. */
+async function makeWorktree(
+  ctx: SessionEnv,
+  config: HarnessConfig,
+  plan: Extract<WorkspacePlan, { kind: 'worktree' }>,
+  baseCommit: string,
+  abort: SignalGuard,
+): Promise<Workspace> {
+  const { repoDir, dir, branch } = plan
+  if (pathExists(dir)) {
+    throw new IllegalStateError(
+      `worktree folder ${dir} already exists`,
+      'remove it or choose another --session-id',
+    )
+  }
+  try {
+    const { createWorktree } = await import('../../git/worktree.js')
+    // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
+    makeDirs(dirname(dir), 0o700)
+    await createWorktree({
+      repoDir,
+      path: dir,
+      branch,
+      base: baseCommit,
+      verifiedBase: true,
+      signal: abort.signal,
+      env: ctx.env,
+    })
+    setMode(dir, 0o700)
+    const undo = () => undoWorktree(ctx, repoDir, dir, branch, baseCommit)
+    try {
+      throwIfSignalled(abort)
+      await setUpWorktree(ctx, config, plan.topLevel, dir, abort.signal)
+      throwIfSignalled(abort)
+    } catch (error) {
+      await undo()
+      throw error
+    }
+    return {
+      dir,
+      isWorktree: true,
+      branch,
+      baseDir: repoDir,
+      baseCommit,
+      baseRef: plan.baseRef,
+      subdir: plan.subdir,
+      undo,
+    }
+  } catch (error) {
+    const sig = abort.received()
+    throw sig && !(error instanceof ExitRequest) ? signalExit(sig) : error
+  }
+}
+
+/**
+ * Removes the worktree and branch a run made when it never got its record. A failed step leaves something
+ * behind: say what, and go on undoing (docs/design.md, "Runs"); the branch goes only while it still points
+ * where it was made, and not from under a worktree still there: never delete work.
+ */
+async function undoWorktree(
+  ctx: SessionEnv,
+  repoDir: string,
+  dir: string,
+  branch: string,
+  baseCommit: string,
+): Promise<void> {
+  const { removeWorktree, deleteBranch } = await import('../../git/worktree.js')
+  const leftBehind = (what: string) => (error: unknown) =>
+    ctx.warn(`could not remove ${what}: ${errorMessage(error)}`)
+  const removed = await removeWorktree(repoDir, dir, { force: true, env: ctx.env }).then(
+    () => true,
+    (error: unknown) => {
+      leftBehind(`the worktree ${dir}`)(error)
+      return false
+    },
+  )
+  if (!removed) return ctx.warn(`kept the branch ${branch} with that worktree`)
+  await deleteBranch(repoDir, branch, baseCommit, { dropConfig: true, env: ctx.env }).catch(
+    leftBehind(`the branch ${branch}`),
+  )
+}
+
+/**
+ * Runs `fn` (making or recreating the worktree of session `id`) while no other command does the same for it: a
+ * loser's failed `git worktree add` would roll back, that is remove, the winner's worktree. A second command
+ * is refused at once (exit 4); a lock left by a dead command is broken.
+ */
+export async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+  const { FileLock } = await import('../record/lock.js')
+  const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
+  if (!lock) {
+    throw new IllegalStateError(
+      `the worktree of session "${id}" is being set up by another command`,
+      undefined,
+      'SESSION_BUSY',
+    )
+  }
+  try {
+    return await fn()
+  } finally {
+    lock.release()
+  }
+}
+
+/** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
+async function setUpWorktree(
+  ctx: SessionEnv,
+  config: HarnessConfig,
+  from: string,
+  dir: string,
+  signal: AbortSignal,
+) {
+  const include = config.worktree?.include ?? []
+  if (include.length) {
+    const { copyIncludedFiles } = await import('../../git/worktree.js')
+    await copyIncludedFiles(from, dir, include, { env: ctx.env })
+  }
+  const setup = worktreeSetupCommand(config)
+  if (!setup) return
+  const { runSetupCommand } = await import('../../process/setup.js')
+  ctx.notice(`harness: running worktree setup in ${dir}`)
+  const { worktreeSetupSource } = await import('../../config.js')
+  const file = worktreeSetupSource((await ctx.project()).configFile, ctx.env)
+  await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`), {
+    file,
+    streamed: ctx.quiet !== true,
+  })
+}
+
+/** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
+export async function ensureWorktree(
+  ctx: SessionEnv,
+  session: SessionRecord,
+  sessionsDir: string,
+): Promise<void> {
+  if (isDir(session.worktree_dir)) return
+  if (!session.is_worktree || !session.git_branch) {
+    throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
+  }
+  const branch = session.git_branch
+  await settingUp(sessionsDir, session.id, async () => {
+    if (isDir(session.worktree_dir)) return
+    const { recreateWorktree } = await import('../../git/worktree.js')
+    const repoDir = session.base_dir ?? (await ctx.project()).root
+    try {
+      await recreateWorktree({ repoDir, path: session.worktree_dir, branch, env: ctx.env })
+      setMode(session.worktree_dir, 0o700)
+    } catch (error) {
+      // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.
+      const store = await ctx.store()
+      if (!store.exists(session.id)) throw new SessionNotFoundError(session.id)
+      const { branchTip } = await import('../../git/repo.js')
+      const gone = await branchTip(repoDir, branch, { env: ctx.env }).then(
+        (tip) => tip === null,
+        () => false,
+      )
+      if (gone || (error instanceof HarnessError && error.code === 'BRANCH_MISSING')) {
+        throw new IllegalStateError(
+          `session "${session.id}" cannot be resumed: its worktree ${session.worktree_dir} and its branch "${branch}" are gone`,
+          `snapshots of its work, if any, are under refs/harness/${session.id}/ ("git for-each-ref refs/harness/${session.id}/")`,
+          'BRANCH_MISSING',
+        )
+      }
+      throw error
+    }
+    ctx.notice(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
+  })
+}
