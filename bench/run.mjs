@@ -69,7 +69,7 @@ try {
   console.log()
 
   // Generated stores are kept between runs (100,000 records take a minute to write): same seed, same records.
-  const stores = join(tmpdir(), 'harness-bench-stores-v2')
+  const stores = join(tmpdir(), 'harness-bench-stores-v3')
   // The records are sealed with a key kept with them, which harness finds through XDG_STATE_HOME.
   env.XDG_STATE_HOME = join(stores, 'state')
   const seal = sealerFor(env.XDG_STATE_HOME)
