@@ -81,8 +81,13 @@ function report(label, subjectMs, floorLabel, floorMs, aim) {
           ? ' met'
           : ' MISSED'
   const against = floorMs ? `${floorMs.toFixed(1)} ms ${floorLabel}, ${ratio.toFixed(2)}×` : floorLabel
+  // CPU time (user + system) beside the wall time: what the load of other work changes least.
+  const [cpu, floorCpu] = lastCpu
+  const cpuText = floorCpu
+    ? `CPU ${cpu.toFixed(0)} / ${floorCpu.toFixed(0)} ms = ${(cpu / floorCpu).toFixed(2)}×`
+    : `CPU ${cpu.toFixed(0)} ms`
   console.log(
-    `${label.padEnd(44)} ${subjectMs.toFixed(1).padStart(8)} ms  (${against}; aim ${aim ?? '-'}${judged})  load ${load()}`,
+    `${label.padEnd(28)} ${subjectMs.toFixed(1).padStart(8)} ms  (${against}; aim ${aim ?? '-'}${judged})  ${cpuText}  load ${load()}`,
   )
 }
 
