@@ -41,7 +41,7 @@ function canonicalWithout(value: unknown, omit: ReadonlySet<string>): string {
     for (let i = 0; i < value.length; i++) {
       if (i > 0) out += ','
       const item: unknown = value[i]
-      out += item === undefined ? 'null' : canonicalWithout(item, NOTHING)
+      out += item === undefined ? 'null' : canonicalJson(item)
     }
     return `${out}]`
   }
@@ -51,7 +51,7 @@ function canonicalWithout(value: unknown, omit: ReadonlySet<string>): string {
     const item = (value as Record<string, unknown>)[key]
     if (item === undefined) continue
     if (out.length > 1) out += ','
-    out += `${canonicalWithout(key, NOTHING)}:${canonicalWithout(item, NOTHING)}`
+    out += `${canonicalJson(key)}:${canonicalJson(item)}`
   }
   return `${out}}`
 }
