@@ -223,9 +223,13 @@ async function makeSessions({ repo, base, ids, git, seal }) {
       start_subdir: null,
       extra_args: ['true'],
     }
-    writeFileSync(join(harness, 'sessions', `${id}.json`), `${JSON.stringify(seal(record), null, 2)}\n`, {
-      mode: 0o600,
-    })
+    writeFileSync(
+      join(harness, 'sessions', `${id}.json`),
+      `${JSON.stringify(seal(record, repo), null, 2)}\n`,
+      {
+        mode: 0o600,
+      },
+    )
     writeFileSync(join(harness, 'logs', `${id}.log`), 'agent output\n', { mode: 0o600 })
   }
 }

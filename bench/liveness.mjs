@@ -63,7 +63,7 @@ export function writeLivenessProjects(dir, count, live, seal) {
         completed_at: status === 'RUNNING' ? null : last.ended_at,
         metadata: { ...record.metadata, ...place },
       })
-      writeFileSync(path, `${JSON.stringify(seal(record), null, 2)}\n`, { mode: 0o600 })
+      writeFileSync(path, `${JSON.stringify(seal(record, project), null, 2)}\n`, { mode: 0o600 })
     })
   }
   return { running, finished }

@@ -50,7 +50,7 @@ export function writeProject(projectDir, count, seed = 42, seal = (record) => re
     if (ids.has(id)) continue
     ids.add(id)
     const record = makeRecord({ id, projectDir, next, pick, hex, words, now })
-    const sealed = seal(record)
+    const sealed = seal(record, projectDir)
     writeFileSync(join(sessionsDir, `${id}.json`), `${JSON.stringify(sealed, null, 2)}\n`, { mode: 0o600 })
     records.push(sealed)
   }

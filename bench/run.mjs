@@ -26,8 +26,7 @@ import {
   timeCommand,
 } from './lib.mjs'
 import { liveFixtureProcesses, writeLivenessProjects } from './liveness.mjs'
-import { writeProject } from './records.mjs'
-import { sealerFor } from './seal.mjs'
+import { option, prepareStores, STATE_HOME } from './stores.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const harness = join(root, 'bin', 'harness')
@@ -68,32 +67,21 @@ try {
   for (const [key, value] of Object.entries(facts)) console.log(`  ${key.padEnd(13)} ${value}`)
   console.log()
 
-  // Generated stores are kept between runs (100,000 records take a minute to write): same seed, same records.
-  const stores = join(tmpdir(), 'harness-bench-stores-v2')
+  // Generated stores are kept between runs (bench/stores.mjs); `--counts 10000` limits the list rows to those.
+  const listCounts = (option('counts') ?? '1000,10000,100000').split(',').map(Number)
   // The records are sealed with a key kept with them, which harness finds through XDG_STATE_HOME.
-  env.XDG_STATE_HOME = join(stores, 'state')
-  const seal = sealerFor(env.XDG_STATE_HOME)
-  const projects = {}
-  for (const count of [1000, 10_000, 100_000]) {
-    const dir = join(stores, `project-${count}`)
-    const sessionsDir = join(dir, '.harness', 'sessions')
-    const done = join(dir, 'complete')
-    if (!existsSync(done)) {
-      process.stderr.write(`writing ${count.toLocaleString('en')} records (kept in ${stores})…\n`)
-      rmSync(dir, { recursive: true, force: true })
-      writeProject(dir, count, 42, seal)
-      writeFileSync(done, `${count}\n`)
-    }
-    projects[count] = { dir, sessionsDir }
-  }
+  env.XDG_STATE_HOME = STATE_HOME
+  const { projects, seal } = prepareStores([...new Set([...listCounts, 10_000])])
 
   await section('list', async () => {
     const medians = {}
     for (const [count, suffix, runtimeEnv] of [
-      ...[1000, 10_000, 100_000].map((count) => [count, '', env]),
+      ...listCounts.map((count) => [count, '', env]),
       ...runtimes()
         .slice(1)
-        .flatMap(([suffix, native]) => [1000, 10_000].map((count) => [count, suffix, native])),
+        .flatMap(([suffix, native]) =>
+          listCounts.filter((count) => count <= 10_000).map((count) => [count, suffix, native]),
+        ),
     ]) {
       const { dir, sessionsDir } = projects[count]
       const subject = { command: harness, args: ['session', 'list', '--json'], cwd: dir, env: runtimeEnv }

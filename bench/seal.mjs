@@ -1,8 +1,10 @@
 // Seals generated records as harness does (docs/security.md): HMAC-SHA256 with the user's 32-byte key
-// ($XDG_STATE_HOME/harness/key) over the record without `seal`, in canonical JSON. An unsealed record is foreign:
-// harness lists it without checking its processes, so a benchmark of unsealed records would measure less work.
-import { createHmac, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+// ($XDG_STATE_HOME/harness/key) over the record without `seal`, in canonical JSON, followed by a newline and
+// the project's real path; the record names that path (`project`) and the key's id (`seal_key`). A record
+// sealed any other way is foreign: harness lists it without checking its processes and, for a seal without the
+// project's path, checks it a second time to say why ("unscoped"), so the bench would measure other work.
+import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 function canonicalJson(value) {
@@ -16,7 +18,7 @@ function canonicalJson(value) {
     .join(',')}}`
 }
 
-/** A function that returns `record` sealed with the key under `stateHome` (made if missing). */
+/** A function that returns `record` sealed for the project `projectDir` with the key under `stateHome` (made if missing). */
 export function sealerFor(stateHome) {
   const file = join(stateHome, 'harness', 'key')
   if (!existsSync(file)) {
@@ -24,8 +26,12 @@ export function sealerFor(stateHome) {
     writeFileSync(file, randomBytes(32), { mode: 0o600 })
   }
   const key = readFileSync(file)
-  return (record) => {
-    const { seal: _seal, sealed: _sealed, ...content } = record
-    return { ...content, seal: createHmac('sha256', key).update(canonicalJson(content)).digest('hex') }
+  const keyId = createHash('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
+  return (record, projectDir) => {
+    const scope = realpathSync(projectDir)
+    const { seal: _seal, sealed: _sealed, seal_problem: _problem, ...rest } = record
+    const content = { ...rest, project: scope, seal_key: keyId }
+    const text = `${canonicalJson(content)}\n${scope}`
+    return { ...content, seal: createHmac('sha256', key).update(text).digest('hex') }
   }
 }

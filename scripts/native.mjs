@@ -6,7 +6,17 @@
 // both places are looked at, and the first that holds a working bun is used.
 // HARNESS_BUILD_NATIVE=0 skips it (a platform bun does not support: the node bundle is then what runs).
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, renameSync, rmSync, statSync } from 'node:fs'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,11 +67,13 @@ export async function buildNative({ version }) {
   rmSync(`${NATIVE}.tmp`, { force: true })
   if (process.env.HARNESS_BUILD_NATIVE === '0') {
     rmSync(NATIVE, { force: true })
+    rmSync(PLATFORM_DIR, { recursive: true, force: true })
     return null
   }
   const bun = findBun()
   if (!bun) {
     rmSync(NATIVE, { force: true })
+    rmSync(PLATFORM_DIR, { recursive: true, force: true })
     console.warn('build: no bun binary for this platform in node_modules: only the node bundle was built')
     return null
   }
@@ -82,7 +94,41 @@ export async function buildNative({ version }) {
     { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
   )
   renameSync(`${NATIVE}.tmp`, NATIVE)
+  writePlatformPackage(version)
   return NATIVE
+}
+
+/** The platform package's name for this machine, as bin/harness looks for it (`harness-linux-x64`). */
+export const PLATFORM_PACKAGE = `harness-${process.platform}-${process.arch}`
+/** Where the build puts it: `dist/npm/harness-<os>-<arch>`, ready for `npm pack` or `npm publish`. */
+export const PLATFORM_DIR = join(root, 'dist', 'npm', PLATFORM_PACKAGE)
+
+/**
+ * The platform package of the executable (docs/native.md, "Packaging"): package.json with `os` and `cpu`, so
+ * that npm installs it only on this platform, and the executable at bin/harness, where the main package's
+ * launcher looks. No `bin` of its own: the command stays the main package's launcher.
+ */
+function writePlatformPackage(version) {
+  rmSync(PLATFORM_DIR, { recursive: true, force: true })
+  mkdirSync(join(PLATFORM_DIR, 'bin'), { recursive: true })
+  const pkg = {
+    name: PLATFORM_PACKAGE,
+    version,
+    description: `The harness native executable for ${process.platform} ${process.arch}`,
+    license: 'MIT',
+    os: [process.platform],
+    cpu: [process.arch],
+    files: ['bin/harness'],
+  }
+  writeFileSync(join(PLATFORM_DIR, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`)
+  // A hard link where the file system allows (the executable is over 100 MB), else a copy.
+  const target = join(PLATFORM_DIR, 'bin', 'harness')
+  try {
+    linkSync(NATIVE, target)
+  } catch {
+    copyFileSync(NATIVE, target)
+  }
+  chmodSync(target, 0o755)
 }
 
 // `node scripts/native.mjs bun` prints the bun binary the build uses (the tests run their store workers with

@@ -6,8 +6,10 @@
 // this module is its entry, the others its parts (node built-ins only, so the small entry can use them):
 // open.ts opens, reads and writes files; paths.ts looks at paths and makes, lists and watches folders;
 // held.ts removes a folder it holds open; pieces.ts writes, copies and hashes archive members in pieces;
-// steps.ts holds the run workspace's, the removal engine's and the agent log's calls.
+// steps.ts holds the run workspace's, the removal engine's and the agent log's calls; folder-reader.ts reads
+// the files of one folder through one handle (a listing of records).
 
+export * from './folder-reader.js'
 export * from './held.js'
 export * from './open.js'
 export * from './paths.js'

@@ -55,12 +55,12 @@ export class JsonTextError extends Error {
   }
 }
 
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 const APPEND_FLAGS =
   constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /** What a non-file is called in a refusal. */
-function kindOf(stat: fs.Stats): string {
+export function kindOf(stat: fs.Stats): string {
   if (stat.isSymbolicLink()) return 'a symlink'
   if (stat.isFIFO()) return 'a FIFO'
   if (stat.isSocket()) return 'a socket'

@@ -81,18 +81,15 @@ export async function* listStore(
   check: IdentityCheckOf = checkIdentity,
   now = new Date(),
 ): AsyncGenerator<SessionView> {
-  const ids = store.recordIds()
   const wanted = (view: SessionView) =>
     (!filters.agent || filters.agent.includes(view.provider)) &&
     // On status after reconciling: a stale RUNNING session is PAUSED by now.
     (!filters.status || filters.status.includes(view.status))
   const limit = filters.limit ?? Number.POSITIVE_INFINITY
+  const ids = store.ids()
   if (ids.length <= inMemory) {
-    const records: SessionRecord[] = []
-    for (const id of ids) {
-      const record = store.read(id)
-      if (record && (!filters.agent || filters.agent.includes(record.provider))) records.push(record)
-    }
+    // store.list reads the folder once for all the records (and sweeps leftovers, as recordIds does).
+    const records = store.list().filter((record) => !filters.agent || filters.agent.includes(record.provider))
     const views = sortSessions(
       (await reconcileViews(store, records, false, check, now)).filter(wanted),
       filters.sort,
@@ -102,7 +99,7 @@ export async function* listStore(
   }
   // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept: they are few.
   const entries: (SortKeys & { view?: SessionView })[] = []
-  for (const id of ids) {
+  for (const id of store.recordIds()) {
     const raw = store.peek(id)
     if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
       const record = store.read(id)

@@ -88,6 +88,45 @@ describe('record seals', () => {
     for (const value of values) expect(canonicalJson(value), String(value)).toBe(reference(value))
   })
 
+  it('gives the same text for objects whose keys come in any order, sharing first keys or not', () => {
+    // Each sequence of keys is sorted once and remembered: a sequence that starts like another, or has the
+    // same keys in another order, or more or fewer of them, must still give the sorted text.
+    const shapes = [
+      { b: 1, a: 2, c: 3 },
+      { b: 1, a: 2 },
+      { b: 1, a: 2, c: 3, '': 4 },
+      { c: 3, b: 1, a: 2 },
+      { a: 2, b: 1, c: 3 },
+      { b: 1, 10: 'x', 9: 'y', a: 2 },
+      {
+        seal: 's',
+        b: [
+          { y: 1, x: 2 },
+          { x: 2, y: 1, z: 0 },
+        ],
+      },
+    ]
+    for (let round = 0; round < 2; round++) {
+      for (const value of shapes) {
+        const sorted = (v: unknown): unknown =>
+          Array.isArray(v)
+            ? v.map(sorted)
+            : v && typeof v === 'object'
+              ? Object.fromEntries(
+                  Object.keys(v)
+                    .sort()
+                    .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+                )
+              : v
+        const expected = `{${Object.keys(value)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${JSON.stringify(sorted((value as Record<string, unknown>)[k]))}`)
+          .join(',')}}`
+        expect(canonicalJson(value)).toBe(expected)
+      }
+    }
+  })
+
   it('seals what it writes with a 0600 key made on first use; any change by hand makes the record foreign', async () => {
     const { store, dir, sealer } = setup()
     const created = await store.create(sessionRecord('seal0001'))

@@ -1,0 +1,97 @@
+// The npm packages as a user installs them (docs/native.md, "Packaging"): the main package (the launcher and
+// the node bundle) and the platform package the build makes (dist/npm/harness-<os>-<arch>), packed with
+// `npm pack` and installed together with `npm install -g --offline` into a folder of their own. Through the
+// installed command, the native executable of the platform package runs (the main package has none), and
+// HARNESS_RUNTIME=node still runs the bundle the main package carries.
+import { execFile } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { beforeAll, describe, expect, test } from 'vitest'
+import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+
+const run = promisify(execFile)
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const PLATFORM = `harness-${process.platform}-${process.arch}`
+const PLATFORM_DIR = join(ROOT, 'dist', 'npm', PLATFORM)
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+
+let prefix: string
+let project: { dir: string; env: NodeJS.ProcessEnv }
+
+/** npm with the user's own configuration and cache (offline: nothing is fetched). */
+function npm(args: string[], cwd: string): Promise<{ stdout: string }> {
+  return run('npm', args, { cwd, env: process.env, maxBuffer: 16 * 1024 * 1024 })
+}
+
+/** The installed command, run in the test project, under `runtime`. */
+async function harness(args: string[], runtime?: 'node' | 'native') {
+  const env: NodeJS.ProcessEnv = { ...project.env, HARNESS_AUTO_CLEANUP: 'off' }
+  delete env.HARNESS_RUNTIME
+  if (runtime) env.HARNESS_RUNTIME = runtime
+  return run(join(prefix, 'bin', 'harness'), args, { cwd: project.dir, env })
+}
+
+// Both runtimes are covered in one pass: the native pass of the suite (HARNESS_TEST_RUNTIME=native) skips it.
+describe.skipIf(process.platform !== 'linux' || process.env.HARNESS_TEST_RUNTIME === 'native')(
+  'the npm packages, packed and installed',
+  () => {
+    beforeAll(async () => {
+      if (!existsSync(join(PLATFORM_DIR, 'bin', 'harness'))) {
+        throw new Error(`${PLATFORM_DIR} is missing: "npm run build" makes it beside dist/harness-native`)
+      }
+      const packs = tmpDir()
+      await npm(['pack', '--pack-destination', packs], ROOT)
+      await npm(['pack', '--pack-destination', packs], PLATFORM_DIR)
+      const tarballs = readdirSync(packs).sort()
+      expect(tarballs).toEqual([`harness-${VERSION}.tgz`, `${PLATFORM}-${VERSION}.tgz`])
+      prefix = tmpDir()
+      // The bundle carries every dependency, so the main package has none to fetch: offline works.
+      await npm(
+        [
+          'install',
+          '-g',
+          '--offline',
+          '--no-audit',
+          '--no-fund',
+          '--prefix',
+          prefix,
+          ...tarballs.map((t) => join(packs, t)),
+        ],
+        packs,
+      )
+      project = tmpPlainDir()
+    }, 600_000)
+
+    test('the main package carries the launcher and the bundle, not an executable', () => {
+      const main = join(prefix, 'lib', 'node_modules', 'harness')
+      expect(existsSync(join(main, 'dist', 'harness.cjs'))).toBe(true)
+      expect(existsSync(join(main, 'dist', 'harness-native'))).toBe(false)
+      expect(existsSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness'))).toBe(true)
+    })
+
+    test('the installed command runs the platform package executable: --version and a real run', async () => {
+      const version = await harness(['--version'], 'native')
+      expect(version.stdout).toBe(`${VERSION}\n`)
+      // The agent prints its parent's executable: the harness process that runs it in the foreground.
+      const started = await harness(
+        ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
+        'native',
+      )
+      expect(started.stdout.trim()).toBe(
+        realpathSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness')),
+      )
+      const listed = JSON.parse((await harness(['session', 'list', '--json'])).stdout) as { status: string }[]
+      expect(listed.map((s) => s.status)).toEqual(['COMPLETED'])
+    })
+
+    test('HARNESS_RUNTIME=node runs the bundle the main package carries', async () => {
+      const started = await harness(
+        ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
+        'node',
+      )
+      expect(started.stdout.trim()).toBe(realpathSync(process.execPath))
+    })
+  },
+)
