@@ -216,7 +216,15 @@ export function linkFile(from: string, to: string): void {
 export function appendText(path: string, text: string): void {
   const { fd } = openPlain(path, APPEND_FLAGS, 0o600)
   try {
-    const bytes = Buffer.from(text, 'utf8')
+    writeAll(fd, Buffer.from(text, 'utf8'), path)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** Writes every byte (a short write is continued); a full disk is a DiskFaultError. */
+export function writeAll(fd: number, bytes: Uint8Array, path: string): void {
+  try {
     let offset = 0
     while (offset < bytes.length) {
       const n = fs.writeSync(fd, bytes, offset, bytes.length - offset)
@@ -225,8 +233,6 @@ export function appendText(path: string, text: string): void {
     }
   } catch (error) {
     throw asDiskFault(error, path)
-  } finally {
-    fs.closeSync(fd)
   }
 }
 

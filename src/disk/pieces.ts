@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import { join } from 'node:path'
 import { asDiskFault } from '../durable.js'
-import { checkParents, closeFd, ensureDir, lstatOrNull, openPlain, unlinkQuiet } from './open.js'
+import { checkParents, closeFd, ensureDir, lstatOrNull, openPlain, unlinkQuiet, writeAll } from './open.js'
 
 const { constants } = fs
 
@@ -17,20 +17,6 @@ export function createNewFile(path: string): number {
   checkParents(path)
   try {
     return fs.openSync(path, NEW_FILE_FLAGS, 0o600)
-  } catch (error) {
-    throw asDiskFault(error, path)
-  }
-}
-
-/** Writes every byte (a short write is continued); a full disk is a DiskFaultError. */
-export function writeAll(fd: number, bytes: Uint8Array, path: string): void {
-  try {
-    let offset = 0
-    while (offset < bytes.length) {
-      const n = fs.writeSync(fd, bytes, offset, bytes.length - offset)
-      if (n <= 0) throw Object.assign(new Error('write made no progress'), { code: 'ENOSPC' })
-      offset += n
-    }
   } catch (error) {
     throw asDiskFault(error, path)
   }
