@@ -2,6 +2,7 @@
 // the supervisor's reads of the agent's log, moved here as they were (each comment says whether it follows a link).
 
 import * as fs from 'node:fs'
+import { closeFd, openPlain, unlinkQuiet, writeAll } from './open.js'
 // ---- Worktree folders of runs (sessions/run/workspace.ts) ------------------------------------------------------
 // A worktree lives under the configured worktree root, which may itself be reached through a link the user
 // made: these follow links, as git does when it makes the worktree there.
@@ -58,4 +59,30 @@ export function fdSize(fd: number): number {
 /** Reads up to `length` bytes at `position` of the file open at `fd` into `buffer`; how many were read. */
 export function readInto(fd: number, buffer: Buffer, length: number, position: number): number {
   return fs.readSync(fd, buffer, 0, length, position)
+}
+
+// ---- The agent's log and the room held beside it (sessions/run/runner.ts) -----------------------------------
+
+const LOG_FLAGS = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
+const ZEROS_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW
+
+/** Opens (or makes, 0600) a run's log for the agent to append to: never through a link, only a plain file. */
+export function openLogForAppend(path: string): number {
+  return openPlain(path, LOG_FLAGS, 0o600).fd
+}
+
+/** Writes `size` zeros to `path` (made 0600, truncated, never through a link); false if it cannot be done. */
+export function writeZerosFile(path: string, size: number): boolean {
+  let fd: number | undefined
+  try {
+    fd = openPlain(path, ZEROS_FLAGS, 0o600).fd
+    writeAll(fd, Buffer.alloc(size), path)
+    return true
+  } catch {
+    unlinkQuiet(path)
+    return false
+  } finally {
+    if (fd !== undefined) closeFd(fd)
+  }
 }

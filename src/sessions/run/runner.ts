@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { RunHost } from '../../process/host.js'
@@ -79,10 +79,9 @@ export function newRun(
 }
 
 export function openLog(plan: RunPlan): number {
-  mkdirSync(plan.logsDir, { recursive: true, mode: 0o700 })
-  // Never through a symlink put in the log's place (docs/security.md).
-  const flags = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW
-  return openSync(logPathFor(plan.logsDir, plan.id), flags, 0o600)
+  ensureDir(plan.logsDir)
+  // Never through a symlink put in the log's place, never a FIFO (docs/security.md).
+  return openLogForAppend(logPathFor(plan.logsDir, plan.id))
 }
 
 /**
@@ -117,7 +116,7 @@ export async function supervise(
     supervised = await superviseAgent(launch, {
       beforeSpawn: async () => {
         launch.logFd = await begin()
-        logStart = launch.logFd === undefined ? 0 : fstatSync(launch.logFd).size
+        logStart = launch.logFd === undefined ? 0 : fdSize(launch.logFd)
         // From the moment the run is committed: a kill that dies before signalling us is still carried out.
         stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
           requested = request
@@ -256,34 +255,17 @@ const RESERVE_BYTES = 64 * 1024
  */
 function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
   const path = join(plan.logsDir, `${plan.id}.reserve`)
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
-  let fd: number | undefined
-  try {
-    fd = openSync(path, flags, 0o600)
-    const zeros = Buffer.alloc(RESERVE_BYTES)
-    // Written is held: file systems count the blocks of written data against free space at write time (delayed
-    // allocation reserves them then), so no fsync is needed for the room to be ours until the file is removed.
-    for (let offset = 0; offset < zeros.length; ) offset += writeSync(fd, zeros, offset)
-  } catch {
-    rmQuietly(path)
-    return undefined
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
+  // Written is held: file systems count the blocks of written data against free space at write time (delayed
+  // allocation reserves them then), so no fsync is needed for the room to be ours until the file is removed.
+  if (!writeZerosFile(path, RESERVE_BYTES)) return undefined
   let held = true
   return {
     release() {
       if (!held) return
       held = false
-      rmQuietly(path)
+      unlinkQuiet(path)
     },
   }
-}
-
-function rmQuietly(path: string): void {
-  try {
-    unlinkSync(path)
-  } catch {}
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
@@ -382,7 +364,7 @@ export async function runInForeground(
       { tee },
     )
   } finally {
-    if (logFd !== undefined) closeSync(logFd)
+    if (logFd !== undefined) closeFd(logFd)
   }
 }
 
@@ -451,7 +433,7 @@ export async function superviseDetached(input: string): Promise<void> {
       return logFd
     })
   } finally {
-    if (logFd !== undefined) closeSync(logFd)
+    if (logFd !== undefined) closeFd(logFd)
   }
 }
 
