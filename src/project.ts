@@ -117,7 +117,7 @@ export function assertOwnFolders(paths: ProjectPaths): void {
 /**
  * Walks up from `start` looking for a `.harness` directory, stopping at the top of the repository `start` is
  * in (the first folder holding a `.git`), like git's own discovery: a `.harness` above the repository is
- * never taken. The one found must be the user's (docs/security-verified.md, "Walk-up"): owned by them and not
+ * never taken. The one found must be the user's (docs/security.md, "Walk-up"): owned by them and not
  * writable by others, else exit 4 naming the folder and its owner.
  */
 export function walkUp(start: string): string | null {

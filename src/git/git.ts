@@ -41,7 +41,7 @@ const LOCATION_VARS = [
 ]
 
 /**
- * Given before every git command harness runs (docs/security-verified.md, "git"): a bare repository is used
+ * Given before every git command harness runs (docs/security.md, "git"): a bare repository is used
  * only when named explicitly (one embedded in a clone is never found by walking up) and no fsmonitor command
  * runs. Command-line config wins over every config file. The repository's own hooks still run: a clone never
  * carries them (they are the user's, e.g. git-lfs's post-checkout), and git runs only in the project's

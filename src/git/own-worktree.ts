@@ -4,7 +4,7 @@ import { IllegalStateError } from '../errors.js'
 import { gitCommonDir } from './git.js'
 
 /**
- * Where git may run for a session (docs/security-verified.md, "git"): the project's repository itself, or a
+ * Where git may run for a session (docs/security.md, "git"): the project's repository itself, or a
  * linked worktree of it whose `.git` is a plain file naming `<common>/worktrees/<name>`, whose `gitdir` names
  * that file back. Anything else (a `.git` folder or link planted in the worktree, a `.git` file pointing at the
  * main repository or at another one, a nested repository between a folder and the project's top) is refused

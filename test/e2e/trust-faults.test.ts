@@ -8,7 +8,7 @@ import { isolatedEnv, tmpGitRepo } from '../helpers/tmp.js'
 import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
 /**
- * A full disk mid-merge is DISK_FULL (SPEC §10, "Disk faults"; docs/security-verified.md, "Faults"): the
+ * A full disk mid-merge is DISK_FULL (SPEC §10, "Disk faults"; docs/security.md, "Faults"): the
  * repository lives on a small tmpfs the test mounts (root only; skipped visibly elsewhere), filled before
  * the merge writes its objects.
  */

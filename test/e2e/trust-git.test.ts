@@ -7,7 +7,7 @@ import { cli, json } from '../helpers/cli.js'
 import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
 /**
- * git runs only where it belongs (SPEC §10, "By construction"; docs/security-verified.md, "git"): never in a
+ * git runs only where it belongs (SPEC §10, "By construction"; docs/security.md, "git"): never in a
  * folder a foreign record names, and in a session's worktree only while its `.git` names its own registration.
  * Each hostile tree below is what a clone or an unpacked tarball gives the user; the proof that nothing ran is
  * a marker file the attacker's command would have written.

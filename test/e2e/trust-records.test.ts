@@ -9,8 +9,8 @@ import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote } from '../helpers/tmux.js'
 
 /**
- * Verified records (SPEC §10, "By construction"; docs/security-verified.md): a record is acted on only when
- * its seal verifies under the user's key for this project's real path. A clone's record naming a tmux server
+ * Verified records (SPEC §10, "By construction"; docs/security.md, "Verified records"): a record is acted on
+ * only when its seal verifies under the user's key for this project's real path. A clone's record naming a tmux server
  * is never attached to; a record copied from another project, or sealed under another HOME's key, is foreign
  * and says why.
  */

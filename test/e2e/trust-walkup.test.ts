@@ -7,7 +7,7 @@ import { cli, json } from '../helpers/cli.js'
 import { isolatedEnv, tmpDir } from '../helpers/tmp.js'
 
 /**
- * The project folder is the user's (SPEC §10, "By construction"; docs/security-verified.md, "Walk-up"): the
+ * The project folder is the user's (SPEC §10, "By construction"; docs/security.md, "Walk-up"): the
  * walk up to `.harness` stops at the repository's top, and a `.harness` it finds must be owned by the user
  * and not writable by others. Planting one needs another user's files: the test runs as root (chown).
  */

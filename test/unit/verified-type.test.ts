@@ -6,8 +6,8 @@ import { expect, test } from 'vitest'
 import { tmpDir } from '../helpers/tmp.js'
 
 /**
- * Verified records are a type (SPEC §10, "By construction"; docs/security-verified.md): every function that
- * acts on what a record names takes a `VerifiedSession`, which only seal verification makes. This compiles a
+ * Verified records are a type (SPEC §10, "By construction"; docs/security.md, "Verified records"): every
+ * function that acts on what a record names takes a `VerifiedSession`, which only seal verification makes. This compiles a
  * small file against the real sources: each call with a record as read (unverified) must be a type error,
  * and the same calls with `verifiedSession(record)` must compile.
  */

@@ -23,7 +23,8 @@ function tmuxTarget(
  */
 export async function attachSession(ctx: SessionEnv, input: string): Promise<SessionView> {
   const session = await getSession(ctx, input)
-  // The record names the tmux socket: only one harness sealed here is attached to (docs/security-verified.md).
+  // The record names the tmux socket: only one harness sealed here is attached to (docs/security.md,
+  // "Verified records").
   const verified = verifiedSession(session, 'attaches to the tmux server it names')
   const id = session.id
   const name = session.tmux_session

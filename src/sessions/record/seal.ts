@@ -129,7 +129,7 @@ export const SEAL_PROBLEM_TEXT: Record<SealProblem, string> = {
 declare const verifiedBrand: unique symbol
 
 /**
- * A record whose seal verified under the user's key for this project (docs/security-verified.md, "Verified
+ * A record whose seal verified under the user's key for this project (docs/security.md, "Verified
  * records"). Only `verifiedSession` makes one, and only for a record the store verified when it read it; every
  * function that acts on what a record names (its worktree, branch, refs, processes, tmux server, log, agent
  * files) takes one, so the compiler refuses a call with a record that was not verified.

@@ -31,7 +31,7 @@ export interface SessionDiff {
  */
 export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode): Promise<SessionDiff> {
   // A foreign record may name any folder (an embedded repository with textconv, a nested .git with an
-  // fsmonitor): it is shown by show/list, and diff runs no git for it (docs/security-verified.md).
+  // fsmonitor): it is shown by show/list, and diff runs no git for it (docs/security.md, "git").
   const session = verifiedSession(await getSession(ctx, input), 'runs git where it points')
   const id = session.id
   const base = session.base_commit

@@ -10,8 +10,8 @@ import { PERMISSIONS, type Permission } from '../../../src/providers/schema.js'
 /**
  * Every built-in argv, written out by hand: start/resume × headless/interactive × readonly/supervised/
  * autonomous × with/without a model, plus a resume without the agent's id where one is used. Each provider's
- * block quotes the lines of the CLI's own `--help` that justify its flags (docs/providers.md keeps the same
- * evidence). `<uuid>` is the id harness generates, `<thread>`/`<ses>` the id codex/opencode printed, `<dir>`
+ * block quotes the lines of the CLI's own `--help` that justify its flags (docs/providers.md, "Evidence", points
+ * here). `<uuid>` is the id harness generates, `<thread>`/`<ses>` the id codex/opencode printed, `<dir>`
  * the session's `.harness/agents/<id>` folder; headless runs get the prompt "task" at start and the resume
  * prompt "continue" on resume; interactive resumes get none.
  */

@@ -38,7 +38,7 @@ const AGENT_DIR = '/home/user/project/.harness/agents/3f9a12c8'
 
 /**
  * [description, input, expected argv] per provider: the edge cases. The plain matrix of modes, levels and
- * models is in provider-argv.test.ts, with the help lines that justify each flag.
+ * models is in args.test.ts, with the help lines that justify each flag.
  */
 const CASES: Record<string, [string, Case, string[]][]> = {
   claude: [
