@@ -144,6 +144,8 @@ describe('liveness and recovery', () => {
     expect(resumed.exitCode, resumed.stderr).toBe(0)
     expect(json<Rec>(resumed).status).toBe('COMPLETED')
     expect(agents.starts()[1]?.args).toEqual([
+      '--output-format',
+      'stream-json',
       '--approval-mode',
       'auto_edit',
       '--skip-trust',

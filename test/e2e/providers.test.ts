@@ -12,6 +12,8 @@ const UUID = '<uuid>'
 const PI = '<agent_dir>/pi.jsonl'
 const AIDER = '<agent_dir>/aider.chat.md'
 const STREAM = ['--output-format', 'stream-json', '--verbose']
+/** gemini's headless event stream: its `result` event carries the run's usage. */
+const GEMINI_JSON = ['--output-format', 'stream-json']
 const CAPTURED = { codex: 'thread-7f3a', opencode: 'ses_42' } as const
 
 /**
@@ -26,8 +28,30 @@ const HEADLESS: Record<string, { permission: string; start: string[]; resume: st
   },
   gemini: {
     permission: 'readonly',
-    start: ['--approval-mode', 'plan', '--skip-trust', '-m', 'm1', '--session-id', UUID, '-p', 'the task'],
-    resume: ['--approval-mode', 'plan', '--skip-trust', '-m', 'm1', '--resume', UUID, '-p', 'continue'],
+    start: [
+      ...GEMINI_JSON,
+      '--approval-mode',
+      'plan',
+      '--skip-trust',
+      '-m',
+      'm1',
+      '--session-id',
+      UUID,
+      '-p',
+      'the task',
+    ],
+    resume: [
+      ...GEMINI_JSON,
+      '--approval-mode',
+      'plan',
+      '--skip-trust',
+      '-m',
+      'm1',
+      '--resume',
+      UUID,
+      '-p',
+      'continue',
+    ],
   },
   codex: {
     permission: 'readonly',

@@ -200,6 +200,8 @@ describe('harness run', () => {
     expect(record).toMatchObject({ id: 'task-1', prompt: 'a', created_at: first.created_at })
     expect(record.runs.map((r) => r.kind)).toEqual(['start', 'resume'])
     expect(agents.starts()[2]?.args).toEqual([
+      '--output-format',
+      'stream-json',
       '--approval-mode',
       'auto_edit',
       '--skip-trust',
