@@ -14,6 +14,7 @@ import type { ModelPricing } from '../../config.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { Usage } from '../../history/events.js'
+import { earlierUsage } from '../../history/usage.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure } from '../../process/pipes.js'
@@ -253,7 +254,7 @@ async function recordOutcome(
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
-    runUsage(logFd, logStart),
+    runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state)),
   ])
@@ -430,11 +431,12 @@ async function capturedSessionId(
 async function runUsage(
   logFd: number | undefined,
   from: number,
+  earlier: Usage,
 ): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
   const none = { usage: null, budgetExceeded: false }
   if (logFd === undefined) return none
   try {
-    const reader = await logReader(logFd, from)
+    const reader = await logReader(logFd, from, earlier)
     reader.readToEnd()
     return reader.end()
   } catch {
@@ -442,10 +444,15 @@ async function runUsage(
   }
 }
 
+/** The usage the session's earlier runs recorded: a resumed codex thread reports it again (history/usage.ts). */
+function earlierRunsUsage(plan: RunPlan, store: SessionStore): Usage {
+  return earlierUsage(store.get(plan.id)?.runs, plan.runN)
+}
+
 /** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
-async function logReader(logFd: number, from: number) {
+async function logReader(logFd: number, from: number, earlier: Usage) {
   const { EventReader } = await import('../../history/events.js')
-  const reader = new EventReader()
+  const reader = new EventReader({ earlier })
   const lines = new LineSplitter((line) => reader.push(line))
   const decoder = new StringDecoder('utf8')
   const buffer = Buffer.allocUnsafe(1024 * 1024)
@@ -493,7 +500,7 @@ function watchBudget(
   let closed = false
   let busy = false
   let timer: NodeJS.Timeout | undefined
-  const reader = logReader(logFd, from)
+  const reader = logReader(logFd, from, earlierRunsUsage(plan, store))
   const check = async () => {
     if (closed || busy) return
     busy = true
