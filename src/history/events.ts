@@ -54,6 +54,7 @@ export class EventReader {
    * reports the earlier runs' tokens too): what the thread had before the last one, which each turn subtracts.
    */
   private codexSoFar: Usage
+  private codexTurns = 0
   /** A claude `result` said it stopped at its `--max-budget-usd` (`error_max_budget_usd`). */
   budgetExceeded = false
 
@@ -313,7 +314,20 @@ export class EventReader {
       cached_tokens: num(u.cached_input_tokens),
       cost_usd: null,
     }
-    // Totals below what the thread had before: not that thread (a resume that began a new one), so all its own.
+    const add = (a: number | null, b: number | null) => (a ?? 0) + (b ?? 0)
+    if (this.codexTurns++ > 0) {
+      // A later turn of the same `exec` adds its own figures (one turn per exec in 0.171; summed as before).
+      const t = this.codexSoFar
+      this.codexSoFar = {
+        input_tokens: add(t.input_tokens, now.input_tokens),
+        output_tokens: add(t.output_tokens, now.output_tokens),
+        cached_tokens: add(t.cached_tokens, now.cached_tokens),
+        cost_usd: null,
+      }
+      return this.addUsage(now)
+    }
+    // The run's first turn: the thread's total, the earlier runs' included. Totals below what the session had:
+    // not that thread (a resume that began a new one), so all its own.
     const before = num(now.input_tokens) < num(this.codexSoFar.input_tokens) ? null : this.codexSoFar
     const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
     this.codexSoFar = now
