@@ -49,8 +49,28 @@ export class EventReader {
   private ended = false
   /** claude's `result` events carry the process's running totals: what the last one said. */
   private claudeSoFar: Usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: 0 }
+  /**
+   * codex's `turn.completed` usage is the thread's total so far (codex 0.171: a resumed thread's first turn
+   * reports the earlier runs' tokens too): what the thread had before the last one, which each turn subtracts.
+   */
+  private codexSoFar: Usage
+  private codexTurns = 0
   /** A claude `result` said it stopped at its `--max-budget-usd` (`error_max_budget_usd`). */
   budgetExceeded = false
+
+  /**
+   * `earlier`: the usage the session's earlier runs recorded, which a resumed codex thread's totals include;
+   * none for a first run. Other formats report each run's own usage and ignore it.
+   */
+  constructor(options: { earlier?: Usage | null } = {}) {
+    const earlier = options.earlier
+    this.codexSoFar = {
+      input_tokens: earlier?.input_tokens ?? 0,
+      output_tokens: earlier?.output_tokens ?? 0,
+      cached_tokens: earlier?.cached_tokens ?? 0,
+      cost_usd: null,
+    }
+  }
 
   /** The usage the run's events reported, summed; null when none did. */
   get usage(): Usage | null {
@@ -58,6 +78,11 @@ export class EventReader {
     if (!total) return null
     // Sums of many small costs pick up float noise (0.0031 + 0.0012); a millionth of a dollar is plenty.
     return { ...total, cost_usd: total.cost_usd === null ? null : Math.round(total.cost_usd * 1e6) / 1e6 }
+  }
+
+  /** codex's thread totals as of the last turn read (else as given): the `earlier` of the run that follows. */
+  get codexThread(): Usage {
+    return { ...this.codexSoFar }
   }
 
   push(line: string): LogEntry[] {
@@ -196,15 +221,8 @@ export class EventReader {
       case 'item.updated':
       case 'item.plan.delta':
         return []
-      case 'turn.completed': {
-        const u = isObj(event.usage) ? event.usage : {}
-        return this.addUsage({
-          input_tokens: num(u.input_tokens),
-          output_tokens: num(u.output_tokens),
-          cached_tokens: num(u.cached_input_tokens),
-          cost_usd: null,
-        })
-      }
+      case 'turn.completed':
+        return this.codexTurn(isObj(event.usage) ? event.usage : {})
       case 'turn.failed':
         return [error(errorText(event.error))]
       case 'item.started':
@@ -286,6 +304,39 @@ export class EventReader {
       default:
         return undefined
     }
+  }
+
+  /** A codex turn's usage: the thread's totals, of which this run's are what grew since the thread's last. */
+  private codexTurn(u: Obj): LogEntry[] {
+    const now: Usage = {
+      input_tokens: num(u.input_tokens),
+      output_tokens: num(u.output_tokens),
+      cached_tokens: num(u.cached_input_tokens),
+      cost_usd: null,
+    }
+    const add = (a: number | null, b: number | null) => (a ?? 0) + (b ?? 0)
+    if (this.codexTurns++ > 0) {
+      // A later turn of the same `exec` adds its own figures (one turn per exec in 0.171; summed as before).
+      const t = this.codexSoFar
+      this.codexSoFar = {
+        input_tokens: add(t.input_tokens, now.input_tokens),
+        output_tokens: add(t.output_tokens, now.output_tokens),
+        cached_tokens: add(t.cached_tokens, now.cached_tokens),
+        cost_usd: null,
+      }
+      return this.addUsage(now)
+    }
+    // The run's first turn: the thread's total, the earlier runs' included. Totals below what the session had:
+    // not that thread (a resume that began a new one), so all its own.
+    const before = num(now.input_tokens) < num(this.codexSoFar.input_tokens) ? null : this.codexSoFar
+    const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
+    this.codexSoFar = now
+    return this.addUsage({
+      input_tokens: grew(now.input_tokens, before?.input_tokens ?? 0),
+      output_tokens: grew(now.output_tokens, before?.output_tokens ?? 0),
+      cached_tokens: grew(now.cached_tokens, before?.cached_tokens ?? 0),
+      cost_usd: null,
+    })
   }
 
   private claudeResult(event: Obj): LogEntry[] {

@@ -49,3 +49,21 @@ export function runTimeMs(runs: readonly RunLike[] | null | undefined, now?: Dat
   }
   return total
 }
+
+/**
+ * The tokens a session's runs before run `n` recorded, summed: what a resumed codex thread's totals already
+ * hold (the event reader subtracts it). A run that recorded none (an interactive one) adds nothing.
+ */
+export function earlierUsage(
+  runs: readonly (RunLike & { n: number })[] | null | undefined,
+  n: number,
+): Usage {
+  const sum: Usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, cost_usd: null }
+  for (const run of runs ?? []) {
+    if (run.n >= n || !run.usage) continue
+    sum.input_tokens = (sum.input_tokens ?? 0) + (count(run.usage.input_tokens) ?? 0)
+    sum.output_tokens = (sum.output_tokens ?? 0) + (count(run.usage.output_tokens) ?? 0)
+    sum.cached_tokens = (sum.cached_tokens ?? 0) + (count(run.usage.cached_tokens) ?? 0)
+  }
+  return sum
+}

@@ -66,7 +66,8 @@ export class LogRenderer {
     ) {
       this.flushPartial()
       this.emit(this.reader.end())
-      this.reader = new EventReader()
+      // A resumed codex thread reports its totals again: the next run's reader subtracts what this one saw.
+      this.reader = new EventReader({ earlier: this.reader.codexThread })
       // A blank line before every header but the first, so runs stand apart.
       if (this.lastLine !== undefined && this.lastLine !== '') this.out('')
       this.out(renderRunHeader(this.boundaries[this.next] as RunBoundary, this.color))

@@ -26,6 +26,8 @@ const SETTINGS = JSON.stringify({
   security: { auth: { selectedType: 'gemini-api-key' } },
   telemetry: { enabled: false },
   privacy: { usageStatisticsEnabled: false },
+  // No update check against the package registry on start: a run waits for nothing but the scripted server.
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
 })
 
 async function run(level: string, tool: ToolCall) {

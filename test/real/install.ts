@@ -32,21 +32,37 @@ export function installClis(): Promise<{ bin?: string; reason?: string }> {
 async function install(): Promise<{ bin?: string; reason?: string }> {
   const prefix = process.env.HARNESS_REAL_CLIS_DIR || join(ROOT, KEY)
   const bin = join(prefix, 'node_modules', '.bin')
-  const names = Object.keys(CLI_PACKAGES)
-  if (names.every((name) => existsSync(join(bin, name)))) return { bin }
+  if ((await brokenClis(bin)).length === 0) return { bin }
   mkdirSync(prefix, { recursive: true })
-  return new Promise((resolve) => {
+  const npmFailure = await new Promise<string | undefined>((resolve) => {
     execFile(
       'npm',
       ['install', '--prefix', prefix, '--no-audit', '--no-fund', '-E', ...Object.values(CLI_PACKAGES)],
       { timeout: 480_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        if (error)
-          resolve({
-            reason: `npm could not install the CLIs: ${`${stdout}${stderr}`.trim().split('\n').at(-1)}`,
-          })
-        else resolve({ bin })
-      },
+      (error, stdout, stderr) =>
+        resolve(error ? `${stdout}${stderr}`.trim().split('\n').at(-1) || error.message : undefined),
     )
   })
+  // npm's exit status is not the test: opencode-ai's own postinstall fails where it finds no package for the
+  // platform's libc, after the binaries it needs are in place. Each CLI answering `--version` is.
+  const broken = await brokenClis(bin)
+  if (broken.length === 0) return { bin }
+  return {
+    reason: `npm could not install ${broken.join(', ')}${npmFailure ? ` (npm: ${npmFailure})` : ''}`,
+  }
+}
+
+/** The CLIs whose binary is missing or does not answer `--version` (gemini's takes 2 s; a loaded CI, more). */
+async function brokenClis(bin: string): Promise<string[]> {
+  const broken: string[] = []
+  for (const name of Object.keys(CLI_PACKAGES)) {
+    const path = join(bin, name)
+    const works =
+      existsSync(path) &&
+      (await new Promise<boolean>((resolve) =>
+        execFile(path, ['--version'], { timeout: 60_000 }, (error) => resolve(!error)),
+      ))
+    if (!works) broken.push(name)
+  }
+  return broken
 }

@@ -67,8 +67,18 @@ async function scriptedProject(tool: (cwd: string) => ToolCall) {
   const { repo, harness } = project(
     (home) => ({
       OPENCODE_CONFIG: join(home, config),
+      // What opencode 1.18.33 does on every start that only slows a run against a loopback server: fetch the
+      // models list, check for updates, install its default plugins, read claude's and others' skills, watch
+      // files. Measured on 2 loaded cores: the first request 15 s after the start with the first two only, 9 s
+      // with all.
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      OPENCODE_DISABLE_CLAUDE_CODE: '1',
+      OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+      OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: '1',
     }),
     { [config]: opencodeConfig(model.url) },
   )

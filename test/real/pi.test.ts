@@ -26,6 +26,9 @@ const servers = serversOfFile()
 const PRICE = { input: 1, output: 2 }
 const COST_PER_ANSWER = (USAGE.input * PRICE.input + USAGE.output * PRICE.output) / 1e6
 
+/** pi 0.73's own switch for its startup network operations (the version check, install telemetry). */
+const PI_ENV = { PI_OFFLINE: '1', PI_TELEMETRY: '0' }
+
 function piFiles(url: string): Record<string, string> {
   const models = {
     providers: {
@@ -56,7 +59,7 @@ function piFiles(url: string): Record<string, string> {
 async function run(level: string, call: ToolCall, prompt = 'make the change') {
   const model = await openaiChatServer((request) => (openaiHasToolResult(request) ? null : call))
   servers.push(model)
-  const { repo, harness } = project({}, piFiles(model.url))
+  const { repo, harness } = project(PI_ENV, piFiles(model.url))
   const { result, record } = await recordOf(harness, ['run', '-a', 'pi-agent', '-P', level, prompt])
   return { model, repo, harness, result, record }
 }
@@ -100,7 +103,7 @@ describe('pi, the real CLI, headless', () => {
     if (!installed.bin) return ctx.skip()
     const model = await openaiChatServer((request) => (openaiHasToolResult(request) ? null : write))
     servers.push(model)
-    const { harness } = project({}, piFiles(model.url))
+    const { harness } = project(PI_ENV, piFiles(model.url))
     const started = await recordOf(harness, [
       'run',
       '-a',

@@ -4,6 +4,7 @@
 import { StringDecoder } from 'node:string_decoder'
 import { fdSize, readInto } from '../../disk/door.js'
 import type { Usage } from '../../history/events.js'
+import { earlierUsage } from '../../history/usage.js'
 import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from '../budget.js'
 import { lastRun } from '../record/liveness.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
@@ -37,11 +38,12 @@ export async function capturedSessionId(
 export async function runUsage(
   logFd: number | undefined,
   from: number,
+  earlier: Usage,
 ): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
   const none = { usage: null, budgetExceeded: false }
   if (logFd === undefined) return none
   try {
-    const reader = await logReader(logFd, from)
+    const reader = await logReader(logFd, from, earlier)
     reader.readToEnd()
     return reader.end()
   } catch {
@@ -49,10 +51,15 @@ export async function runUsage(
   }
 }
 
+/** The usage the session's earlier runs recorded: a resumed codex thread reports it again (history/usage.ts). */
+export function earlierRunsUsage(plan: RunPlan, store: SessionStore): Usage {
+  return earlierUsage(store.get(plan.id)?.runs, plan.runN)
+}
+
 /** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
-async function logReader(logFd: number, from: number) {
+async function logReader(logFd: number, from: number, earlier: Usage) {
   const { EventReader } = await import('../../history/events.js')
-  const reader = new EventReader()
+  const reader = new EventReader({ earlier })
   const lines = new LineSplitter((line) => reader.push(line))
   const decoder = new StringDecoder('utf8')
   const buffer = Buffer.allocUnsafe(1024 * 1024)
@@ -100,7 +107,7 @@ export function watchBudget(
   let closed = false
   let busy = false
   let timer: NodeJS.Timeout | undefined
-  const reader = logReader(logFd, from)
+  const reader = logReader(logFd, from, earlierRunsUsage(plan, store))
   const check = async () => {
     if (closed || busy) return
     busy = true

@@ -13,7 +13,7 @@ import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } f
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
-import { capturedSessionId, reportedFailure, runUsage, watchBudget } from './agent-log.js'
+import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
 import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 import { type StopWatch, watchStopRequest } from './stop-watch.js'
 
@@ -204,7 +204,7 @@ async function recordOutcome(
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
-    runUsage(logFd, logStart),
+    runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state)),
   ])

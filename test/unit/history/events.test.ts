@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import { EventReader } from '../../../src/history/events.js'
 import type { RunBoundary } from '../../../src/history/log-stream.js'
-import { runTimeMs, sumCost } from '../../../src/history/usage.js'
+import { earlierUsage, runTimeMs, sumCost } from '../../../src/history/usage.js'
 import { LogRenderer } from '../../../src/render/log-stream.js'
 
 const fixture = (name: string) =>
@@ -270,4 +270,40 @@ test('a codex error that is not a retry is still an error', () => {
     ),
   )
   expect(text).toBe('error: unexpected status 401 Unauthorized\n· Reconnecting... 1/5 (timeout)\n')
+})
+
+// codex 0.171 `exec --json` against a scripted Responses server (120 in, 30 out per request; two requests per
+// run): the first run, then `exec resume <thread_id>` of the same thread. The resumed run's `turn.completed`
+// reports the thread's total (480 in, 120 out), the first run's tokens included.
+test("a resumed codex thread's usage is the run's own: the earlier runs' tokens are subtracted", () => {
+  const first = fixture('codex-thread-first.jsonl').toString()
+  const resumed = fixture('codex-thread-resumed.jsonl').toString()
+  const firstUsage = usageOf(first)
+  expect(firstUsage).toEqual({ input_tokens: 240, output_tokens: 60, cached_tokens: 0, cost_usd: null })
+  const runs = [
+    { n: 1, started_at: '2026-12-02T01:00:00.000Z', usage: firstUsage },
+    { n: 2, started_at: '2026-12-02T01:10:00.000Z', usage: null },
+  ]
+  const reader = new EventReader({ earlier: earlierUsage(runs, 2) })
+  for (const line of resumed.split('\n')) reader.push(line)
+  reader.end()
+  const own = { input_tokens: 240, output_tokens: 60, cached_tokens: 0, cost_usd: null }
+  expect(reader.usage).toEqual(own)
+  expect(sumCost([runs[0] as (typeof runs)[0], { ...(runs[1] as (typeof runs)[1]), usage: own }])).toEqual({
+    total_tokens: 600,
+    estimated_cost_usd: null,
+  })
+  // `logs` shows each run's own usage too: the reader of the next run starts from the thread's totals so far.
+  const log = Buffer.from(`${first}${resumed}`)
+  const text = renderLogText(log, [
+    { n: 1, kind: 'start', log_offset: 0, started_at: '2026-12-02T01:00:00.000Z' },
+    { n: 2, kind: 'resume', log_offset: Buffer.byteLength(first), started_at: '2026-12-02T01:10:00.000Z' },
+  ])
+  expect(text.match(/usage: .*/g)).toEqual(['usage: 240 in, 60 out', 'usage: 240 in, 60 out'])
+  // A resume that began a new thread (its totals below what the session had) counts as its own.
+  const fresh = new EventReader({
+    earlier: { input_tokens: 9000, output_tokens: 900, cached_tokens: 0, cost_usd: null },
+  })
+  for (const line of first.split('\n')) fresh.push(line)
+  expect(fresh.usage).toEqual(firstUsage)
 })
