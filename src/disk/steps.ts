@@ -2,6 +2,7 @@
 // the supervisor's reads of the agent's log, moved here as they were (each comment says whether it follows a link).
 
 import * as fs from 'node:fs'
+import { removeHeldSync } from './held.js'
 import { closeFd, openPlain, unlinkQuiet, writeAll } from './open.js'
 // ---- Worktree folders of runs (sessions/run/workspace.ts) ------------------------------------------------------
 // A worktree lives under the configured worktree root, which may itself be reached through a link the user
@@ -46,7 +47,9 @@ export function removeEmptyFolder(path: string): void {
 
 /** Removes a folder the removal plan named and everything in it (an agent's folder under `.harness/`). */
 export function removeFolderTree(path: string): void {
-  fs.rmSync(path, { recursive: true, force: true })
+  // Emptied through the folder it opened (held.ts): a folder swapped for a link mid-removal deletes nothing
+  // outside, and a link in the folder's place is removed as a link.
+  removeHeldSync(path)
 }
 
 // ---- The agent's log, read by its supervisor through the descriptor it opened (sessions/run/agent-log.ts) -----
