@@ -387,28 +387,51 @@ export async function runInBackground(
   } finally {
     if (!committed) supervisor.abandon()
   }
-  return waitForAgentStart(
-    new SessionStore(plan.sessionsDir, { sealer: RecordSealer.forEnv(plan.supervisorEnv ?? plan.env) }),
+  const { checkIdentity } = await import('../../process/identity.js')
+  const store = new SessionStore(plan.sessionsDir, {
+    sealer: RecordSealer.forEnv(plan.supervisorEnv ?? plan.env),
+  })
+  return waitForAgentStart({
+    read: () => store.get(plan.id),
+    supervisorGone: () => checkIdentity(supervisor.identity) === 'dead',
     plan,
-    supervisor.identity,
-  )
+  })
 }
 
-async function waitForAgentStart(
-  store: SessionStore,
-  plan: RunPlan,
-  supervisor: ProcessIdentity,
-): Promise<SessionRecord> {
-  const { checkIdentity } = await import('../../process/identity.js')
-  const deadline = Date.now() + 30_000
+/** How long a live supervisor may take to start the agent before the launcher gives up on it. */
+export const AGENT_START_DEADLINE_MS = 120_000
+
+/**
+ * Waits until the record holds the agent's pid or the run ended. The supervisor's death is checked before the
+ * record is read: a short agent may start, end and be settled between a read and a liveness check, so only a
+ * read made after the supervisor was seen dead may conclude that it died without starting the agent.
+ */
+export async function waitForAgentStart(watch: {
+  read(): SessionRecord | null | undefined
+  supervisorGone(): boolean
+  plan: Pick<RunPlan, 'id' | 'runN'>
+  now?: () => number
+  deadlineMs?: number
+}): Promise<SessionRecord> {
+  const { plan } = watch
+  const now = watch.now ?? Date.now
+  const deadline = now() + (watch.deadlineMs ?? AGENT_START_DEADLINE_MS)
   for (let delay = 2; ; delay = Math.min(delay * 2, 20)) {
-    const record = store.get(plan.id)
+    const gone = watch.supervisorGone()
+    const record = watch.read()
     const run = record && lastRun(record)
     if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
-    if (checkIdentity(supervisor) === 'dead' || Date.now() > deadline) {
+    if (gone) {
       throw new ExternalToolError(
         `the background supervisor of session "${plan.id}" stopped before starting the agent`,
         `see "harness session logs ${plan.id}"`,
+        'SUPERVISOR_FAILED',
+      )
+    }
+    if (now() > deadline) {
+      throw new ExternalToolError(
+        `the background supervisor of session "${plan.id}" has not started the agent after ${Math.round((watch.deadlineMs ?? AGENT_START_DEADLINE_MS) / 1000)} s; it is still running`,
+        `see "harness session show ${plan.id}"; "harness session kill ${plan.id}" stops it`,
         'SUPERVISOR_FAILED',
       )
     }
