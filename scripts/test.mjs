@@ -3,10 +3,13 @@
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
-// The end-to-end tests then run a second time with the native executable as the harness under test
-// (HARNESS_TEST_RUNTIME=native, docs/native.md): the first pass proves the node runtime, the second bun's.
-// Without a native executable (a platform bun does not build for) that pass is skipped and said so, except
-// under CI, where it is a failure.
+// Both runtimes are proven without running every end-to-end test twice (SPEC §9): the whole suite runs with
+// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/native.md), and then the
+// files in NODE_PASS run again on node: those whose subject is what differs between the runtimes (signals,
+// process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the lock). The
+// in-process tests cover the rest of the node path. Without a native executable (a platform bun does not build
+// for) everything runs once on node and says so, except under CI, where that is a failure.
+// HARNESS_TEST_RUNTIME=node runs everything once on node.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { constants } from 'node:os'
@@ -56,25 +59,57 @@ const checks = [
   ['typecheck', run(bin('tsc'), ['--noEmit', ...typecheckState], true)],
   ['lint', run(bin('biome'), ['check', '.'], true)],
 ]
+/** The files that run on both runtimes: the native pass runs them too, this list runs them again on node. */
+const NODE_PASS = [
+  'test/reliability/', // torn records under SIGKILL, lost updates under the lock, random kills of runs
+  'test/e2e/run.test.ts', // the core run: argv, exit codes, detached supervisor, kill of a tree
+  'test/e2e/stop-survives.test.ts', // a stop request outliving its client; the supervisor stops the tree
+  'test/e2e/foreground-signals.test.ts', // signals to a foreground run and its process group
+  'test/e2e/liveness.test.ts', // pid identity: reuse, boot, namespaces
+  'test/e2e/interactive.test.ts', // a real terminal: Ctrl-C, hang-up, the interactive argv
+  'test/e2e/tmux.test.ts', // runs hosted in tmux
+  'test/e2e/watch.test.ts', // fs.watch under list --watch
+  'test/e2e/disk-faults.test.ts', // a full disk and a read-only store
+]
+
+const userArgs = process.argv.slice(2)
+const filters = userArgs.filter((arg) => !arg.startsWith('-'))
+const flags = userArgs.filter((arg) => arg.startsWith('-'))
+const nativeBuilt = () => existsSync(fileURLToPath(new URL('../dist/harness-native', import.meta.url)))
+
 const build = await run(process.execPath, [fileURLToPath(new URL('build.mjs', import.meta.url))], false)
-const tests =
-  build.code === 0 && !interrupted
-    ? await run(bin('vitest'), ['run', ...process.argv.slice(2)], false)
-    : build
-let code = build.code || tests.code
+let code = build.code
 if (build.code === 0 && !interrupted) {
-  if (existsSync(fileURLToPath(new URL('../dist/harness-native', import.meta.url)))) {
-    process.stdout.write(
-      '\nThe end-to-end tests again, against the native executable (HARNESS_TEST_RUNTIME=native):\n',
-    )
-    const args = ['run', '--project', 'e2e', '--passWithNoTests', ...process.argv.slice(2)]
-    const native = await run(bin('vitest'), args, false, { ...process.env, HARNESS_TEST_RUNTIME: 'native' })
-    code ||= native.code
+  const native = process.env.HARNESS_TEST_RUNTIME !== 'node' && nativeBuilt()
+  if (native) {
+    process.stdout.write('The whole suite, with the native executable as the harness under test:\n')
+    const all = await run(bin('vitest'), ['run', ...userArgs], false, {
+      ...process.env,
+      HARNESS_TEST_RUNTIME: 'native',
+    })
+    code ||= all.code
+    // On node again: NODE_PASS, or the part of it the arguments name (a file of it, or a folder holding one).
+    const nodeFiles = filters.length
+      ? NODE_PASS.filter((file) => filters.some((filter) => file.includes(filter) || filter.includes(file)))
+      : NODE_PASS
+    if (nodeFiles.length && !interrupted) {
+      process.stdout.write('\nThe tests of what differs between the runtimes, again on node:\n')
+      const node = await run(bin('vitest'), ['run', '--project', 'e2e', ...flags, ...nodeFiles], false, {
+        ...process.env,
+        HARNESS_TEST_RUNTIME: 'node',
+      })
+      code ||= node.code
+    }
   } else {
-    process.stdout.write(
-      '\nno native executable (dist/harness-native): the end-to-end tests ran on node only\n',
-    )
-    if (process.env.CI) code ||= 1
+    if (process.env.HARNESS_TEST_RUNTIME !== 'node') {
+      process.stdout.write('no native executable (dist/harness-native): the tests run on node only\n')
+      if (process.env.CI) code ||= 1
+    }
+    const all = await run(bin('vitest'), ['run', ...userArgs], false, {
+      ...process.env,
+      HARNESS_TEST_RUNTIME: 'node',
+    })
+    code ||= all.code
   }
 }
 for (const [name, pending] of checks) {
