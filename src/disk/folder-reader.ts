@@ -14,6 +14,9 @@ import { checkParents, type FileKind, kindOf, LIMITS, READ_FLAGS, UnsafeFileErro
  * copies than on reading. Where fd paths do not work, each read checks that the path still names the folder.
  */
 export class FolderReader {
+  /** One buffer for every read: the text is decoded out of it, so it is free again for the next file. */
+  private scratch = Buffer.allocUnsafe(16 * 1024)
+
   private constructor(
     private readonly held: HeldDir,
     readonly dir: string,
@@ -49,7 +52,10 @@ export class FolderReader {
       if (stat.size > limit) {
         throw new UnsafeFileError(shown, `over ${limit} bytes (${stat.size})`, 'FILE_TOO_BIG')
       }
-      return readUpTo(fd, stat.size, limit, shown).toString('utf8')
+      const wanted = Math.min(stat.size + 1, limit + 1)
+      if (this.scratch.length < wanted)
+        this.scratch = Buffer.allocUnsafe(Math.max(wanted, this.scratch.length * 2))
+      return readUpTo(fd, this.scratch, limit, shown).toString('utf8')
     } finally {
       fs.closeSync(fd)
     }
@@ -60,10 +66,13 @@ export class FolderReader {
   }
 }
 
-/** The bytes of `fd` from where it stands, `size` expected (one read), more read on if it grew, to `limit`. */
-function readUpTo(fd: number, size: number, limit: number, shown: string): Buffer {
+/**
+ * The bytes of `fd` from where it stands, read into `first` (one read when it holds the whole file), more read on
+ * if the file grew, to `limit`. The result may be a view of `first`.
+ */
+function readUpTo(fd: number, first: Buffer, limit: number, shown: string): Buffer {
   const chunks: Buffer[] = []
-  let buffer = Buffer.allocUnsafe(size + 1)
+  let buffer = first
   let filled = 0
   let total = 0
   for (;;) {

@@ -34,64 +34,61 @@ async function harness(args: string[], runtime?: 'node' | 'native') {
 }
 
 // Both runtimes are covered in one pass, whichever runtime the suite has under test (HARNESS_RUNTIME is set here).
-describe.skipIf(process.platform !== 'linux')(
-  'the npm packages, packed and installed',
-  () => {
-    beforeAll(async () => {
-      if (!existsSync(join(PLATFORM_DIR, 'bin', 'harness'))) {
-        throw new Error(`${PLATFORM_DIR} is missing: "npm run build" makes it beside dist/harness-native`)
-      }
-      const packs = tmpDir()
-      await npm(['pack', '--pack-destination', packs], ROOT)
-      await npm(['pack', '--pack-destination', packs], PLATFORM_DIR)
-      const tarballs = readdirSync(packs).sort()
-      expect(tarballs).toEqual([`harness-${VERSION}.tgz`, `${PLATFORM}-${VERSION}.tgz`])
-      prefix = tmpDir()
-      // The bundle carries every dependency, so the main package has none to fetch: offline works.
-      await npm(
-        [
-          'install',
-          '-g',
-          '--offline',
-          '--no-audit',
-          '--no-fund',
-          '--prefix',
-          prefix,
-          ...tarballs.map((t) => join(packs, t)),
-        ],
-        packs,
-      )
-      project = tmpPlainDir()
-    }, 600_000)
+describe.skipIf(process.platform !== 'linux')('the npm packages, packed and installed', () => {
+  beforeAll(async () => {
+    if (!existsSync(join(PLATFORM_DIR, 'bin', 'harness'))) {
+      throw new Error(`${PLATFORM_DIR} is missing: "npm run build" makes it beside dist/harness-native`)
+    }
+    const packs = tmpDir()
+    await npm(['pack', '--pack-destination', packs], ROOT)
+    await npm(['pack', '--pack-destination', packs], PLATFORM_DIR)
+    const tarballs = readdirSync(packs).sort()
+    expect(tarballs).toEqual([`harness-${VERSION}.tgz`, `${PLATFORM}-${VERSION}.tgz`])
+    prefix = tmpDir()
+    // The bundle carries every dependency, so the main package has none to fetch: offline works.
+    await npm(
+      [
+        'install',
+        '-g',
+        '--offline',
+        '--no-audit',
+        '--no-fund',
+        '--prefix',
+        prefix,
+        ...tarballs.map((t) => join(packs, t)),
+      ],
+      packs,
+    )
+    project = tmpPlainDir()
+  }, 600_000)
 
-    test('the main package carries the launcher and the bundle, not an executable', () => {
-      const main = join(prefix, 'lib', 'node_modules', 'harness')
-      expect(existsSync(join(main, 'dist', 'harness.cjs'))).toBe(true)
-      expect(existsSync(join(main, 'dist', 'harness-native'))).toBe(false)
-      expect(existsSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness'))).toBe(true)
-    })
+  test('the main package carries the launcher and the bundle, not an executable', () => {
+    const main = join(prefix, 'lib', 'node_modules', 'harness')
+    expect(existsSync(join(main, 'dist', 'harness.cjs'))).toBe(true)
+    expect(existsSync(join(main, 'dist', 'harness-native'))).toBe(false)
+    expect(existsSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness'))).toBe(true)
+  })
 
-    test('the installed command runs the platform package executable: --version and a real run', async () => {
-      const version = await harness(['--version'], 'native')
-      expect(version.stdout).toBe(`${VERSION}\n`)
-      // The agent prints its parent's executable: the harness process that runs it in the foreground.
-      const started = await harness(
-        ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
-        'native',
-      )
-      expect(started.stdout.trim()).toBe(
-        realpathSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness')),
-      )
-      const listed = JSON.parse((await harness(['session', 'list', '--json'])).stdout) as { status: string }[]
-      expect(listed.map((s) => s.status)).toEqual(['COMPLETED'])
-    })
+  test('the installed command runs the platform package executable: --version and a real run', async () => {
+    const version = await harness(['--version'], 'native')
+    expect(version.stdout).toBe(`${VERSION}\n`)
+    // The agent prints its parent's executable: the harness process that runs it in the foreground.
+    const started = await harness(
+      ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
+      'native',
+    )
+    expect(started.stdout.trim()).toBe(
+      realpathSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness')),
+    )
+    const listed = JSON.parse((await harness(['session', 'list', '--json'])).stdout) as { status: string }[]
+    expect(listed.map((s) => s.status)).toEqual(['COMPLETED'])
+  })
 
-    test('HARNESS_RUNTIME=node runs the bundle the main package carries', async () => {
-      const started = await harness(
-        ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
-        'node',
-      )
-      expect(started.stdout.trim()).toBe(realpathSync(process.execPath))
-    })
-  },
-)
+  test('HARNESS_RUNTIME=node runs the bundle the main package carries', async () => {
+    const started = await harness(
+      ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
+      'node',
+    )
+    expect(started.stdout.trim()).toBe(realpathSync(process.execPath))
+  })
+})

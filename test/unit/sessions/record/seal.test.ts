@@ -84,6 +84,10 @@ describe('record seals', () => {
         metadata: { os: 'é', hostname: 'x"y', n: -0 },
       } as never),
       [strings, numbers, { b: strings, a: numbers }],
+      // Keys an object lists first and in numeric order, and a key that would set a prototype.
+      { a: { '2': 1, '10': 2, x: 3, '01': 4, '-1': 5 } },
+      [{ z: 1, '0': [{ '4294967295': 1, '4294967294': 2 }] }],
+      JSON.parse('{"z": 1, "__proto__": {"b": 1, "a": [2]}, "a": 0}'),
     ]
     for (const value of values) expect(canonicalJson(value), String(value)).toBe(reference(value))
   })
