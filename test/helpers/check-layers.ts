@@ -123,8 +123,20 @@ export interface ImportCycles {
   status: number | null
 }
 
-/** Runs scripts/import-cycles.mjs on `srcDir`, as `npm`/CI would, and returns what it found. */
-export function importCycles(srcDir: string): ImportCycles {
+/**
+ * What scripts/import-cycles.mjs finds in `srcDir`: run as a process, as `npm`/CI would (its output and exit
+ * status), or, for the synthetic trees, its own function called in this worker (no second TypeScript load).
+ */
+export async function importCycles(srcDir: string, how: 'process' | 'in-process'): Promise<ImportCycles> {
+  if (how === 'in-process') {
+    const { findCycles } = (await import(
+      new URL('../../scripts/import-cycles.mjs', import.meta.url).href
+    )) as {
+      findCycles(dir: string): Omit<ImportCycles, 'status'>
+    }
+    const found = findCycles(srcDir)
+    return { ...found, status: found.modules.length + found.folders.length > 0 ? 1 : 0 }
+  }
   const script = join(import.meta.dirname, '../../scripts/import-cycles.mjs')
   const run = spawnSync(process.execPath, [script, srcDir, '--json'], { encoding: 'utf8' })
   if (run.error) throw run.error
@@ -148,8 +160,22 @@ export interface TooLong {
   status: number | null
 }
 
-/** Runs scripts/long-functions.mjs on `srcDir` (judging files against `designFile`, else `<src>/../docs/design.md`). */
-export function tooLong(srcDir: string, designFile?: string): TooLong {
+/**
+ * What scripts/long-functions.mjs finds in `srcDir` (judging files against `designFile`, else
+ * `<src>/../docs/design.md`): as a process, or its own function called in this worker (see importCycles).
+ */
+export async function tooLong(
+  srcDir: string,
+  how: 'process' | 'in-process',
+  designFile?: string,
+): Promise<TooLong> {
+  if (how === 'in-process') {
+    const script = (await import(new URL('../../scripts/long-functions.mjs', import.meta.url).href)) as {
+      tooLong(dir: string, design?: string): Omit<TooLong, 'status'>
+    }
+    const found = script.tooLong(srcDir, designFile)
+    return { ...found, status: found.functions.length || found.files.length ? 1 : 0 }
+  }
   const script = join(import.meta.dirname, '../../scripts/long-functions.mjs')
   const args = [script, srcDir, '--json', ...(designFile ? ['--design', designFile] : [])]
   const run = spawnSync(process.execPath, args, { encoding: 'utf8' })

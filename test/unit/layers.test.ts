@@ -31,15 +31,15 @@ describe('layers', () => {
     expect(stale).toEqual([])
   })
 
-  test('src/ has no import cycle, between modules or between folders', () => {
-    expect(importCycles(join(import.meta.dirname, '../../src'))).toEqual({
+  test('src/ has no import cycle, between modules or between folders', async () => {
+    expect(await importCycles(join(import.meta.dirname, '../../src'), 'process')).toEqual({
       modules: [],
       folders: [],
       status: 0,
     })
   })
 
-  test('the cycle check sees static, dynamic and type imports, and folders at every level', () => {
+  test('the cycle check sees static, dynamic and type imports, and folders at every level', async () => {
     const src = tmpDir()
     // Modules: a static pair, a pair closed only by a lazy import, a pair closed by a type import.
     write(src, 'a/static-one.ts', "import { two } from './static-two.js'\nexport const one = two\n")
@@ -66,7 +66,7 @@ describe('layers', () => {
       'h/two.ts',
       "import { one } from './one.js'\nimport * as z from 'zod'\nexport const two = [one, z]\n",
     )
-    const found = importCycles(src)
+    const found = await importCycles(src, 'in-process')
     expect(found.status).toBe(1)
     expect(found.modules).toEqual([
       ['a/static-one.ts', 'a/static-two.ts', 'a/static-one.ts'],
@@ -80,8 +80,8 @@ describe('layers', () => {
     ])
   })
 
-  test('src/ has no function over 80 lines, and no file over 500 lines that docs/design.md does not explain', () => {
-    const found = tooLong(join(import.meta.dirname, '../../src'))
+  test('src/ has no function over 80 lines, and no file over 500 lines that docs/design.md does not explain', async () => {
+    const found = await tooLong(join(import.meta.dirname, '../../src'), 'process')
     const named = (fn: { file: string; name: string }) => `${fn.file}:${fn.name}`
     expect(found.functions.filter((fn) => !LONG_NOT_YET_SPLIT.includes(named(fn)))).toEqual([])
     expect(found.files).toEqual([])
@@ -89,7 +89,7 @@ describe('layers', () => {
     expect(LONG_NOT_YET_SPLIT.filter((name) => !found.functions.some((fn) => named(fn) === name))).toEqual([])
   })
 
-  test('the length check sees every kind of long function, and files over 500 lines the design does not name', () => {
+  test('the length check sees every kind of long function, and files over 500 lines the design does not name', async () => {
     const root = tmpDir()
     const src = join(root, 'src')
     const body = (n: number) => Array.from({ length: n }, (_, i) => `  const v${i} = ${i}\n`).join('')
@@ -110,7 +110,7 @@ describe('layers', () => {
       '# Design\n\n- `src/d/unexplained.ts` is named here, outside the list\n\n## Files over 500 lines\n\n' +
         '- `src/d/explained.ts`: why it is long.\n\n## After\n\n- `src/d/unexplained.ts`: in another section.\n',
     )
-    const found = tooLong(src)
+    const found = await tooLong(src, 'in-process')
     expect(found.status).toBe(1)
     expect(found.functions.map((fn) => [fn.file, fn.name, fn.lines])).toEqual([
       ['b/method.ts', 'method', 92],
@@ -120,14 +120,14 @@ describe('layers', () => {
     ])
     expect(found.files).toEqual([{ file: 'd/unexplained.ts', lines: 501 }])
     // Without a design document, no file over 500 lines is explained.
-    expect(tooLong(src, join(root, 'missing.md')).files.map((f) => f.file)).toEqual([
+    expect((await tooLong(src, 'in-process', join(root, 'missing.md'))).files.map((f) => f.file)).toEqual([
       'd/explained.ts',
       'd/unexplained.ts',
     ])
     // A tree with nothing too long passes.
     const clean = join(root, 'clean')
     write(clean, 'a/fine.ts', `export function fine() {\n${body(78)}}\n`)
-    expect(tooLong(clean)).toEqual({ functions: [], files: [], status: 0 })
+    expect(await tooLong(clean, 'in-process')).toEqual({ functions: [], files: [], status: 0 })
   })
 
   test('the check catches each kind of violation', () => {
