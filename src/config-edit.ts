@@ -1,7 +1,7 @@
 import { dirname } from 'node:path'
 import * as z from 'zod/mini'
 import { HarnessConfigSchema, readConfigFile, userConfigFile } from './config.js'
-import { ensureDir, parseJson, pathExists, readText } from './disk/door.js'
+import { ensureDir, entryExists, parseJson, readText } from './disk/door.js'
 import { replaceFileDurably } from './durable.js'
 import { ConfigError, IllegalStateError, UsageError } from './errors.js'
 import type { ProjectPaths } from './project.js'
@@ -147,7 +147,7 @@ function distance(a: string, b: string): number {
 function readRaw(file: string): Json {
   // Validates first: a broken file is reported as such, never silently rewritten.
   readConfigFile(file)
-  if (!pathExists(file)) return {}
+  if (!entryExists(file)) return {}
   return parseJson(readText(file, 'config')) as Json
 }
 

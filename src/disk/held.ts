@@ -38,9 +38,18 @@ export class HeldDir {
 
   /** Opens a real folder (a link in its place is refused: O_NOFOLLOW|O_DIRECTORY). */
   static open(path: string): HeldDir {
+    return HeldDir.hold(path, path)
+  }
+
+  /**
+   * Opens the real folder at `openPath` (O_NOFOLLOW|O_DIRECTORY: a link or file in its place is refused) and
+   * holds it as `path`: with fd paths its entries are reached through the descriptor, else through `path`,
+   * checked again against the folder's identity before each use.
+   */
+  private static hold(openPath: string, path: string): HeldDir {
     let fd: number
     try {
-      fd = fs.openSync(path, DIR_FLAGS)
+      fd = fs.openSync(openPath, DIR_FLAGS)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ELOOP' || code === 'ENOTDIR') {
@@ -68,20 +77,7 @@ export class HeldDir {
 
   /** Opens sub-folder `name` of this one (refused if it is a link). */
   child(name: string): HeldDir {
-    const path = this.entry(name)
-    let fd: number
-    try {
-      fd = fs.openSync(path, DIR_FLAGS)
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ELOOP' || code === 'ENOTDIR') {
-        throw new UnsafeFileError(join(this.path, name), 'not a real folder', 'SYMLINK_REFUSED')
-      }
-      throw error
-    }
-    if (!this.identity) return new HeldDir(fd, `${FD_DIR}/${fd}`, null, join(this.path, name))
-    const stat = fs.fstatSync(fd)
-    return new HeldDir(fd, join(this.path, name), { dev: stat.dev, ino: stat.ino }, join(this.path, name))
+    return HeldDir.hold(this.entry(name), join(this.path, name))
   }
 
   names(): string[] {

@@ -9,7 +9,12 @@ import { checkParents, UnsafeFileError } from './open.js'
 
 export type { BigIntStats, Dirent, FSWatcher, Stats } from 'node:fs'
 
-/** Whether anything is at `path`, following a link (existsSync): only to know, never to open it. */
+/**
+ * Whether anything is at `path`, following a link (existsSync): only to know, never to open it. For the user's
+ * own paths (their repository, the worktree root they may reach through a link, git's files in a worktree, a
+ * plain session's folder); a path under `.harness/` or one a record names as harness's own (a log, an agent's
+ * folder, a worktree to make or remove) is asked with entryExists, which sees a link and never follows it.
+ */
 export function pathExists(path: string): boolean {
   return fs.existsSync(path)
 }

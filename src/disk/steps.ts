@@ -2,24 +2,43 @@
 // the supervisor's reads of the agent's log, moved here as they were (each comment says whether it follows a link).
 
 import * as fs from 'node:fs'
+import { join } from 'node:path'
 import { removeHeldSync } from './held.js'
-import { closeFd, openPlain, unlinkQuiet, writeAll } from './open.js'
+import { checkParents, closeFd, lstatOrNull, openPlain, unlinkQuiet, writeAll } from './open.js'
+import { chmodDir } from './paths.js'
 // ---- Worktree folders of runs (sessions/run/workspace.ts) ------------------------------------------------------
 // A worktree lives under the configured worktree root, which may itself be reached through a link the user
-// made: these follow links, as git does when it makes the worktree there.
+// made (a root on another disk): making the root follows links, as git does when it makes the worktree there,
+// except inside `.harness/`, where a link is refused like everywhere else. The worktree folder itself, and any
+// folder a record names, is never followed.
 
-/** Makes `dir` and the missing folders above it, with `mode` (0700: prompts and copied secrets live there). */
+/**
+ * Makes `dir` (a worktree root) and the missing folders above it, with `mode` (0700: prompts and copied secrets
+ * live there). Follows a link the user made to or above the root; a folder of `.harness/` on the way that is a
+ * link (or not a folder) is refused (SYMLINK_REFUSED), as ensureDir does.
+ */
 export function makeDirs(dir: string, mode: number): void {
+  // Before (nothing is made through a link) and after (a folder swapped for one meanwhile).
+  checkParents(join(dir, 'x'))
   fs.mkdirSync(dir, { recursive: true, mode })
+  checkParents(join(dir, 'x'))
 }
 
-/** Sets the permission bits of `path` (a worktree folder git made 0755). */
+/**
+ * Sets the permission bits of folder `path` (a worktree git made 0755, or one a record names) through a
+ * no-follow open of it: a link planted in its place is refused (SYMLINK_REFUSED), its target left as it was.
+ */
 export function setMode(path: string, mode: number): void {
-  fs.chmodSync(path, mode)
+  chmodDir(path, mode)
 }
 
-/** Whether `path` is a folder with nothing in it (false when it cannot be read; a link counts by its target). */
+/**
+ * Whether `path` is a real folder with nothing in it (false when it cannot be read). A link in its place is not
+ * followed, whatever it points to: it is not an empty folder (a record's worktree folder, a folder under the
+ * worktree root).
+ */
 export function isEmptyFolder(path: string): boolean {
+  if (!lstatOrNull(path)?.isDirectory()) return false
   try {
     return fs.readdirSync(path).length === 0
   } catch {

@@ -14,6 +14,7 @@ import {
   unlinkQuiet,
 } from '../disk/door.js'
 import { diskFaultInText, diskFaultOf, IllegalStateError } from '../errors.js'
+import { processExists } from '../process/identity.js'
 import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
@@ -146,19 +147,10 @@ function ownTempDir(tempDir: string): string {
   }
   for (const name of listDir(tempDir)) {
     const pid = Number(/^index-(\d+)-/.exec(name)?.[1])
-    if (!pid || pid === process.pid || processAlive(pid)) continue
+    if (!pid || pid === process.pid || processExists(pid)) continue
     removeHeldSync(join(tempDir, name))
   }
   return tempDir
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 function readIfPresent(path: string): Buffer | null {

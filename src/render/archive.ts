@@ -1,6 +1,7 @@
 import type { ArchiveReport } from '../sessions/removal/archive.js'
 import type { UnarchiveReport } from '../sessions/removal/unarchive.js'
 import { renderRemovalReport } from './cleanup.js'
+import { terminalSafeLine } from './safe.js'
 import { quoteArg } from './session.js'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
@@ -39,6 +40,12 @@ export function renderUnarchiveReport(report: UnarchiveReport): string {
         .map((p) => `, ${p}`)
         .join('')}`,
     )
+    // A ref the manifest lists that the session does not own is left out (unarchive.ts, ownsRef): one line each.
+    for (const ref of s.skipped_refs) {
+      lines.push(
+        `    skipped ref ${terminalSafeLine(ref)}: not the session's own (only harness/${s.id} and its checkpoints are restored)`,
+      )
+    }
   }
   if (report.restored.length)
     lines.push('"harness session resume <id>" recreates a worktree from its branch.')

@@ -1,6 +1,6 @@
 // The layering rules of docs/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
 // imports the CLI (app/, cli/, commands/), never does its own terminal I/O or reads the environment, and git is
-// run only by src/git/. The CLI itself reaches the process's streams, environment and directory only through
+// run only by src/git/, a pid's liveness read only by process/identity.ts. The CLI itself reaches the process's streams, environment and directory only through
 // cli/io.ts (and the small entry, which runs as the process before anything else), so that a command runs the
 // same against any CliIo. render/ is pure: it imports no node: module. And no import closes a cycle, between
 // modules or between folders (scripts/import-cycles.mjs). Checked by test/unit/layers.test.ts.
@@ -20,6 +20,14 @@ const PROCESS_IO: [string, string][] = [
 const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts']
 const GIT_SPAWN =
   /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
+/**
+ * A process's liveness and identity are read by process/identity.ts alone (the process table by process/tree.ts):
+ * a probe `process.kill(pid, 0)` or a read of `/proc/<pid>` anywhere else is a second, drifting answer. The
+ * door's `/proc/self/fd` (an open folder's path) is not about a process.
+ */
+const PID_PROBE = /\bprocess\.kill\(\s*[^,()]+,\s*0\s*\)/
+const PROC_READ = /['"`]\/proc(?!\/self\/fd\b)(?:\/|['"`])/
+const PROCESS_READERS = ['process/identity.ts', 'process/tree.ts']
 
 /**
  * SPEC §10, "One door to the disk" (docs/security.md): only the door opens files. The door is the folder disk/
@@ -75,6 +83,12 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
     }
     if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    if (file !== 'process/identity.ts' && PID_PROBE.test(code)) {
+      report('probes a pid itself (process/identity.ts says whether a process lives)')
+    }
+    if (!PROCESS_READERS.includes(file) && PROC_READ.test(code)) {
+      report('reads /proc itself (process/identity.ts reads process identity)')
+    }
     const importsFs = [
       ...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]([^'"]+)['"]/g),
     ].some(([, specifier]) => FS_MODULE.test(specifier ?? ''))

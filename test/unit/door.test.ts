@@ -18,9 +18,12 @@ import {
   copyPlainFile,
   emptyDirHeld,
   HeldDir,
+  isEmptyFolder,
+  makeDirs,
   parseJson,
   readText,
   removeHeldSync,
+  setMode,
   type UnsafeFileError,
   writeFileAtomic,
 } from '../../src/disk/door.js'
@@ -182,5 +185,39 @@ describe("the door's calls for the git layer and the repairs", () => {
     mkdirSync(join(root, 'real'), { mode: 0o755 })
     chmodDir(join(root, 'real'), 0o700)
     expect(statSync(join(root, 'real')).mode & 0o777).toBe(0o700)
+  })
+})
+
+describe("the run workspace's folder calls (a worktree, the worktree root)", () => {
+  test("a worktree's mode is set without following a link planted in its place", () => {
+    const { harness, outside } = layout()
+    const worktree = join(harness, 'worktrees', 'ab12cd34')
+    mkdirSync(join(harness, 'worktrees'))
+    symlinkSync(outside, worktree)
+    const before = statSync(outside).mode & 0o777
+    expect(before).not.toBe(0o700)
+    expect(() => setMode(worktree, 0o700)).toThrow(/not a real folder/)
+    expect(statSync(outside).mode & 0o777).toBe(before)
+  })
+
+  test('a link to an empty folder is not an empty folder (a worktree folder a record names)', () => {
+    const { root, outside } = layout()
+    mkdirSync(join(outside, 'empty'))
+    symlinkSync(join(outside, 'empty'), join(root, 'ab12cd34'))
+    expect(isEmptyFolder(join(root, 'ab12cd34'))).toBe(false)
+    mkdirSync(join(root, 'real'))
+    expect(isEmptyFolder(join(root, 'real'))).toBe(true)
+  })
+
+  test("the worktree root is made through the user's own link, never through a link inside .harness", () => {
+    const { root, harness, outside } = layout()
+    symlinkSync(outside, join(harness, 'worktrees'))
+    expect(() => makeDirs(join(harness, 'worktrees'), 0o700)).toThrow(/symlink/)
+    expect(() => makeDirs(join(harness, 'worktrees', 'deeper'), 0o700)).toThrow(/symlink/)
+    expect(readdirSync(outside)).toEqual(['keep.txt'])
+    // Outside .harness the root (or a folder above it) may be a link the user made: followed.
+    symlinkSync(outside, join(root, 'elsewhere'))
+    makeDirs(join(root, 'elsewhere', 'worktrees'), 0o700)
+    expect(statSync(join(outside, 'worktrees')).isDirectory()).toBe(true)
   })
 })

@@ -155,6 +155,10 @@ describe('layers', () => {
     put('config.ts', 'export const home = () => process.env.HOME\n')
     put('doctor.ts', "import { Context } from './cli/context.js'\nexport const c = Context\n")
     put('main.ts', "process.stdout.write('the process itself')\n")
+    put('git/i.ts', 'export const alive = (pid: number) => { process.kill(pid, 0); return true }\n')
+    put('sessions/j.ts', "export const statPath = (pid: number) => '/proc/' + pid + '/stat'\n")
+    put('process/k.ts', "export const stop = (pid: number) => process.kill(pid, 'SIGTERM')\n")
+    put('disk/l.ts', "export const FD_DIR = '/proc/self/fd'\n")
     const problems = checkLayers(src)
       .map((p) => `${p.file}: ${p.rule}`)
       .sort()
@@ -164,6 +168,7 @@ describe('layers', () => {
       'commands/run.ts: git is run outside src/git/',
       'config.ts: reads process.env',
       'doctor.ts: imports cli/',
+      'git/i.ts: probes a pid itself (process/identity.ts says whether a process lives)',
       'history/g.ts: imports cli/',
       'process/b.ts: imports commands/',
       'providers/c.ts: git is run outside src/git/',
@@ -173,6 +178,7 @@ describe('layers', () => {
       'sessions/d.ts: reads process.env',
       'sessions/d.ts: writes process.stdout',
       'sessions/f.ts: imports app/',
+      'sessions/j.ts: reads /proc itself (process/identity.ts reads process identity)',
     ])
   })
 

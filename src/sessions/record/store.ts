@@ -253,6 +253,7 @@ export class SessionStore implements RecordStore {
     options: { adopt?: boolean } = {},
   ): Promise<SessionRecord> {
     assertValidSessionId(id)
+    this.assertFolderThere(id)
     let before: SessionRecord | null = null
     const after = await this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), async () => {
@@ -293,6 +294,7 @@ export class SessionStore implements RecordStore {
     known?: SessionRecord,
   ): Promise<void> {
     assertValidSessionId(id)
+    this.assertFolderThere(id)
     await this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), async () => {
         // Deletions started together (a batched cleanup) all take their locks and mark before any of them
@@ -385,6 +387,7 @@ export class SessionStore implements RecordStore {
    * the record is (or became) valid or missing.
    */
   async quarantine(id: string, corruptDir: string): Promise<{ moved_to: string; report: string } | null> {
+    if (!lstatOrNull(this.dir)) return null
     return this.writing(id, () =>
       withLock(this.lockPath(id), this.lockOptions(id), () => {
         if (this.sweepLocked(id)) return null
@@ -439,6 +442,14 @@ export class SessionStore implements RecordStore {
     } catch (error) {
       throw asDiskFault(error, this.recordPath(id))
     }
+  }
+
+  /**
+   * A record's lock is made beside it: with no sessions folder there is no record, and the lock's ENOENT is
+   * the same not-found as a missing record in a folder that exists (nothing is made for it).
+   */
+  private assertFolderThere(id: string): void {
+    if (!lstatOrNull(this.dir)) throw new SessionNotFoundError(id)
   }
 
   private readForWrite(id: string, leftovers?: string[], known?: SessionRecord): SessionRecord {

@@ -1,4 +1,4 @@
-import { pathExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
+import { entryExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { type RefChange, updateRefs } from '../../git/refs.js'
 import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
@@ -120,7 +120,8 @@ async function runStep(
       return true
     }
     case 'folder':
-      if (!pathExists(step.path)) return false
+      // A link in the folder's place is there too (removed as a link, never followed).
+      if (!entryExists(step.path)) return false
       removeFolderTree(step.path)
       return true
   }
@@ -378,7 +379,7 @@ function wouldRemove(step: RemovalStep): boolean {
     case 'empty-folder':
     case 'file':
     case 'folder':
-      return pathExists(step.path)
+      return entryExists(step.path)
   }
 }
 

@@ -1,5 +1,5 @@
 import { dirname, join } from 'node:path'
-import { isEmptyFolder, pathExists } from '../../disk/door.js'
+import { entryExists, isEmptyFolder, pathExists } from '../../disk/door.js'
 import { isAncestor } from '../../git/repo.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import { logPathFor } from '../../project.js'
@@ -81,7 +81,7 @@ export async function planSession(
   const repoDir = record.base_dir ?? where.projectRoot
   const repo = await where.repos.get(repoDir)
   if (!repo) {
-    const present = pathExists(record.worktree_dir)
+    const present = entryExists(record.worktree_dir)
     plan.reasons.push({
       code: 'REPO_MISSING',
       kind: present ? 'blocked' : 'unsafe',
@@ -110,7 +110,7 @@ async function planWorktree(
   const { record } = plan
   const found = repo.worktreeAt(record.worktree_dir)
   const contained = where.isInsideRoots(record.worktree_dir)
-  if ((found && (found.isMain || !contained)) || (!found && !contained && pathExists(record.worktree_dir))) {
+  if ((found && (found.isMain || !contained)) || (!found && !contained && entryExists(record.worktree_dir))) {
     plan.reasons.push({
       code: 'OUTSIDE_WORKTREE_ROOT',
       kind: 'blocked',
@@ -127,7 +127,8 @@ async function planWorktree(
       else plan.reasons.push(...(await repo.contentReasons(entry.path)))
       plan.reasons.push(...(await repo.detachedReasons(entry, tip)))
     }
-  } else if (contained && pathExists(record.worktree_dir)) {
+  } else if (contained && entryExists(record.worktree_dir)) {
+    // A link at the record's path is not followed: it is not an empty folder, so it is left alone.
     if (isEmptyDir(record.worktree_dir)) plan.worktree = { path: record.worktree_dir, entry: null }
     else {
       plan.reasons.push({

@@ -23,6 +23,7 @@ import {
   type Manifest,
   readArchive,
 } from '../../history/archive-file.js'
+import { processExists } from '../../process/identity.js'
 import { ensureProjectDirs, logPathFor, type ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
@@ -279,17 +280,8 @@ function putInPlace(staged: string, target: string): void {
 function sweepStaleStaging(tmp: string): void {
   for (const name of readDirNames(tmp)) {
     const pid = Number(/^(?:un)?archive-(\d+)-/.exec(name)?.[1])
-    if (!pid || processAlive(pid)) continue
+    if (!pid || processExists(pid)) continue
     if (lstatOrNull(join(tmp, name))?.isDirectory()) removeHeldSync(join(tmp, name))
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -1,5 +1,5 @@
 import { DEFAULT_CONTEXT_MAX_BYTES, type HarnessConfig } from '../../config.js'
-import { openRead, pathExists, readBytesAt } from '../../disk/door.js'
+import { entryExists, openRead, readBytesAt } from '../../disk/door.js'
 import { HarnessError } from '../../errors.js'
 import type { LogEntry } from '../../history/events.js'
 import { logPathFor } from '../../project.js'
@@ -68,7 +68,7 @@ export async function gatherContext(ctx: SessionEnv, inputs: readonly string[]):
 
 /** The last result (else the last assistant message) of the agent's event stream from `offset` on. */
 async function finalMessage(logPath: string, offset: number): Promise<string | null> {
-  if (!pathExists(logPath)) return null
+  if (!entryExists(logPath)) return null
   // No-follow and type-checked: a log replaced by a link or a FIFO is refused, never read or waited on.
   const { fd, size } = openRead(logPath)
   const start = Math.max(offset, size - LOG_TAIL_BYTES, 0)

@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path'
 import { type HarnessConfig, worktreeRoot, worktreeSetupCommand } from '../../config.js'
-import { makeDirs, pathExists, setMode } from '../../disk/door.js'
+import { entryExists, makeDirs, setMode } from '../../disk/door.js'
 import {
   ExitRequest,
   errorMessage,
@@ -61,7 +61,8 @@ async function makeWorktree(
   abort: SignalGuard,
 ): Promise<Workspace> {
   const { repoDir, dir, branch } = plan
-  if (pathExists(dir)) {
+  // Anything at the new worktree's path, a link too (never followed), is in the way.
+  if (entryExists(dir)) {
     throw new IllegalStateError(
       `worktree folder ${dir} already exists`,
       'remove it or choose another --session-id',
@@ -70,6 +71,7 @@ async function makeWorktree(
   try {
     const { createWorktree } = await import('../../git/worktree.js')
     // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
+    // The worktree root: the user may reach it through a link of their own (makeDirs follows it, not in .harness/).
     makeDirs(dirname(dir), 0o700)
     await createWorktree({
       repoDir,

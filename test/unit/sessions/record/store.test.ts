@@ -84,6 +84,18 @@ describe('SessionStore basics', () => {
     expect(readdirSync(dir)).toEqual(['bbbb2222.json'])
   })
 
+  it('an update or delete of a missing id is SessionNotFoundError when the sessions folder is missing too', async () => {
+    const { store, dir } = newStore()
+    expect(existsSync(dir)).toBe(false)
+    const update = store.update('aaaa1111', (r) => r)
+    await expect(update).rejects.toBeInstanceOf(SessionNotFoundError)
+    await expect(update).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    await expect(store.delete('aaaa1111')).rejects.toBeInstanceOf(SessionNotFoundError)
+    expect(await store.quarantine('aaaa1111', join(dir, '..', 'corrupt'))).toBeNull()
+    // Nothing is made for a record that is not there.
+    expect(existsSync(dir)).toBe(false)
+  })
+
   it('writes records pretty-printed, 0600, in a 0700 folder', async () => {
     const { store, dir } = newStore()
     await store.create(sessionRecord('perm0001'))

@@ -254,6 +254,27 @@ describe('batched removal without a look at planning (cleanup without --force)',
     expect(existsSync(join(wt, 'README.md'))).toBe(true)
     expect(store.ids()).toEqual(['c0000001'])
   })
+  test("a link planted at a record's worktree folder is not followed: not an empty folder, left alone", async () => {
+    const { root, store, repo, plan } = await sessionsFixture(['c0000002'])
+    const wt = join(root, 'c0000002')
+    repo.git('worktree', 'remove', wt)
+    // The record's path now names a link to an empty folder under the root (contained, so only the link tells).
+    const theirs = join(root, 'someone-elses')
+    mkdirSync(theirs)
+    symlinkSync(theirs, wt)
+    const [item] = await plan()
+    expect(item?.verdict.action).toBe('keep')
+    expect(item?.candidate.reasons).toEqual([
+      {
+        code: 'NOT_A_WORKTREE',
+        kind: 'blocked',
+        message: `${wt} is not a worktree of ${repo.dir}: left alone`,
+      },
+    ])
+    await executeRemovals(item ? [item] : [], { dryRun: false, store, env: repo.env })
+    expect(existsSync(theirs)).toBe(true)
+    expect(store.ids()).toEqual(['c0000002'])
+  })
 })
 
 describe('removeWorktreeFolder with the layout proven clean', () => {
