@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import { bystanders, startTime } from '../helpers/processes.js'
-import { isolatedEnv, tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+import { tmpDir, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
 
 /**
  * The attacks of docs/security.md, each against a clone of a repository that ships a hostile `.harness/`
@@ -21,12 +20,7 @@ const ESCAPES = '\u001b]0;owned title\u0007\u001b[2J\u001b]52;c;cHduZWQ=\u0007'
 
 function hostileClone(options: { keepLogsLink?: boolean } = {}) {
   const root = tmpDir()
-  const home = join(root, 'home')
-  mkdirSync(home)
-  const env = isolatedEnv(home)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  const { home, env, git } = tmpUserIn(root)
   const origin = join(root, 'origin')
   const clone = join(root, 'clone')
   const userWorktree = join(root, 'user-wt')
