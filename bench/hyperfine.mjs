@@ -5,36 +5,27 @@
 // `--runs N` (each side, per round), `--rounds N` (hyperfine times one command's runs in a block; rounds
 // alternate the blocks of subject and floor, as the bench alternates single runs, so drifting load falls on
 // both alike). Prints one line per figure: medians of the subject and its floor, and their ratio.
-import { execFileSync, spawnSync } from 'node:child_process'
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { median } from './lib.mjs'
-import { option, prepareStores, STATE_HOME } from './stores.mjs'
+import {
+  benchEnv,
+  FLOOR_LIST,
+  gitEnv,
+  gitRepo,
+  HARNESS as harness,
+  middleSession,
+  option,
+  prepareStores,
+  runtimes,
+} from './stores.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const harness = join(root, 'bin', 'harness')
-const floorList = join(root, 'bench', 'floor-list.cjs')
 const only = option('only')?.split(',')
 const runs = Number(option('runs') ?? 10)
 const rounds = Number(option('rounds') ?? 2)
 const wanted = (name) => !only || only.includes(name)
-
-// The bench's environment (bench/run.mjs): no HARNESS_* of the user's, no colour, the records' key.
-const env = { ...process.env, NO_COLOR: '1', XDG_STATE_HOME: STATE_HOME }
-for (const key of Object.keys(env)) if (key.startsWith('HARNESS_')) delete env[key]
-const runtimes = [['node', 'node']]
-if (existsSync(join(root, 'dist', 'harness-native'))) runtimes.unshift(['native', 'native'])
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'harness-hyperfine-')))
 const load = () =>
@@ -97,15 +88,10 @@ try {
   )
   const { projects } = prepareStores([10_000])
   const { dir, sessionsDir } = projects[10_000]
-  const id = readdirSync(sessionsDir)
-    .sort()[5_000]
-    .replace(/\.json$/, '')
-  mkdirSync(JSON.parse(readFileSync(join(sessionsDir, `${id}.json`), 'utf8')).worktree_dir, {
-    recursive: true,
-  })
+  const { id } = middleSession(sessionsDir)
   const nodeE0 = { command: 'node -e 0', warmup: 3 }
-  for (const [runtime] of runtimes) {
-    const runEnv = { ...env, HARNESS_RUNTIME: runtime }
+  // The native executable's lines first, when it is built, then node's.
+  for (const [runtime, runEnv] of runtimes(benchEnv()).reverse()) {
     const aims =
       runtime === 'native'
         ? { path: 0.35, show: 0.6, help: 0.4, run: 1.5 }
@@ -124,18 +110,12 @@ try {
         dir,
         runEnv,
         { command: `${harness} session list --json` },
-        { command: `node ${floorList} ${sessionsDir}` },
+        { command: `node ${FLOOR_LIST} ${sessionsDir}` },
       )
       report(`list --json 10,000, ${runtime}`, subject, 'floor-list.cjs', floor, 1.25)
     }
     if (wanted('run-worktree')) {
-      const repo = join(work, `repo-${runtime}`)
-      mkdirSync(repo)
-      const git = (...args) => spawnSync('git', args, { cwd: repo, env: gitEnv(runEnv), stdio: 'ignore' })
-      git('init', '-q', '-b', 'main')
-      writeFileSync(join(repo, 'README.md'), '# bench\n')
-      git('add', '-A')
-      git('commit', '-qm', 'initial')
+      const repo = gitRepo(join(work, `repo-${runtime}`), gitEnv(runEnv))
       // Each run needs a new branch and folder: bash's $$ differs from run to run (hyperfine subtracts the
       // shell's own start from both). harness picks a new id itself.
       const [subject, floor] = time(
@@ -162,14 +142,4 @@ try {
   }
 } finally {
   rmSync(work, { recursive: true, force: true })
-}
-
-function gitEnv(base) {
-  return {
-    ...base,
-    GIT_AUTHOR_NAME: 'Bench',
-    GIT_AUTHOR_EMAIL: 'bench@example.com',
-    GIT_COMMITTER_NAME: 'Bench',
-    GIT_COMMITTER_EMAIL: 'bench@example.com',
-  }
 }

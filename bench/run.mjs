@@ -1,15 +1,7 @@
 // `npm run bench`: times the built CLI against floors (the least any node program must do for the same job)
 // and prints one table of medians and ratios. docs/performance.md says what is measured and why.
 // A new benchmark is one more `section(...)` below; helpers live in bench/lib.mjs.
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs'
+import { mkdirSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,24 +18,29 @@ import {
   timeCommand,
 } from './lib.mjs'
 import { liveFixtureProcesses, writeLivenessProjects } from './liveness.mjs'
-import { option, prepareStores, STATE_HOME } from './stores.mjs'
+import {
+  benchEnv,
+  FLOOR_LIST as floorList,
+  gitEnv,
+  gitRepo,
+  HARNESS as harness,
+  middleSession,
+  nativeBuilt,
+  option,
+  prepareStores,
+  runtimes as runtimesOf,
+} from './stores.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const harness = join(root, 'bin', 'harness')
-const floorList = join(root, 'bench', 'floor-list.cjs')
 
-// The user's own harness settings must not leak into the measurement.
-const env = { ...process.env, NO_COLOR: '1' }
-for (const key of Object.keys(env)) if (key.startsWith('HARNESS_')) delete env[key]
 // Rows without a suffix are the node runtime's (bin/harness with HARNESS_RUNTIME=node); rows marked "native"
 // the native executable's, through the same bin/harness, as a user runs it (docs/native.md).
-env.HARNESS_RUNTIME = 'node'
-const nativeBuilt = existsSync(join(root, 'dist', 'harness-native'))
-/** [label suffix, environment] of each runtime to measure; the environment is read when a section runs. */
-const runtimes = () => [
-  ['', env],
-  ...(nativeBuilt ? [[', native', { ...env, HARNESS_RUNTIME: 'native' }]] : []),
-]
+const env = { ...benchEnv(), HARNESS_RUNTIME: 'node' }
+/** [label suffix, environment] of each runtime to measure. */
+const runtimes = runtimesOf(env).map(([runtime, runEnv]) => [
+  runtime === 'node' ? '' : `, ${runtime}`,
+  runEnv,
+])
 if (!nativeBuilt) process.stderr.write('no dist/harness-native: the native rows are left out\n')
 
 const work = realpathSync(await mkdtemp(join(tmpdir(), 'harness-bench-')))
@@ -69,15 +66,13 @@ try {
 
   // Generated stores are kept between runs (bench/stores.mjs); `--counts 10000` limits the list rows to those.
   const listCounts = (option('counts') ?? '1000,10000,100000').split(',').map(Number)
-  // The records are sealed with a key kept with them, which harness finds through XDG_STATE_HOME.
-  env.XDG_STATE_HOME = STATE_HOME
   const { projects, seal } = prepareStores([...new Set([...listCounts, 10_000])])
 
   await section('list', async () => {
     const medians = {}
     for (const [count, suffix, runtimeEnv] of [
       ...listCounts.map((count) => [count, '', env]),
-      ...runtimes()
+      ...runtimes
         .slice(1)
         .flatMap(([suffix, native]) =>
           listCounts.filter((count) => count <= 10_000).map((count) => [count, suffix, native]),
@@ -163,15 +158,10 @@ try {
 
   await section('start-up', async () => {
     const { dir, sessionsDir } = projects[10_000]
-    const id = readdirSync(sessionsDir)
-      .sort()[5_000]
-      .replace(/\.json$/, '')
-    const worktree = JSON.parse(readFileSync(join(sessionsDir, `${id}.json`), 'utf8')).worktree_dir
-    // `session path` checks that the folder exists.
-    mkdirSync(worktree, { recursive: true })
+    const { id, worktree } = middleSession(sessionsDir)
     const expected = `${worktree}\n`
     const floor = { label: 'node -e 0', command: 'node', args: ['-e', '0'], cwd: dir, env }
-    const binaries = runtimes().map(([suffix, runtimeEnv]) => [suffix, harness, runtimeEnv])
+    const binaries = runtimes.map(([suffix, runtimeEnv]) => [suffix, harness, runtimeEnv])
     // The single executable, when it can be built here (npm run build:sea).
     try {
       const sea = join(work, 'harness-sea')
@@ -209,7 +199,7 @@ try {
   await section('run-overhead', async () => {
     const dir = join(work, 'run-overhead')
     mkdirSync(dir)
-    for (const [suffix, runtimeEnv] of runtimes()) {
+    for (const [suffix, runtimeEnv] of runtimes) {
       const subject = {
         command: harness,
         args: ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'true'],
@@ -232,27 +222,16 @@ try {
 
   await section('run-worktree', async () => {
     // `harness run` in a git repository makes a worktree on a new branch; the floor is that `git worktree add`.
-    const repo = join(work, 'run-worktree')
-    mkdirSync(repo)
-    const gitEnv = {
-      ...env,
-      GIT_AUTHOR_NAME: 'Bench',
-      GIT_AUTHOR_EMAIL: 'bench@example.com',
-      GIT_COMMITTER_NAME: 'Bench',
-      GIT_COMMITTER_EMAIL: 'bench@example.com',
-    }
-    await output({ command: 'git', args: ['init', '-q', '-b', 'main'], cwd: repo, env: gitEnv })
-    writeFileSync(join(repo, 'README.md'), '# bench\n')
-    await output({ command: 'git', args: ['add', '-A'], cwd: repo, env: gitEnv })
-    await output({ command: 'git', args: ['commit', '-qm', 'initial'], cwd: repo, env: gitEnv })
-    for (const [suffix, runtimeEnv] of runtimes()) {
+    const committer = gitEnv(env)
+    const repo = gitRepo(join(work, 'run-worktree'), committer)
+    for (const [suffix, runtimeEnv] of runtimes) {
       const row = await compare({
         label: `run -a exec -- true (worktree)${suffix}`,
         subject: {
           command: harness,
           args: ['run', '-q', '-a', 'exec', '--', 'true'],
           cwd: repo,
-          env: { ...gitEnv, HARNESS_RUNTIME: runtimeEnv.HARNESS_RUNTIME },
+          env: gitEnv(runtimeEnv),
         },
         floor: {
           label: 'git worktree add -b',
@@ -266,7 +245,7 @@ try {
             join(work, `floor-worktrees${suffix ? '-native' : ''}`, String(n)),
           ],
           cwd: repo,
-          env: gitEnv,
+          env: committer,
         },
         runs: 9,
         aim: suffix ? 1.5 : 1.2,
@@ -289,34 +268,22 @@ try {
       process.stderr.write(`   skipped: no podman, or no image ${image} (scripts/container-test-image.sh)\n`)
       return
     }
-    const repo = join(work, 'container')
-    mkdirSync(repo)
-    const gitEnv = {
-      ...env,
-      GIT_AUTHOR_NAME: 'Bench',
-      GIT_AUTHOR_EMAIL: 'bench@example.com',
-      GIT_COMMITTER_NAME: 'Bench',
-      GIT_COMMITTER_EMAIL: 'bench@example.com',
-      HARNESS_AUTO_CLEANUP: 'off',
-    }
-    await output({ command: 'git', args: ['init', '-q', '-b', 'main'], cwd: repo, env: gitEnv })
-    writeFileSync(join(repo, 'README.md'), '# bench\n')
-    await output({ command: 'git', args: ['add', '-A'], cwd: repo, env: gitEnv })
-    await output({ command: 'git', args: ['commit', '-qm', 'initial'], cwd: repo, env: gitEnv })
+    const containerEnv = { ...gitEnv(env), HARNESS_AUTO_CLEANUP: 'off' }
+    const repo = gitRepo(join(work, 'container'), containerEnv)
     const row = await compare({
       label: 'run --backend container -a exec -- true',
       subject: {
         command: harness,
         args: ['run', '-q', '--backend', 'container', '--image', image, '-a', 'exec', '--', 'true'],
         cwd: repo,
-        env: gitEnv,
+        env: containerEnv,
       },
       floor: {
         label: 'podman run --rm',
         command: 'podman',
         args: ['run', '--rm', '--network=none', image, 'true'],
         cwd: repo,
-        env: gitEnv,
+        env: containerEnv,
       },
       runs: 7,
       warmup: 1,
@@ -328,7 +295,7 @@ try {
   await section('kill', async () => {
     // From starting `harness session kill` to its exit, which happens once KILLED is recorded; the agent
     // (`sleep`) obeys SIGTERM. Includes the CLI's own start-up.
-    for (const [suffix, runtimeEnv] of runtimes()) await killRow(suffix, runtimeEnv)
+    for (const [suffix, runtimeEnv] of runtimes) await killRow(suffix, runtimeEnv)
   })
 
   /** Kill latency under one runtime. */

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { recordPath } from '../helpers/sessions.js'
+import { recordIfAny } from '../helpers/sessions.js'
 import { tmpGitRepo } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
 
@@ -19,14 +19,6 @@ interface ChainJson {
   runner: { pid: number; liveness: string } | null
   next: number | null
   steps: StepJson[]
-}
-
-function readRecord(dir: string, id: string): Record<string, unknown> | null {
-  try {
-    return JSON.parse(readFileSync(recordPath({ dir } as never, id), 'utf8'))
-  } catch {
-    return null
-  }
 }
 
 describe('chains', () => {
@@ -63,15 +55,15 @@ describe('chains', () => {
 
     // Each worktree starts from the previous step's branch; step 1's uncommitted file was carried onto it.
     const tip = (branch: string) => repo.git('rev-parse', branch)
-    expect(readRecord(repo.dir, s2)?.base_commit).toBe(tip(`harness/${s1}`))
+    expect(recordIfAny(repo.dir, s2)?.base_commit).toBe(tip(`harness/${s1}`))
     expect(repo.git('show', `harness/${s1}:one.txt`)).toBe('one')
-    expect(readRecord(repo.dir, s3)?.base_commit).toBe(tip(`harness/${s2}`))
+    expect(recordIfAny(repo.dir, s3)?.base_commit).toBe(tip(`harness/${s2}`))
     const claude = agents.starts().filter((e) => e.name === 'claude')
     expect(claude).toHaveLength(1)
-    expect(claude[0]?.cwd).toBe(readRecord(repo.dir, s2)?.worktree_dir)
+    expect(claude[0]?.cwd).toBe(recordIfAny(repo.dir, s2)?.worktree_dir)
     // With the previous step as its context: its id in the block before the prompt.
     expect(claude[0]?.args?.join(' ')).toContain(s1)
-    expect(readRecord(repo.dir, s2)?.context_from).toEqual([s1])
+    expect(recordIfAny(repo.dir, s2)?.context_from).toEqual([s1])
 
     // Run again: continues at step 3 (the same session, resumed), steps 1 and 2 are not run again.
     const second = await h('chain', 'run', 'build', '--json')
@@ -83,7 +75,7 @@ describe('chains', () => {
       [s2, 'COMPLETED'],
       [s3, 'COMPLETED'],
     ])
-    expect(readRecord(repo.dir, s3)?.runs).toHaveLength(2)
+    expect(recordIfAny(repo.dir, s3)?.runs).toHaveLength(2)
     expect(readFileSync(order, 'utf8').split('\n').filter(Boolean)).toEqual(['1', '3', '3'])
     expect(agents.starts().filter((e) => e.name === 'claude')).toHaveLength(1)
     // Marked done in the chain itself: a later cleanup of the sessions does not undo the steps.

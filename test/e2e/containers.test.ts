@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { containerRunning, sessionContainers, TEST_IMAGE, usableEngine } from '../helpers/containers.js'
+import { readRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
+import { waitFor } from '../helpers/tmux.js'
 
 // Sessions in containers (SPEC §14, docs/backends.md) on the real engine; built from this machine's binaries.
 const usable = usableEngine()
@@ -36,18 +38,6 @@ function containerRepo(extraEnv: string[] = []): TmpRepo {
     }),
   )
   return repo
-}
-
-function readRecord(repo: TmpRepo, id: string): Record {
-  return JSON.parse(readFileSync(join(repo.dir, '.harness', 'sessions', `${id}.json`), 'utf8')) as Record
-}
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
 
 test('without a usable engine, --backend container is exit 5 naming it, and nothing is left behind', async () => {
@@ -161,12 +151,12 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     })
     expect(run.exitCode).toBe(0)
     const { id, worktree_dir } = json<Record>(run)
-    await waitFor(() => existsSync(join(worktree_dir, 'started.txt')), 'the agent to start')
-    const containerId = readRecord(repo, id).container?.id as string
+    await waitFor('the agent to start', () => existsSync(join(worktree_dir, 'started.txt')))
+    const containerId = readRecord<Record>(repo.dir, id).container?.id as string
     expect(containerRunning(containerId)).toBe(true)
     const kill = await cli(['session', 'kill', id, '--grace', '1s'], { cwd: repo.dir, env: repo.env })
     expect(kill.exitCode).toBe(0)
-    expect(readRecord(repo, id).status).toBe('KILLED')
+    expect(readRecord<Record>(repo.dir, id).status).toBe('KILLED')
     expect(containerRunning(containerId)).toBe(false)
     expect(sessionContainers(id)).toEqual([])
   })
@@ -182,25 +172,25 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     })
     const sessions = join(repo.dir, '.harness', 'sessions')
     let id = ''
-    await waitFor(() => {
+    await waitFor('the agent to start', () => {
       const worktrees = join(repo.dir, '.harness', 'worktrees')
       if (!existsSync(worktrees)) return false
       const [found] = readdirSync(worktrees)
       if (!found || !existsSync(join(worktrees, found, 'started.txt'))) return false
       id = found
       return existsSync(join(sessions, `${id}.json`))
-    }, 'the agent to start')
+    })
     const exited = new Promise((resolve) => child.on('exit', resolve))
     child.kill('SIGKILL')
     await exited
-    const record = readRecord(repo, id)
+    const record = readRecord<Record>(repo.dir, id)
     expect(record.status).toBe('RUNNING')
     const containerId = record.container?.id as string
     expect(containerRunning(containerId)).toBe(true)
     writeFileSync(join(record.worktree_dir, 'go'), '')
     const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
     expect(wait.exitCode).toBe(7)
-    const after = readRecord(repo, id)
+    const after = readRecord<Record>(repo.dir, id)
     expect(after.status).toBe('FAILED')
     expect(after.exit_code).toBe(7)
     expect(readFileSync(join(after.worktree_dir, 'late.txt'), 'utf8')).toBe('late\n')
@@ -245,11 +235,11 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
           execFileSync('tmux', ['-L', socket, 'capture-pane', '-p', '-t', `harness-${id}`], {
             encoding: 'utf8',
           })
-        await waitFor(() => pane().includes('ready-in-container'), 'the container to draw in the pane')
+        await waitFor('the container to draw in the pane', () => pane().includes('ready-in-container'))
         execFileSync('tmux', ['-L', socket, 'send-keys', '-t', `harness-${id}`, 'typed', 'Enter'])
         const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env })
         expect(wait.exitCode).toBe(0)
-        const record = readRecord(repo, id)
+        const record = readRecord<Record>(repo.dir, id)
         expect(record.status).toBe('COMPLETED')
         expect(readFileSync(join(record.worktree_dir, 'got.txt'), 'utf8')).toBe('got typed\n')
         expect(sessionContainers(id)).toEqual([])

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process'
 import { chmodSync, copyFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { sessionRecord } from '../fixtures/records.js'
-import { type CliResult, cli } from '../helpers/cli.js'
+import { type CliResult, cli, runProgram } from '../helpers/cli.js'
 import { writeRecord } from '../helpers/sessions.js'
 import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 
@@ -27,26 +26,9 @@ function fastOnlyBinary(): string {
   return join(root, 'bin', 'harness')
 }
 
-/** Runs `bin` as the cli helper runs bin/harness: stdin closed, stdout and stderr pipes. */
-function runBin(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    // The node runtime, whichever the tests run: this copy has no native executable.
-    const child = spawn(bin, args, {
-      cwd,
-      env: { ...env, HARNESS_RUNTIME: 'node' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-    })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }))
-  })
+/** Runs the copy under the node runtime, whichever the tests run: it has no native executable. */
+function runFastOnly(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runProgram(bin, args, { cwd, env: { ...env, HARNESS_RUNTIME: 'node' } })
 }
 
 describe('the small entry of the built binary (dist/fast.cjs)', () => {
@@ -65,13 +47,13 @@ describe('the small entry of the built binary (dist/fast.cjs)', () => {
       [['--dir', dir, 'session', 'path', '3f9a12c8'], elsewhere],
     ] as const) {
       const [fast, bundle] = await Promise.all([
-        runBin(fastOnly, [...args], cwd, env),
+        runFastOnly(fastOnly, [...args], cwd, env),
         cli([...args], { cwd, env: full, process: true }),
       ])
       expect(fast, args.join(' ')).toEqual(bundle)
     }
     // And what it cannot answer for certain goes to the bundle, which this copy lacks.
-    const ambiguous = await runBin(fastOnly, ['session', 'path', '3f9'], dir, env)
+    const ambiguous = await runFastOnly(fastOnly, ['session', 'path', '3f9'], dir, env)
     expect(ambiguous.stderr).toContain('harness.cjs')
   })
 })

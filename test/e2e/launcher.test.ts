@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { type CliResult, NATIVE_BIN } from '../helpers/cli.js'
+import { NATIVE_BIN, runProgram } from '../helpers/cli.js'
 import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -32,22 +31,6 @@ function platformPackageIn(nodeModules: string): void {
   symlinkSync(NATIVE_BIN, join(nodeModules, PLATFORM, 'bin', 'harness'))
 }
 
-function runBin(bin: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-    })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (exitCode, signal) => resolve({ exitCode, signal, stdout, stderr }))
-  })
-}
-
 /** The agent prints its parent's executable: the harness process that runs it (foreground: the CLI itself). */
 const PRINT_PARENT = ['sh', '-c', 'readlink /proc/$PPID/exe']
 
@@ -60,12 +43,10 @@ async function foregroundRuntime(bin: string, runtime?: string): Promise<string>
   const env: NodeJS.ProcessEnv = { ...project.env, HARNESS_AUTO_CLEANUP: 'off' }
   delete env.HARNESS_RUNTIME
   if (runtime !== undefined) env.HARNESS_RUNTIME = runtime
-  const run = await runBin(
-    bin,
-    ['run', '-q', '--no-worktree', '-a', 'exec', '--', ...PRINT_PARENT],
-    project.dir,
+  const run = await runProgram(bin, ['run', '-q', '--no-worktree', '-a', 'exec', '--', ...PRINT_PARENT], {
+    cwd: project.dir,
     env,
-  )
+  })
   expect(run, run.stderr).toMatchObject({ exitCode: 0, signal: null })
   return run.stdout.trim()
 }
@@ -89,12 +70,15 @@ describe.skipIf(process.platform !== 'linux')('bin/harness, the launcher', () =>
     const bin = packageAt(tmpDir(), 'none')
     expect(await foregroundRuntime(bin)).toBe(node)
     const env = { ...project.env, HARNESS_RUNTIME: 'native' }
-    const refused = await runBin(bin, ['--version'], project.dir, env)
+    const refused = await runProgram(bin, ['--version'], { cwd: project.dir, env })
     expect(refused).toMatchObject({ exitCode: 127, stdout: '' })
     expect(refused.stderr).toMatch(
       /^harness: HARNESS_RUNTIME=native, but no native executable is here\nhint: /,
     )
-    const bogus = await runBin(bin, ['--version'], project.dir, { ...project.env, HARNESS_RUNTIME: 'deno' })
+    const bogus = await runProgram(bin, ['--version'], {
+      cwd: project.dir,
+      env: { ...project.env, HARNESS_RUNTIME: 'deno' },
+    })
     expect(bogus).toMatchObject({ exitCode: 2, stdout: '' })
     expect(bogus.stderr).toMatch(/^harness: HARNESS_RUNTIME must be node or native, not "deno"\n/)
   })
@@ -126,17 +110,16 @@ describe.skipIf(process.platform !== 'linux')('bin/harness, the launcher', () =>
       ['node', node],
     ] as const) {
       const env = { ...project.env, HARNESS_AUTO_CLEANUP: 'off', HARNESS_RUNTIME: runtime }
-      const started = await runBin(
+      const started = await runProgram(
         bin,
         ['run', '-q', '-d', '--no-worktree', '-a', 'exec', '--', ...PRINT_PARENT],
-        project.dir,
-        env,
+        { cwd: project.dir, env },
       )
       expect(started, started.stderr).toMatchObject({ exitCode: 0 })
       const id = started.stdout.trim()
-      const waited = await runBin(bin, ['session', 'wait', id], project.dir, env)
+      const waited = await runProgram(bin, ['session', 'wait', id], { cwd: project.dir, env })
       expect(waited, waited.stderr).toMatchObject({ exitCode: 0 })
-      const logs = await runBin(bin, ['session', 'logs', id, '--raw'], project.dir, env)
+      const logs = await runProgram(bin, ['session', 'logs', id, '--raw'], { cwd: project.dir, env })
       expect(logs.stdout, runtime).toBe(`${expected}\n`)
     }
   })

@@ -1,32 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { hostFacts } from '../../src/process/identity.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
+import { bystanders, startTime } from '../helpers/processes.js'
 import { writeRecord } from '../helpers/sessions.js'
 import { projectEnv, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
-const bystanders: ChildProcess[] = []
-afterEach(() => {
-  for (const child of bystanders.splice(0)) child.kill('SIGKILL')
-})
-
-/** An unrelated live process that harness must never signal. */
-function bystander(): number {
-  const child = spawn('sleep', ['120'], { stdio: 'ignore' })
-  bystanders.push(child)
-  if (!child.pid) throw new Error('could not start a bystander')
-  return child.pid
-}
-
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string
-}
+const bystander = bystanders(afterEach)
 
 function writeRunning(dir: string, id: string, run: Record<string, unknown>): string {
   const sessions = join(dir, '.harness', 'sessions')
@@ -117,10 +102,10 @@ describe('liveness and recovery', () => {
       await cli(['run', '-a', 'gemini', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
     )
     // Its start is logged before anything ends it (the commands below take milliseconds).
-    await waitUntil(() => agents.starts().length === 1)
+    await waitFor('the agent to start', () => agents.starts().length === 1, 30_000)
     const supervisor = run.runs[0]?.supervisor_pid as number
     process.kill(supervisor, 'SIGKILL')
-    await waitUntil(() => !isAlive(supervisor))
+    await waitFor('the supervisor to exit', () => !isAlive(supervisor), 30_000)
     const orphan = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -132,7 +117,7 @@ describe('liveness and recovery', () => {
     expect(refused.stderr).toContain('kill')
     // The agent ends without harness (here by a signal from outside); nobody is left to record it.
     process.kill(run.pid as number, 'SIGTERM')
-    await waitUntil(() => !isAlive(run.pid as number))
+    await waitFor('the agent to exit', () => !isAlive(run.pid as number), 30_000)
     const after = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -174,15 +159,6 @@ describe('liveness and recovery', () => {
     expect(shown.status).toBe('KILLED')
   })
 })
-
-/** Waits until `done` holds (a generous ceiling, never a time assertion). */
-async function waitUntil(done: () => boolean, ceilingMs = 30_000): Promise<void> {
-  const deadline = Date.now() + ceilingMs
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
 
 /**
  * How many kill/exit races to run: 20 by default (a fifth of them with a forced outcome), more for a soak run

@@ -1,10 +1,10 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { isolatedEnv, tmpDir, tmpPlainDir } from '../helpers/tmp.js'
+import { bystanders, startTime } from '../helpers/processes.js'
+import { tmpDir, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
 
 /**
  * The attacks of docs/security.md, each against a clone of a repository that ships a hostile `.harness/`
@@ -13,27 +13,14 @@ import { isolatedEnv, tmpDir, tmpPlainDir } from '../helpers/tmp.js'
  */
 type Rec = Record<string, unknown>
 
-const bystanders: ChildProcess[] = []
-afterAll(() => {
-  for (const child of bystanders) child.kill('SIGKILL')
-})
-
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string
-}
+const bystander = bystanders()
 
 const OLD = '2025-01-01T10:00:00.000Z'
 const ESCAPES = '\u001b]0;owned title\u0007\u001b[2J\u001b]52;c;cHduZWQ=\u0007'
 
 function hostileClone(options: { keepLogsLink?: boolean } = {}) {
   const root = tmpDir()
-  const home = join(root, 'home')
-  mkdirSync(home)
-  const env = isolatedEnv(home)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  const { home, env, git } = tmpUserIn(root)
   const origin = join(root, 'origin')
   const clone = join(root, 'clone')
   const userWorktree = join(root, 'user-wt')
@@ -42,9 +29,7 @@ function hostileClone(options: { keepLogsLink?: boolean } = {}) {
   mkdirSync(origin)
   mkdirSync(outside)
   writeFileSync(join(outside, 'evil0001.log'), 'secret outside the project\n')
-  const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' })
-  bystanders.push(sleeper)
-  const pid = sleeper.pid as number
+  const pid = bystander()
   const sessions = join(origin, '.harness', 'sessions')
   mkdirSync(sessions, { recursive: true })
   const record = (id: string, extra: Rec): void => {

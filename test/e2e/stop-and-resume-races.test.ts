@@ -1,22 +1,15 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
-import { writeRecord } from '../helpers/sessions.js'
+import { exitOf } from '../helpers/processes.js'
+import { readRecord, writeRecord } from '../helpers/sessions.js'
 import { projectEnv, type TmpRepo, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 import { shellQuote, waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
-
-function readRecord(dir: string, id: string): Rec {
-  return JSON.parse(readFileSync(join(dir, '.harness', 'sessions', `${id}.json`), 'utf8')) as Rec
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-}
 
 /** An environment whose `git` runs `prelude` (sh, with "$*" the arguments) before the real one. */
 function wrappedGit(repo: TmpRepo, prelude: string): NodeJS.ProcessEnv {
@@ -72,13 +65,13 @@ describe('stop requests and resumes', () => {
     })
     const killed = exitOf(kill)
     try {
-      await waitFor('the stop request', () => readRecord(dir, id).stop_request)
+      await waitFor('the stop request', () => readRecord<Rec>(dir, id).stop_request)
       await new Promise((resolve) => setTimeout(resolve, 300))
       // The kill command is now waiting for the supervisor; freeze it there.
       kill.kill('SIGSTOP')
       // Run 1 ends (its supervisor records KILLED: the request was committed first), and the session is resumed.
       process.kill(-(firstAgent as number), 'SIGKILL')
-      await waitFor('run 1 to end', () => readRecord(dir, id).status === 'KILLED')
+      await waitFor('run 1 to end', () => readRecord<Rec>(dir, id).status === 'KILLED')
       const resumed = await cli(['session', 'resume', id, '--detach', '--json'], {
         cwd: dir,
         env: { ...env, SECOND_RUN: '1' },
@@ -91,7 +84,7 @@ describe('stop requests and resumes', () => {
       expect(code).toBe(4)
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect(isAlive(secondAgent)).toBe(true)
-      const record = readRecord(dir, id)
+      const record = readRecord<Rec>(dir, id)
       expect(record.status).toBe('RUNNING')
       expect(record.runs).toHaveLength(2)
       expect(record.runs[1]?.ended_at ?? null).toBeNull()
@@ -214,7 +207,7 @@ describe('stop requests and resumes', () => {
     const { id } = json<Rec>(run)
     const kill = await cli(['session', 'kill', id, '--grace', '200ms'], { cwd: repo.dir, env: repo.env })
     expect(kill.exitCode, kill.stderr).toBe(0)
-    const record = readRecord(repo.dir, id)
+    const record = readRecord<Rec>(repo.dir, id)
     expect(record).toMatchObject({ status: 'KILLED', exit_code: 143, files_modified: [] })
     expect(record.runs[0]).toMatchObject({ signal: 'SIGTERM', exit_code: null })
   })

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { commitStopRequest, stopRequest } from '../../src/sessions/control/control.js'
@@ -7,6 +7,8 @@ import { RecordSealer } from '../../src/sessions/record/seal.js'
 import { SessionStore } from '../../src/sessions/record/store.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { exitOf } from '../helpers/processes.js'
+import { recordIfAny } from '../helpers/sessions.js'
 import { tmpPlainDir } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
 
@@ -19,20 +21,6 @@ import { waitFor } from '../helpers/tmux.js'
  */
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
-
-function readRecord(dir: string, id: string): Rec | null {
-  const path = join(dir, '.harness', 'sessions', `${id}.json`)
-  if (!existsSync(path)) return null
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Rec
-  } catch {
-    return null
-  }
-}
-
-function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
-}
 
 function onlySession(dir: string): string | undefined {
   const sessions = join(dir, '.harness', 'sessions')
@@ -85,7 +73,7 @@ describe('stops that survive their requester', () => {
       const record = await waitFor(
         'the final status',
         () => {
-          const r = readRecord(dir, id)
+          const r = recordIfAny<Rec>(dir, id)
           return r && r.status !== 'RUNNING' ? r : undefined
         },
         30_000,
@@ -120,7 +108,7 @@ describe('stops that survive their requester', () => {
         stdio: 'ignore',
       })
       const killed = exitOf(kill)
-      await waitFor('the committed stop request', () => readRecord(dir, id)?.stop_request, 30_000)
+      await waitFor('the committed stop request', () => recordIfAny<Rec>(dir, id)?.stop_request, 30_000)
       // The agent ends by itself, before anything signalled it.
       writeFileSync(go, '')
       await waitFor('the agent to exit', () => !isAlive(agent), 30_000)
@@ -131,7 +119,7 @@ describe('stops that survive their requester', () => {
         process.kill(supervisor, 'SIGCONT')
       } catch {}
     }
-    const record = readRecord(dir, id)
+    const record = recordIfAny<Rec>(dir, id)
     expect(record).toMatchObject({
       status: 'COMPLETED',
       exit_code: 0,

@@ -14,7 +14,7 @@ import { describe, expect, test } from 'vitest'
 import { cli, json, NODE_ENTRY } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { logPath, recordPath, stateOf } from '../helpers/sessions.js'
-import { isolatedEnv, type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+import { type TmpRepo, tmpDir, tmpGitRepo, tmpUserIn } from '../helpers/tmp.js'
 import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
 /**
@@ -236,13 +236,11 @@ test('an unarchive SIGKILLed at any point is finished by running it again, and l
 describe.skipIf(!canMount)('a full disk during archive or unarchive (mounts a tmpfs: root only)', () => {
   test('DISK_FULL (exit 1), one line, no staging left, nothing removed or restored', async () => {
     const { mnt, base } = mountTmpfs('8m')
-    const home = join(base, 'home')
-    mkdirSync(home)
-    writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
-    const env = isolatedEnv(home)
+    const user = tmpUserIn(base)
+    const { home, env } = user
     const dir = join(mnt, 'repo')
     mkdirSync(dir)
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, encoding: 'utf8' }).trim()
+    const git = (...args: string[]) => user.git(dir, ...args)
     git('init', '-q')
     writeFileSync(join(dir, 'README.md'), 'project\n')
     git('add', '-A')

@@ -1,10 +1,10 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { isolatedEnv, tmpGitRepo } from '../helpers/tmp.js'
+import { tmpGitRepo, tmpUserIn } from '../helpers/tmp.js'
 import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
 /**
@@ -17,13 +17,11 @@ unmountAfterAll()
 describe.skipIf(!canMount)('faults (mounts a tmpfs: root only)', () => {
   test('merge on a full disk: DISK_FULL (exit 1), not SNAPSHOT_FAILED, and the main branch unmoved', async () => {
     const { mnt, base } = mountTmpfs('4m')
-    const home = join(base, 'home')
-    mkdirSync(home)
-    writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
-    const env = isolatedEnv(home)
+    const user = tmpUserIn(base)
+    const { home, env } = user
     const repo = join(mnt, 'repo')
     mkdirSync(repo)
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, env, encoding: 'utf8' }).trim()
+    const git = (...args: string[]) => user.git(repo, ...args)
     git('init', '-q')
     writeFileSync(join(repo, 'README.md'), 'project\n')
     git('add', '-A')

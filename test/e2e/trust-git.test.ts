@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
+import { tmpDir, tmpGitRepo, tmpUserIn } from '../helpers/tmp.js'
 
 /**
  * git runs only where it belongs (SPEC §10, "By construction"; docs/security.md, "git"): never in a
@@ -17,12 +17,7 @@ const OLD = '2025-01-01T10:00:00.000Z'
 
 function userSpace() {
   const root = tmpDir()
-  const home = join(root, 'home')
-  mkdirSync(home)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n[maintenance]\n\tauto = false\n')
-  const env = isolatedEnv(home)
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  const { env, git } = tmpUserIn(root)
   return { root, env, git, pwned: join(root, 'pwned') }
 }
 

@@ -1,10 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { sealRecord, sessionRecord } from '../fixtures/records.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { bystanders, startTime } from '../helpers/processes.js'
 import { isolatedEnv, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote } from '../helpers/tmux.js'
 
@@ -15,27 +16,15 @@ import { shellQuote } from '../helpers/tmux.js'
  * and says why.
  */
 
-const children: ChildProcess[] = []
+const bystander = bystanders()
 const servers: string[] = []
 afterAll(() => {
-  for (const child of children) child.kill('SIGKILL')
   for (const socket of servers) {
     try {
       execFileSync('tmux', ['-S', socket, 'kill-server'], { stdio: 'ignore' })
     } catch {}
   }
 })
-
-function startTime(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] as string
-}
-
-function bystander(): number {
-  const child = spawn('sleep', ['300'], { stdio: 'ignore' })
-  children.push(child)
-  return child.pid as number
-}
 
 /** Runs `argv` on a pseudo-terminal (script(1)), as a user at a terminal would; resolves with its exit. */
 function onTerminal(

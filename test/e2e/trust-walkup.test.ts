@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
-import { isolatedEnv, tmpDir } from '../helpers/tmp.js'
+import { tmpDir, tmpUserIn } from '../helpers/tmp.js'
 
 /**
  * The project folder is the user's (SPEC §10, "By construction"; docs/security.md, "Walk-up"): the
@@ -16,10 +16,7 @@ const NOBODY = 65534
 
 function hostileParent() {
   const root = tmpDir()
-  const home = join(root, 'home')
-  mkdirSync(home)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
-  const env = isolatedEnv(home)
+  const { env } = tmpUserIn(root)
   // Another user's world-writable .harness in a folder above the user's work (a shared /tmp, say).
   const shared = join(root, 'shared')
   const planted = join(shared, '.harness')

@@ -174,8 +174,20 @@ export async function cliInProcess(
 
 /** Runs the built harness (HARNESS_BIN) as a user would: real process, no TTY, stdin closed. */
 function cliProcess(args: string[], options: CliOptions): Promise<CliResult> {
+  return runProgram(HARNESS_BIN, args, options)
+}
+
+/**
+ * Runs `command <args>` as a process, no TTY, stdin the given input (or empty) then closed, and returns its
+ * exit status and output: another harness executable than the one under test (a copy, the launcher, a link).
+ */
+export function runProgram(
+  command: string,
+  args: string[],
+  options: Omit<CliOptions, 'process'>,
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(HARNESS_BIN, args, {
+    const child = spawn(command, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { type FakeAgents, fakeAgents } from './agents.js'
 import { type CliResult, cli } from './cli.js'
-import { isolatedEnv, tmpDir } from './tmp.js'
+import { tmpDir, tmpUserIn } from './tmp.js'
 
 /**
  * Projects that carry hostile files under `.harness/`, as a user gets them: a `git clone` of a repository that
@@ -54,14 +54,12 @@ export function foreignRecord(id: string, extra: Record<string, unknown> = {}): 
 
 function base(): Omit<HostileProject, 'dir' | 'run' | 'git' | 'agents'> & { origin: string } {
   const root = tmpDir()
-  const home = join(root, 'home')
+  const { home, env } = tmpUserIn(root)
   const outside = join(root, 'outside')
   const origin = join(root, 'origin')
-  mkdirSync(home)
   mkdirSync(outside)
   mkdirSync(origin)
-  writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
-  return { root, home, outside, origin, env: isolatedEnv(home) }
+  return { root, home, outside, origin, env }
 }
 
 function plant(dir: string, files: readonly HostileFile[]): void {

@@ -109,6 +109,20 @@ export function stateOf(repo: TmpRepo): string {
   return lines.join('\n')
 }
 
+/** A record as it is on disk now (no harness involved); throws when there is none. */
+export function readRecord<T = SessionJson>(projectDir: string, id: string): T {
+  return JSON.parse(readFileSync(join(projectDir, '.harness', 'sessions', `${id}.json`), 'utf8')) as T
+}
+
+/** A record as it is on disk now, or null while there is none. */
+export function recordIfAny<T = SessionJson>(projectDir: string, id: string): T | null {
+  try {
+    return readRecord<T>(projectDir, id)
+  } catch {
+    return null
+  }
+}
+
 /** Every record in a project's sessions folder, read straight from disk (no harness involved). */
 export function readRecords<T = Record<string, unknown>>(projectDir: string): T[] {
   const sessions = join(projectDir, '.harness', 'sessions')

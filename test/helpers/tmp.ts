@@ -105,6 +105,27 @@ export function tmpGitRepo(options: { commit?: boolean } = {}): TmpRepo {
   return { dir, home, env, git, write }
 }
 
+export interface TmpUser {
+  home: string
+  env: NodeJS.ProcessEnv
+  /** git as this user in `cwd`; its output, trimmed. */
+  git: (cwd: string, ...args: string[]) => string
+}
+
+/**
+ * A user of their own in `root` (a fresh folder: a temp one, or one on a small disk): `<root>/home` with git's
+ * configuration, the isolated environment, and git run as them in any folder.
+ */
+export function tmpUserIn(root: string): TmpUser {
+  const home = join(root, 'home')
+  mkdirSync(home)
+  writeFileSync(join(home, '.gitconfig'), GITCONFIG)
+  const env = isolatedEnv(home)
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim()
+  return { home, env, git }
+}
+
 /** The isolated environment of the test project at `projectDir` (made by tmpGitRepo or tmpPlainDir). */
 export function projectEnv(projectDir: string): NodeJS.ProcessEnv {
   return isolatedEnv(join(projectDir, '..', 'home'))

@@ -1,14 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { describe, expect } from 'vitest'
 import {
   CHANGING_COMMAND,
-  COMMAND_FILE,
+  cliTest,
+  expectCommandRanInWorktree,
+  expectUsageOf,
+  expectWriteRefused,
+  expectWroteInWorktree,
   FILE,
-  installed,
-  project,
-  recordOf,
-  serversOfFile,
+  type Run,
+  resumeOwnConversation,
+  runAt,
+  scriptedProjects,
   useInstalledClis,
 } from './drive.js'
 import { openaiResponsesServer, responsesHasToolResult, type ScriptedServer, USAGE } from './model-server.js'
@@ -19,7 +21,10 @@ import { openaiResponsesServer, responsesHasToolResult, type ScriptedServer, USA
  * exact resume by the captured `thread_id`, and the usage harness records.
  */
 useInstalledClis('codex')
-const servers = serversOfFile()
+const scripted = scriptedProjects((url) => ({
+  env: { SCRIPTED_API_KEY: 'scripted-test-key' },
+  files: { '.codex/config.toml': codexConfig(url) },
+}))
 
 /** codex's config: a model provider whose base_url is the scripted server, its key from the environment. */
 function codexConfig(url: string): string {
@@ -36,66 +41,46 @@ stream_max_retries = 0
 }
 
 async function run(level: string, cmd: string) {
-  const model = await openaiResponsesServer((request) =>
+  const model = openaiResponsesServer((request) =>
     responsesHasToolResult(request) ? null : { name: 'exec_command', input: { cmd } },
   )
-  servers.push(model)
-  const { repo, harness } = project(
-    { SCRIPTED_API_KEY: 'scripted-test-key' },
-    { '.codex/config.toml': codexConfig(model.url) },
-  )
-  const { result, record } = await recordOf(harness, ['run', '-a', 'codex', '-P', level, 'make the change'])
-  return { model, repo, harness, result, record }
+  return runAt(await scripted(model), 'codex', level)
 }
 
 const writeFile = `printf 'hello\\n' > ${FILE}`
 
-function expectUsage(model: ScriptedServer, usage: unknown, from: number, to: number) {
-  const answers = to - from
-  expect(answers).toBeGreaterThanOrEqual(2)
-  expect(usage).toMatchObject({ input_tokens: USAGE.input * answers, output_tokens: USAGE.output * answers })
+/** The usage of a run whose answers were the server's requests `from` to `to`: two at least. */
+function expectUsage(model: ScriptedServer, usage: Run['usage'], from: number, to: number) {
+  expect(to - from).toBeGreaterThanOrEqual(2)
+  expectUsageOf(usage, to - from)
   expect(model.requests.length).toBe(to)
 }
 
 describe('codex, the real CLI, headless', () => {
-  test('supervised: the command writes in the worktree (never the checkout); resume by thread_id; usage as codex reports it', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { model, repo, harness, result, record } = await run('supervised', writeFile)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(record.status).toBe('COMPLETED')
-    expect(readFileSync(join(record.worktree_dir, FILE), 'utf8')).toBe('hello\n')
-    expect(existsSync(join(repo.dir, FILE))).toBe(false)
-    expect(record.files_modified).toEqual([FILE])
-    expect(record.agent_session_id).toMatch(/^[0-9a-f-]{36}$/)
-    const first = model.requests.length
-    expectUsage(model, record.runs[0]?.usage, 0, first)
+  cliTest(
+    'supervised: the command writes in the worktree (never the checkout); resume by thread_id; usage as codex reports it',
+    async () => {
+      const outcome = await run('supervised', writeFile)
+      expectWroteInWorktree(outcome)
+      const { model, harness, record } = outcome
+      expect(record.agent_session_id).toMatch(/^[0-9a-f-]{36}$/)
+      const first = model.requests.length
+      expectUsage(model, record.runs[0]?.usage, 0, first)
 
-    const resume = await recordOf(harness, ['session', 'resume', record.id, 'and now the second part'])
-    expect(resume.result.exitCode, resume.result.stderr).toBe(0)
-    const second = model.requests[first]
-    // The resumed conversation is this session's own: the first prompt and the command's output are in it.
-    expect(second?.text).toContain('make the change')
-    expect(second?.text).toContain(FILE)
-    expect(second?.text).toContain('and now the second part')
-    // codex 0.171's `turn.completed` on a resumed thread reports the thread's total, the first run's tokens
-    // included: harness records the resumed run's own, what the server answered in it.
-    expectUsage(model, resume.record.runs[1]?.usage, first, model.requests.length)
-    expect(resume.record.cost?.total_tokens).toBe((USAGE.input + USAGE.output) * model.requests.length)
-  }, 480_000)
+      const resume = await resumeOwnConversation(harness, record.id, () => model.requests[first])
+      // codex 0.171's `turn.completed` on a resumed thread reports the thread's total, the first run's tokens
+      // included: harness records the resumed run's own, what the server answered in it.
+      expectUsage(model, resume.record.runs[1]?.usage, first, model.requests.length)
+      expect(resume.record.cost?.total_tokens).toBe((USAGE.input + USAGE.output) * model.requests.length)
+    },
+    480_000,
+  )
 
-  test('readonly: the sandbox refuses the write, nothing changes', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { record, result } = await run('readonly', writeFile)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
-    expect(record.files_modified ?? []).toEqual([])
+  cliTest('readonly: the sandbox refuses the write, nothing changes', async () => {
+    expectWriteRefused(await run('readonly', writeFile))
   })
 
-  test('autonomous: the command runs, in the worktree', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { record, repo, result } = await run('autonomous', CHANGING_COMMAND)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(true)
-    expect(existsSync(join(repo.dir, COMMAND_FILE))).toBe(false)
+  cliTest('autonomous: the command runs, in the worktree', async () => {
+    expectCommandRanInWorktree(await run('autonomous', CHANGING_COMMAND))
   })
 })

@@ -1,17 +1,19 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { describe, expect } from 'vitest'
 import {
   CHANGING_COMMAND,
-  COMMAND_FILE,
+  cliTest,
+  expectCommandRanInWorktree,
+  expectCommandRefused,
+  expectUsageOf,
+  expectWriteRefused,
+  expectWroteInWorktree,
   FILE,
-  installed,
-  project,
-  recordOf,
-  serversOfFile,
+  resumeOwnConversation,
+  runAt,
+  scriptedProjects,
   useInstalledClis,
 } from './drive.js'
-import { geminiHasToolResult, geminiServer, type ToolCall, USAGE } from './model-server.js'
+import { geminiHasToolResult, geminiServer, type ToolCall } from './model-server.js'
 
 /**
  * gemini (the real CLI from npm) through harness, headless, against a scripted Gemini API server on loopback
@@ -20,8 +22,6 @@ import { geminiHasToolResult, geminiServer, type ToolCall, USAGE } from './model
  * `--resume <uuid>`, and the usage harness records.
  */
 useInstalledClis('gemini')
-const servers = serversOfFile()
-
 const SETTINGS = JSON.stringify({
   security: { auth: { selectedType: 'gemini-api-key' } },
   telemetry: { enabled: false },
@@ -30,15 +30,14 @@ const SETTINGS = JSON.stringify({
   general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
 })
 
+const scripted = scriptedProjects((url) => ({
+  env: { GEMINI_API_KEY: 'scripted-test-key', GOOGLE_GEMINI_BASE_URL: url },
+  files: { '.gemini/settings.json': SETTINGS },
+}))
+
 async function run(level: string, tool: ToolCall) {
-  const model = await geminiServer((request) => (geminiHasToolResult(request) ? null : tool))
-  servers.push(model)
-  const { repo, harness } = project(
-    { GEMINI_API_KEY: 'scripted-test-key', GOOGLE_GEMINI_BASE_URL: model.url },
-    { '.gemini/settings.json': SETTINGS },
-  )
-  const { result, record } = await recordOf(harness, ['run', '-a', 'gemini', '-P', level, 'make the change'])
-  return { model, repo, harness, result, record }
+  const model = geminiServer((request) => (geminiHasToolResult(request) ? null : tool))
+  return runAt(await scripted(model), 'gemini', level)
 }
 
 // A relative path: gemini resolves it against its workspace, which must be the worktree.
@@ -46,49 +45,29 @@ const write: ToolCall = { name: 'write_file', input: { file_path: FILE, content:
 const command: ToolCall = { name: 'run_shell_command', input: { command: CHANGING_COMMAND } }
 
 describe('gemini, the real CLI, headless', () => {
-  test('supervised: the write lands in the worktree (never the checkout); resume by its uuid; usage as reported', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { model, repo, harness, result, record } = await run('supervised', write)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(record.status).toBe('COMPLETED')
-    expect(readFileSync(join(record.worktree_dir, FILE), 'utf8')).toBe('hello\n')
-    expect(existsSync(join(repo.dir, FILE))).toBe(false)
-    expect(record.files_modified).toEqual([FILE])
-    const first = model.requests.length
-    expect(first).toBe(2)
-    expect(record.runs[0]?.usage).toMatchObject({
-      input_tokens: USAGE.input * first,
-      output_tokens: USAGE.output * first,
-    })
+  cliTest(
+    'supervised: the write lands in the worktree (never the checkout); resume by its uuid; usage as reported',
+    async () => {
+      const outcome = await run('supervised', write)
+      expectWroteInWorktree(outcome)
+      const { model, harness, record } = outcome
+      const first = model.requests.length
+      expect(first).toBe(2)
+      expectUsageOf(record.runs[0]?.usage, first)
+      await resumeOwnConversation(harness, record.id, () => model.requests[first])
+    },
+    480_000,
+  )
 
-    const resume = await recordOf(harness, ['session', 'resume', record.id, 'and now the second part'])
-    expect(resume.result.exitCode, resume.result.stderr).toBe(0)
-    const second = model.requests[first]
-    expect(second?.text).toContain('make the change')
-    expect(second?.text).toContain(FILE)
-    expect(second?.text).toContain('and now the second part')
-  }, 480_000)
-
-  test('supervised: a command is refused (nobody can answer)', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { record, result } = await run('supervised', command)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(false)
+  cliTest('supervised: a command is refused (nobody can answer)', async () => {
+    expectCommandRefused(await run('supervised', command))
   })
 
-  test('readonly: the write is refused, nothing changes', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { record, result } = await run('readonly', write)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
-    expect(record.files_modified ?? []).toEqual([])
+  cliTest('readonly: the write is refused, nothing changes', async () => {
+    expectWriteRefused(await run('readonly', write))
   })
 
-  test('autonomous: the command runs, in the worktree', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { record, repo, result } = await run('autonomous', command)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(true)
-    expect(existsSync(join(repo.dir, COMMAND_FILE))).toBe(false)
+  cliTest('autonomous: the command runs, in the worktree', async () => {
+    expectCommandRanInWorktree(await run('autonomous', command))
   })
 })

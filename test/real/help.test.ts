@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { describe, expect } from 'vitest'
 import { resolveProvider } from '../../src/providers/args.js'
 import { flagsMissingFromHelp } from '../../src/providers/help.js'
 import { isolatedEnv, tmpDir } from '../helpers/tmp.js'
-import { installed, useInstalledClis } from './drive.js'
+import { cliTest, useInstalledClis } from './drive.js'
 
 /**
  * Every flag harness may pass (any mode, level, start or resume) is in the installed CLI's own help: what
@@ -26,10 +26,9 @@ function helpOf(command: string, args: string[]): Promise<string> {
 
 describe('the real CLIs document every flag harness passes', () => {
   for (const name of ['claude', 'codex', 'gemini', 'opencode', 'pi-agent']) {
-    test(name, async (ctx) => {
-      if (!installed.bin) return ctx.skip()
+    cliTest(name, async (bin) => {
       const provider = resolveProvider(name)
-      const command = join(installed.bin, provider.command as string)
+      const command = join(bin, provider.command as string)
       const helps = await Promise.all(provider.help_args.map((args) => helpOf(command, args)))
       expect(flagsMissingFromHelp(provider, helps.join('\n'))).toEqual([])
     })

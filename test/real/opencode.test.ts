@@ -1,23 +1,20 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { describe, expect } from 'vitest'
 import {
   CHANGING_COMMAND,
-  COMMAND_FILE,
+  cliTest,
+  expectCommandRanInWorktree,
+  expectUsageOf,
+  expectWriteRefused,
+  expectWroteInWorktree,
   FILE,
-  installed,
-  project,
+  FIRST_PROMPT,
   recordOf,
-  serversOfFile,
+  resumeOwnConversation,
+  scriptedProjects,
   useInstalledClis,
 } from './drive.js'
-import {
-  openaiChatServer,
-  openaiHasToolResult,
-  type RecordedRequest,
-  type ToolCall,
-  USAGE,
-} from './model-server.js'
+import { openaiChatServer, openaiHasToolResult, type RecordedRequest, type ToolCall } from './model-server.js'
 
 /**
  * opencode (the real CLI from npm) through harness, headless, against a scripted OpenAI chat completions server
@@ -25,8 +22,6 @@ import {
  * its tool call do, the exact resume by the captured `sessionID`, and the usage harness records.
  */
 useInstalledClis('opencode')
-const servers = serversOfFile()
-
 function opencodeConfig(url: string): string {
   return JSON.stringify({
     model: 'scripted/scripted',
@@ -57,32 +52,33 @@ function isTurn(request: RecordedRequest): boolean {
 
 const turns = (requests: RecordedRequest[]) => requests.filter(isTurn)
 
+const CONFIG = join('.config', 'opencode-test', 'opencode.json')
+const scripted = scriptedProjects((url) => ({
+  env: (home) => ({
+    OPENCODE_CONFIG: join(home, CONFIG),
+    // What opencode 1.18.33 does on every start that only slows a run against a loopback server: fetch the
+    // models list, check for updates, install its default plugins, read claude's and others' skills, watch
+    // files. Measured on 2 loaded cores: the first request 15 s after the start with the first two only, 9 s
+    // with all.
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_CLAUDE_CODE: '1',
+    OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+    OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: '1',
+  }),
+  files: { [CONFIG]: opencodeConfig(url) },
+}))
+
 /** A project whose opencode talks to a server that makes `tool` once, then answers with a text. */
-async function scriptedProject(tool: (cwd: string) => ToolCall) {
-  const model = await openaiChatServer((request) =>
-    !isTurn(request) || openaiHasToolResult(request) ? null : tool(workingDirectory(request)),
+function scriptedProject(tool: (cwd: string) => ToolCall) {
+  return scripted(
+    openaiChatServer((request) =>
+      !isTurn(request) || openaiHasToolResult(request) ? null : tool(workingDirectory(request)),
+    ),
   )
-  servers.push(model)
-  const config = join('.config', 'opencode-test', 'opencode.json')
-  const { repo, harness } = project(
-    (home) => ({
-      OPENCODE_CONFIG: join(home, config),
-      // What opencode 1.18.33 does on every start that only slows a run against a loopback server: fetch the
-      // models list, check for updates, install its default plugins, read claude's and others' skills, watch
-      // files. Measured on 2 loaded cores: the first request 15 s after the start with the first two only, 9 s
-      // with all.
-      OPENCODE_DISABLE_MODELS_FETCH: '1',
-      OPENCODE_DISABLE_AUTOUPDATE: '1',
-      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
-      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
-      OPENCODE_DISABLE_SHARE: '1',
-      OPENCODE_DISABLE_CLAUDE_CODE: '1',
-      OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
-      OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: '1',
-    }),
-    { [config]: opencodeConfig(model.url) },
-  )
-  return { model, repo, harness }
 }
 
 const write = (cwd: string): ToolCall => ({
@@ -95,60 +91,33 @@ const command = (): ToolCall => ({
 })
 
 describe('opencode, the real CLI, headless', () => {
-  test('supervised: the write lands in the worktree (never the checkout); resume by sessionID; usage as reported', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { model, repo, harness } = await scriptedProject(write)
-    const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', 'make the change'])
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(record.status).toBe('COMPLETED')
-    // opencode works in the worktree: harness gives it the worktree as PWD, which `opencode run` reads.
-    expect(workingDirectory(turns(model.requests)[0] as RecordedRequest)).toBe(record.worktree_dir)
-    expect(readFileSync(join(record.worktree_dir, FILE), 'utf8')).toBe('hello\n')
-    expect(existsSync(join(repo.dir, FILE))).toBe(false)
-    expect(record.files_modified).toEqual([FILE])
-    expect(record.agent_session_id).toMatch(/^ses_/)
-    const first = turns(model.requests).length
-    expect(first).toBeGreaterThanOrEqual(2)
-    expect(record.runs[0]?.usage).toMatchObject({
-      input_tokens: USAGE.input * first,
-      output_tokens: USAGE.output * first,
-    })
+  cliTest(
+    'supervised: the write lands in the worktree (never the checkout); resume by sessionID; usage as reported',
+    async () => {
+      const { model, repo, harness } = await scriptedProject(write)
+      const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', FIRST_PROMPT])
+      expectWroteInWorktree({ repo, result, record })
+      // opencode works in the worktree: harness gives it the worktree as PWD, which `opencode run` reads.
+      expect(workingDirectory(turns(model.requests)[0] as RecordedRequest)).toBe(record.worktree_dir)
+      expect(record.agent_session_id).toMatch(/^ses_/)
+      const first = turns(model.requests).length
+      expect(first).toBeGreaterThanOrEqual(2)
+      expectUsageOf(record.runs[0]?.usage, first)
 
-    const resume = await recordOf(harness, ['session', 'resume', record.id, 'and now the second part'])
-    expect(resume.result.exitCode, resume.result.stderr).toBe(0)
-    const second = turns(model.requests)[first]
-    expect(second?.text).toContain('make the change')
-    expect(second?.text).toContain(FILE)
-    expect(second?.text).toContain('and now the second part')
-    const answers = turns(model.requests).length - first
-    expect(resume.record.runs[1]?.usage).toMatchObject({
-      input_tokens: USAGE.input * answers,
-      output_tokens: USAGE.output * answers,
-    })
-  }, 480_000)
+      const resume = await resumeOwnConversation(harness, record.id, () => turns(model.requests)[first])
+      expectUsageOf(resume.record.runs[1]?.usage, turns(model.requests).length - first)
+    },
+    480_000,
+  )
 
-  test('readonly (the plan agent): the write is refused, nothing changes', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
+  cliTest('readonly (the plan agent): the write is refused, nothing changes', async () => {
     const { harness } = await scriptedProject(write)
-    const { result, record } = await recordOf(harness, ['run', '-a', 'opencode', '-P', 'readonly', 'make it'])
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
-    expect(record.files_modified ?? []).toEqual([])
+    expectWriteRefused(await recordOf(harness, ['run', '-a', 'opencode', '-P', 'readonly', 'make it']))
   })
 
-  test('autonomous: the command runs, in the worktree', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
+  cliTest('autonomous: the command runs, in the worktree', async () => {
     const { repo, harness } = await scriptedProject(command)
-    const { result, record } = await recordOf(harness, [
-      'run',
-      '-a',
-      'opencode',
-      '-P',
-      'autonomous',
-      'run it',
-    ])
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(true)
-    expect(existsSync(join(repo.dir, COMMAND_FILE))).toBe(false)
+    const run = await recordOf(harness, ['run', '-a', 'opencode', '-P', 'autonomous', 'run it'])
+    expectCommandRanInWorktree({ repo, ...run })
   })
 })

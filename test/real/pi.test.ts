@@ -1,14 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { describe, expect } from 'vitest'
 import {
   CHANGING_COMMAND,
-  COMMAND_FILE,
+  cliTest,
+  expectCommandRanInWorktree,
+  expectUsageOf,
+  expectWriteRefused,
+  expectWroteInWorktree,
   FILE,
-  installed,
-  project,
   recordOf,
-  serversOfFile,
+  resumeOwnConversation,
+  runAt,
+  scriptedProjects,
   show,
   useInstalledClis,
 } from './drive.js'
@@ -20,7 +22,6 @@ import { openaiChatServer, openaiHasToolResult, type ToolCall, USAGE } from './m
  * call do, the exact resume by the session file harness owns, and the usage and cost harness records.
  */
 useInstalledClis('pi')
-const servers = serversOfFile()
 
 /** Per million tokens: pi prices the usage itself from the model's `cost`, and reports it. */
 const PRICE = { input: 1, output: 2 }
@@ -56,12 +57,13 @@ function piFiles(url: string): Record<string, string> {
   }
 }
 
-async function run(level: string, call: ToolCall, prompt = 'make the change') {
-  const model = await openaiChatServer((request) => (openaiHasToolResult(request) ? null : call))
-  servers.push(model)
-  const { repo, harness } = project(PI_ENV, piFiles(model.url))
-  const { result, record } = await recordOf(harness, ['run', '-a', 'pi-agent', '-P', level, prompt])
-  return { model, repo, harness, result, record }
+const scripted = scriptedProjects((url) => ({ env: PI_ENV, files: piFiles(url) }))
+
+/** A server whose first answer is `call`, then a final text. */
+const server = (call: ToolCall) => openaiChatServer((request) => (openaiHasToolResult(request) ? null : call))
+
+async function run(level: string, call: ToolCall, prompt?: string) {
+  return runAt(await scripted(server(call)), 'pi-agent', level, prompt)
 }
 
 // A relative path: it lands where pi works, which must be the worktree.
@@ -69,41 +71,26 @@ const write: ToolCall = { name: 'write', input: { path: FILE, content: 'hello\n'
 const command: ToolCall = { name: 'bash', input: { command: CHANGING_COMMAND } }
 
 describe('pi, the real CLI, headless', () => {
-  test('supervised: the write lands in the worktree (never the checkout); resume by its session file; usage and cost as reported', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { model, repo, harness, result, record } = await run('supervised', write)
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(record.status).toBe('COMPLETED')
-    expect(readFileSync(join(record.worktree_dir, FILE), 'utf8')).toBe('hello\n')
-    expect(existsSync(join(repo.dir, FILE))).toBe(false)
-    expect(record.files_modified).toEqual([FILE])
-    const first = model.requests.length
-    expect(first).toBe(2)
-    expect(record.runs[0]?.usage).toMatchObject({
-      input_tokens: USAGE.input * first,
-      output_tokens: USAGE.output * first,
-    })
-    expect(record.runs[0]?.usage?.cost_usd).toBeCloseTo(COST_PER_ANSWER * first, 9)
-    expect(record.cost?.estimated_cost_usd).toBeCloseTo(COST_PER_ANSWER * first, 9)
+  cliTest(
+    'supervised: the write lands in the worktree (never the checkout); resume by its session file; usage and cost as reported',
+    async () => {
+      const outcome = await run('supervised', write)
+      expectWroteInWorktree(outcome)
+      const { model, harness, record } = outcome
+      const first = model.requests.length
+      expect(first).toBe(2)
+      expectUsageOf(record.runs[0]?.usage, first)
+      expect(record.runs[0]?.usage?.cost_usd).toBeCloseTo(COST_PER_ANSWER * first, 9)
+      expect(record.cost?.estimated_cost_usd).toBeCloseTo(COST_PER_ANSWER * first, 9)
 
-    const resume = await recordOf(harness, ['session', 'resume', record.id, 'and now the second part'])
-    expect(resume.result.exitCode, resume.result.stderr).toBe(0)
-    const second = model.requests[first]
-    expect(second?.text).toContain('make the change')
-    expect(second?.text).toContain(FILE)
-    expect(second?.text).toContain('and now the second part')
-    const answers = model.requests.length - first
-    expect(resume.record.runs[1]?.usage).toMatchObject({
-      input_tokens: USAGE.input * answers,
-      output_tokens: USAGE.output * answers,
-    })
-  }, 480_000)
+      const resume = await resumeOwnConversation(harness, record.id, () => model.requests[first])
+      expectUsageOf(resume.record.runs[1]?.usage, model.requests.length - first)
+    },
+    480_000,
+  )
 
-  test('readonly, detached: pi has no write tool, nothing changes', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const model = await openaiChatServer((request) => (openaiHasToolResult(request) ? null : write))
-    servers.push(model)
-    const { harness } = project(PI_ENV, piFiles(model.url))
+  cliTest('readonly, detached: pi has no write tool, nothing changes', async () => {
+    const { model, harness } = await scripted(server(write))
     const started = await recordOf(harness, [
       'run',
       '-a',
@@ -123,17 +110,16 @@ describe('pi, the real CLI, headless', () => {
       (t) => t.function?.name,
     )
     expect(tools.sort()).toEqual(['find', 'grep', 'ls', 'read'])
-    expect(existsSync(join(record.worktree_dir, FILE))).toBe(false)
-    expect(record.files_modified ?? []).toEqual([])
+    expectWriteRefused({ result: started.result, record })
     expect(record.runs[0]?.usage).toMatchObject({ input_tokens: USAGE.input * model.requests.length })
   })
 
-  test('autonomous: the command runs, in the worktree; a prompt beginning with "-" reaches pi as the prompt', async (ctx) => {
-    if (!installed.bin) return ctx.skip()
-    const { model, record, repo, result } = await run('autonomous', command, '--prompt=-v crashes')
-    expect(result.exitCode, result.stderr).toBe(0)
-    expect(model.requests[0]?.text).toContain('-v crashes')
-    expect(existsSync(join(record.worktree_dir, COMMAND_FILE))).toBe(true)
-    expect(existsSync(join(repo.dir, COMMAND_FILE))).toBe(false)
-  })
+  cliTest(
+    'autonomous: the command runs, in the worktree; a prompt beginning with "-" reaches pi as the prompt',
+    async () => {
+      const outcome = await run('autonomous', command, '--prompt=-v crashes')
+      expectCommandRanInWorktree(outcome)
+      expect(outcome.model.requests[0]?.text).toContain('-v crashes')
+    },
+  )
 })
