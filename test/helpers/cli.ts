@@ -207,6 +207,10 @@ export function runProgram(
       clearTimeout(timer)
       resolve({ exitCode, signal, stdout, stderr })
     })
+    // A program may exit without reading its stdin (a launcher that refuses at once): EPIPE is no failure.
+    child.stdin.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') reject(error)
+    })
     child.stdin.end(options.input ?? '')
   })
 }
