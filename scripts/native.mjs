@@ -85,6 +85,13 @@ export async function buildNative({ version }) {
       '--compile',
       '--bytecode',
       '--minify',
+      // A compiled bun program reads .env and bunfig.toml from the folder it starts in unless told not to: a
+      // cloned repository's bunfig.toml `preload` would run its code inside harness, and its .env would reach
+      // every agent. harness reads neither (docs/security.md).
+      '--no-compile-autoload-dotenv',
+      '--no-compile-autoload-bunfig',
+      '--no-compile-autoload-tsconfig',
+      '--no-compile-autoload-package-json',
       '--define',
       `HARNESS_VERSION=${JSON.stringify(version)}`,
       '--outfile',

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
-import { cli, json } from '../helpers/cli.js'
+import { cli, json, NATIVE_BIN, runProgram } from '../helpers/cli.js'
 import { bystanders, startTime } from '../helpers/processes.js'
 import { tmpDir, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
 
@@ -248,5 +248,22 @@ describe('a cloned .harness/ is input, not instructions', () => {
     const list = await cli(['--json', 'session', 'list'], { cwd: dir, env })
     expect(list.exitCode).toBe(2)
     expect(errorCode(list.stderr)).toBe('HARNESS_NOT_A_FOLDER')
+  })
+
+  test("the native executable ignores the project's bunfig.toml and .env: no preload runs, no variable reaches the agent", async () => {
+    // Bun's compiled programs load both from the folder they start in unless built not to: a cloned repository
+    // would run its code inside harness (bunfig `preload`) and hand its .env to every agent.
+    const { dir, env } = tmpPlainDir()
+    const ran = join(dir, '..', 'preload-ran')
+    writeFileSync(join(dir, 'bunfig.toml'), 'preload = ["./evil.js"]\n')
+    writeFileSync(join(dir, 'evil.js'), `require("fs").writeFileSync(${JSON.stringify(ran)}, "owned")\n`)
+    writeFileSync(join(dir, '.env'), 'HARNESS_DOTENV_PROBE=leaked\n')
+    const run = await runProgram(
+      NATIVE_BIN,
+      ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'echo "probe=${HARNESS_DOTENV_PROBE-unset}"'],
+      { cwd: dir, env: { ...env, HARNESS_AUTO_CLEANUP: 'off' } },
+    )
+    expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: 'probe=unset\n' })
+    expect(existsSync(ran)).toBe(false)
   })
 })
