@@ -50,6 +50,8 @@ function fullCliEnv(extra = {}) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'harness-build-'))
+/** What the small entries answer with (dist/fast.cjs and the native executable's). */
+let answers
 try {
   // Warm V8's code cache with the hottest commands (`session path`, which scripts call in loops, and `--help`)
   // on a throwaway project, so that starting harness deserialises the bundle instead of compiling it. The small
@@ -88,7 +90,7 @@ try {
       `harness without a command printed ${JSON.stringify(bare.stdout)} / ${JSON.stringify(bare.stderr)}`,
     )
   }
-  const answers = {
+  answers = {
     help,
     noCommand: { stderr: bare.stderr, exitCode: bare.status },
     recordShape: await recordShape(),
@@ -103,7 +105,7 @@ try {
   rmSync(dir, { recursive: true, force: true })
 }
 
-await buildNative({ version: pkg.version })
+await buildNative({ version: pkg.version, answers })
 
 /** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
 async function recordShape() {

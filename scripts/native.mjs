@@ -1,4 +1,4 @@
-// The native executable (docs/native.md): src/main.ts compiled by bun into one file for the machine the build
+// The native executable (docs/native.md): src/native-main.ts compiled by bun into one file for the machine the build
 // runs on, dist/harness-native, which bin/harness runs when it is there. Bun comes from the npm registry like
 // every other dev dependency: its binary is in the platform package `@oven/bun-<os>-<arch>` (one of bun's
 // optional dependencies). Bun's own postinstall moves that binary over the placeholder `bun/bin/bun.exe`;
@@ -62,8 +62,8 @@ export function findBun() {
   return null
 }
 
-/** Compiles src/main.ts into dist/harness-native (written beside it, then renamed: never half a file). */
-export async function buildNative({ version }) {
+/** Compiles src/native-main.ts (the small entry, then main.ts) into dist/harness-native (written beside it, then renamed: never half a file). */
+export async function buildNative({ version, answers }) {
   rmSync(`${NATIVE}.tmp`, { force: true })
   if (process.env.HARNESS_BUILD_NATIVE === '0') {
     rmSync(NATIVE, { force: true })
@@ -81,9 +81,13 @@ export async function buildNative({ version }) {
     bun,
     [
       'build',
-      'src/main.ts',
+      'src/native-main.ts',
       '--compile',
       '--bytecode',
+      // ESM split into chunks that load on first import: one file holding everything (bun's default with
+      // --bytecode) loads every module's node built-ins at start (docs/native.md, "Start-up").
+      '--format=esm',
+      '--splitting',
       '--minify',
       // A compiled bun program reads .env and bunfig.toml from the folder it starts in unless told not to: a
       // cloned repository's bunfig.toml `preload` would run its code inside harness, and its .env would reach
@@ -94,6 +98,8 @@ export async function buildNative({ version }) {
       '--no-compile-autoload-package-json',
       '--define',
       `HARNESS_VERSION=${JSON.stringify(version)}`,
+      '--define',
+      `HARNESS_BUILT_ANSWERS=${JSON.stringify(answers)}`,
       '--outfile',
       `${NATIVE}.tmp`,
     ],

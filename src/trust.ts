@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
 import { join } from 'node:path'
+import { sha256Hex } from './digest.js'
 import { ensureDir, readBytes, readJson, realPath } from './disk/door.js'
 import { replaceFileDurably } from './durable.js'
 import { ExitCode, HarnessError, UsageError } from './errors.js'
@@ -40,7 +40,7 @@ function realRoot(projectRoot: string): string {
 }
 
 function sha256(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
+  return sha256Hex(bytes)
 }
 
 function configBytes(file: string): Buffer | null {

@@ -3,6 +3,7 @@ import type { HarnessConfig } from '../config.js'
 import { statOrNull } from '../disk/door.js'
 import { UsageError } from '../errors.js'
 import { checkIdentity } from '../process/identity.js'
+import type { OutputSink } from '../process/pipes.js'
 import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } from '../project.js'
 import { type ChainRecords, type Processes, type SessionEnv, systemClock } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/record/store.js'
@@ -18,18 +19,20 @@ export class Context implements SessionEnv {
   readonly env: NodeJS.ProcessEnv
   readonly clock = systemClock
   readonly processes: Processes = realProcesses
-  /** Where a piped prompt or a confirmation comes from. */
-  readonly stdin: CliIo['stdin']
 
   constructor(
     readonly out: Output,
     /** Arguments after `--`, for the agent (`harness run -a exec -- npm test`). */
     readonly passthrough: string[],
-    io: Pick<CliIo, 'cwd' | 'env' | 'stdin'>,
+    private readonly io: Pick<CliIo, 'cwd' | 'env' | 'stdin' | 'stdinIsTerminal'>,
   ) {
     this.cwd = io.cwd
     this.env = io.env
-    this.stdin = io.stdin
+  }
+
+  /** Where a piped prompt or a confirmation comes from; made on first use (cli/io.ts). */
+  get stdin(): CliIo['stdin'] {
+    return this.io.stdin
   }
 
   get options(): GlobalOptions {
@@ -42,10 +45,10 @@ export class Context implements SessionEnv {
   }
 
   get stdinIsTerminal(): boolean {
-    return this.stdin.isTTY === true
+    return this.io.stdinIsTerminal?.() ?? this.stdin.isTTY === true
   }
 
-  get agentOutput(): NodeJS.WritableStream {
+  get agentOutput(): OutputSink {
     return this.options.json ? this.out.stderr : this.out.stdout
   }
 

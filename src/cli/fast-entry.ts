@@ -8,7 +8,7 @@
  */
 import { basename, dirname, join, resolve } from 'node:path'
 import {
-  fdIsCharacterDevice,
+  fdMayBeTerminal,
   parseJson,
   pathExists,
   readDirNames,
@@ -166,10 +166,10 @@ export function answer(argv: readonly string[]): number | null {
   return found.exitCode
 }
 
-/** A terminal is a character device; so is /dev/null, which is then taken for one (the full CLI answers). */
+/** A character device other than /dev/null may be a terminal: the full CLI answers then. */
 function mayBeTerminal(fd: number): boolean {
   try {
-    return fdIsCharacterDevice(fd)
+    return fdMayBeTerminal(fd)
   } catch {
     return true
   }

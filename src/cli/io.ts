@@ -1,3 +1,6 @@
+import { fdMayBeTerminal } from '../disk/door.js'
+import { FdWriter, type OutStream } from './fd-writer.js'
+
 /**
  * What a run of the command line works against: the process's own streams, directory and environment when
  * harness runs as a program (main.ts), or a caller's (the tests run most commands in process this way). Nothing
@@ -8,16 +11,40 @@ export interface CliIo {
   readonly cwd: string
   readonly env: NodeJS.ProcessEnv
   readonly stdin: NodeJS.ReadableStream & { readonly isTTY?: boolean }
-  readonly stdout: NodeJS.WriteStream
-  readonly stderr: NodeJS.WriteStream
+  /** Whether stdin is a terminal, when that can be told without making the stream (else `stdin.isTTY`). */
+  readonly stdinIsTerminal?: () => boolean
+  readonly stdout: OutStream
+  readonly stderr: OutStream
 }
 
+/**
+ * The process's own. Output that is not a terminal (a pipe, a file, /dev/null) is written through an FdWriter,
+ * and stdin is made only when a command reads it: node's stream stack, which a terminal needs, is what the native
+ * executable takes longest to load (docs/native.md, "Start-up").
+ */
 export function processIo(): CliIo {
   return {
     cwd: process.cwd(),
     env: process.env,
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
+    get stdin() {
+      return process.stdin
+    },
+    stdinIsTerminal: () => mayBeTerminal(0) && process.stdin.isTTY === true,
+    stdout: outputFor(1),
+    stderr: outputFor(2),
+  }
+}
+
+function outputFor(fd: 1 | 2): OutStream {
+  if (mayBeTerminal(fd)) return fd === 1 ? process.stdout : process.stderr
+  return new FdWriter(fd)
+}
+
+/** A closed descriptor counts as maybe: the process's stream knows how to stand in for one. */
+function mayBeTerminal(fd: 0 | 1 | 2): boolean {
+  try {
+    return fdMayBeTerminal(fd)
+  } catch {
+    return true
   }
 }

@@ -1,6 +1,7 @@
 import { ExitRequest, HarnessError } from '../errors.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 import { type ProgressReporter, silentProgress } from '../sessions/removal/progress.js'
+import type { OutStream } from './fd-writer.js'
 
 /** Global options every command sees (docs/commands.md, "Global flags"). */
 export interface GlobalOptions {
@@ -19,15 +20,15 @@ export class Output {
 
   constructor(
     readonly options: GlobalOptions,
-    readonly stdout: NodeJS.WriteStream,
-    readonly stderr: NodeJS.WriteStream,
+    readonly stdout: OutStream,
+    readonly stderr: OutStream,
     private readonly env: NodeJS.ProcessEnv,
   ) {
-    stdout.on('error', (error: NodeJS.ErrnoException) => {
-      ignoreBrokenPipe(error)
+    stdout.on('error', (error) => {
+      ignoreBrokenPipe(error as NodeJS.ErrnoException)
       this.stdoutGone = true
     })
-    stderr.on('error', ignoreBrokenPipe)
+    stderr.on('error', (error) => ignoreBrokenPipe(error as NodeJS.ErrnoException))
   }
 
   /** True once a write to stdout failed with EPIPE/EIO: nobody reads it any more (`| head` exited). */

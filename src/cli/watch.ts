@@ -1,3 +1,5 @@
+import type { OutStream } from './fd-writer.js'
+
 /**
  * A full-screen view that redraws in place when its content changes (`session list --watch`): the alternate
  * screen keeps the user's scrollback as it was, each frame overwrites the last line by line (no clear, so no
@@ -5,7 +7,7 @@
  */
 export async function watchScreen(
   draw: () => Promise<string>,
-  stdout: NodeJS.WriteStream,
+  stdout: OutStream,
   intervalMs = 500,
 ): Promise<void> {
   const write = (text: string) => {
@@ -42,7 +44,7 @@ export async function watchScreen(
     }
   } finally {
     for (const signal of signals) process.removeListener(signal, stop)
-    stdout.removeListener('resize', redraw)
+    stdout.off('resize', redraw)
     write('\x1b[?25h\x1b[?1049l')
   }
 }

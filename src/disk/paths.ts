@@ -165,9 +165,20 @@ export function copyFileNew(from: string, to: string): void {
   fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL)
 }
 
-/** Whether descriptor `fd` (the process's own: 1, 2) is a character device, as a terminal is; throws if closed. */
-export function fdIsCharacterDevice(fd: number): boolean {
-  return fs.fstatSync(fd).isCharacterDevice()
+/**
+ * Whether descriptor `fd` (the process's own: 0, 1, 2) may be a terminal: a character device other than the null
+ * device (`> /dev/null`, the usual output of a benchmark or a cron job). Telling a terminal apart for certain takes
+ * node's tty module, which costs the native executable more than a command (docs/native.md, "Start-up"); the
+ * caller gives a "maybe" to the process's own stream, which knows. Throws if `fd` is closed.
+ */
+export function fdMayBeTerminal(fd: number): boolean {
+  const stat = fs.fstatSync(fd)
+  if (!stat.isCharacterDevice()) return false
+  try {
+    return stat.rdev !== fs.statSync('/dev/null').rdev
+  } catch {
+    return true
+  }
 }
 
 /** write(2) to a descriptor the process was given (its stdout, stderr): how many bytes went. */

@@ -2,9 +2,9 @@
 // archive and unarchive. Sources are opened as the door opens any file (no link, no FIFO); new files are made
 // exclusively, written whole, fsynced; a full disk is a DiskFaultError.
 
-import { createHash } from 'node:crypto'
 import * as fs from 'node:fs'
 import { join } from 'node:path'
+import { hashOf } from '../digest.js'
 import { asDiskFault } from '../durable.js'
 import { checkParents, closeFd, ensureDir, lstatOrNull, openPlain, unlinkQuiet, writeAll } from './open.js'
 
@@ -59,7 +59,7 @@ export function copyPlainFileNew(from: string, to: string): void {
 
 /** sha256 and size of a plain file, read in pieces (never through a link). */
 export async function hashFile(path: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256')
+  const hash = hashOf('sha256')
   const { fd } = openPlain(path)
   let size = 0
   try {

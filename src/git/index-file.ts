@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hashOf } from '../digest.js'
 
 /**
  * What a checkpoint needs to know about a worktree's index, read from the file itself instead of from two more
@@ -61,7 +61,7 @@ function walkIndex(
   const stored = buffer.subarray(trailer)
   // index.skipHash writes a zero checksum; anything else must match the content.
   if (verify && stored.some((byte) => byte !== 0)) {
-    const hash = createHash(oidBytes === 32 ? 'sha256' : 'sha1')
+    const hash = hashOf(oidBytes === 32 ? 'sha256' : 'sha1')
       .update(buffer.subarray(0, trailer))
       .digest()
     if (!hash.equals(stored)) return null

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto'
 import { dirname, join } from 'node:path'
 import { createGunzip } from 'node:zlib'
 import * as z from 'zod/mini'
+import { hashOf } from '../digest.js'
 import {
   createNewFile,
   ensureDir,
@@ -287,7 +287,7 @@ function guarded(state: ReadState, handler: () => void): void {
 }
 
 function readMember(state: ReadState, entry: TarEntry, path: string): void {
-  const hash = createHash('sha256')
+  const hash = hashOf('sha256')
   let size = 0
   let fd: number | null = null
   let target = ''

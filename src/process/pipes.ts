@@ -84,10 +84,15 @@ export interface OutputPipe {
  * buffering its output (docs/security.md, "Bounded memory"). A log that cannot be written (a full disk) is
  * given up, the failure kept for the record; the output still reaches `tee`.
  */
-export function pipeAgentOutput(
-  child: PipedChild,
-  sinks: { logFd?: number; tee?: NodeJS.WritableStream },
-): OutputPipe {
+/** Where an agent's output goes besides its log: harness's stdout or stderr, as a stream or a descriptor writer. */
+export interface OutputSink {
+  /** False when the sink holds bytes it could not pass on yet: 'drain' follows once it has. */
+  write(chunk: Uint8Array): boolean
+  once(event: 'drain' | 'error' | 'close', listener: () => void): unknown
+  off(event: 'drain', listener: () => void): unknown
+}
+
+export function pipeAgentOutput(child: PipedChild, sinks: { logFd?: number; tee?: OutputSink }): OutputPipe {
   const sources = [child.stdout, child.stderr].filter((s): s is Readable => !!s)
   let logFailure: LogWriteFailure | undefined
   let logged = 0

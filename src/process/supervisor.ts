@@ -5,7 +5,7 @@ import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
-import { type LogWriteFailure, pipeAgentOutput } from './pipes.js'
+import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
@@ -25,7 +25,7 @@ export interface AgentLaunch {
    */
   mode: 'interactive' | 'headless' | 'background'
   logFd?: number
-  tee?: NodeJS.WritableStream
+  tee?: OutputSink
 }
 
 export interface AgentHooks {

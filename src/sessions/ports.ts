@@ -1,5 +1,6 @@
 import type { HarnessConfig } from '../config.js'
 import type { IdentityCheck } from '../process/identity.js'
+import type { OutputSink } from '../process/pipes.js'
 import type { RootIdentity, StopOutcome } from '../process/stop.js'
 import type { ProjectPaths } from '../project.js'
 import type { RecordStore } from './record/record-store.js'
@@ -22,7 +23,7 @@ export interface SessionEnv {
   /** stdin is a terminal (`session attach` hands it to tmux, whatever --json says). */
   readonly stdinIsTerminal: boolean
   /** Where a headless foreground run copies the agent's output (stdout, or stderr under --json). */
-  readonly agentOutput: NodeJS.WritableStream
+  readonly agentOutput: OutputSink
   project(): Promise<ProjectPaths>
   /** The project's session records (one store per command). */
   store(): Promise<RecordStore>

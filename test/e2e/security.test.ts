@@ -260,10 +260,20 @@ describe('a cloned .harness/ is input, not instructions', () => {
     writeFileSync(join(dir, '.env'), 'HARNESS_DOTENV_PROBE=leaked\n')
     const run = await runProgram(
       NATIVE_BIN,
-      ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'echo "probe=${HARNESS_DOTENV_PROBE-unset}"'],
+      [
+        'run',
+        '-q',
+        '--no-worktree',
+        '-a',
+        'exec',
+        '--',
+        'sh',
+        '-c',
+        'echo "probe=$HARNESS_DOTENV_PROBE"',
+      ],
       { cwd: dir, env: { ...env, HARNESS_AUTO_CLEANUP: 'off' } },
     )
-    expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: 'probe=unset\n' })
+    expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: 'probe=\n' })
     expect(existsSync(ran)).toBe(false)
   })
 })

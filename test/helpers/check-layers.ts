@@ -18,6 +18,8 @@ const PROCESS_IO: [string, string][] = [
 ]
 /** The CLI files that stand for the process itself: main.ts's io, and the small entry bin/harness runs first. */
 const PROCESS_ENTRIES = ['cli/io.ts', 'cli/fast-entry.ts']
+/** The files that are a process's entry point. */
+const ENTRIES = ['main.ts', 'native-main.ts']
 const GIT_SPAWN =
   /\b(?:execa|execaSync|execaNode|execFile|execFileSync|spawn|spawnSync|exec|execSync)\(\s*['"`]git\b/
 /**
@@ -111,8 +113,9 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       }
     }
     // Everything else is below the CLI: the domain (sessions/, git/, process/, providers/, history/), render/
-    // and the files at the top (config.ts, trust.ts, ...); only main.ts stands for the process.
-    if (CLI.includes(top) || file === 'main.ts') continue
+    // and the files at the top (config.ts, trust.ts, ...); only the entries (main.ts, and native-main.ts, the
+    // native executable's) stand for the process.
+    if (CLI.includes(top) || ENTRIES.includes(file)) continue
     const specifiers = code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)
     for (const [, specifier] of specifiers) {
       if (!specifier?.startsWith('.')) continue

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline/promises'
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
@@ -55,11 +54,15 @@ function describeItem(item: AdoptionItem): string {
 async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {
   const { terminalSafe } = await import('../../render/safe.js')
   ctx.out.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
-  const rl = createInterface({ input: ctx.stdin, output: ctx.out.stderr })
+  // The prompt goes out through Output's stderr; readline only reads the answer (the terminal echoes it).
+  ctx.out.stderr.write(
+    `Seal ${items.length === 1 ? 'this record' : `these ${items.length} records`} as yours? [y/N] `,
+  )
+  // Loaded here: node:readline costs every other command's start (docs/native.md, "Start-up").
+  const { createInterface } = process.getBuiltinModule('node:readline/promises')
+  const rl = createInterface({ input: ctx.stdin })
   try {
-    const answer = await rl.question(
-      `Seal ${items.length === 1 ? 'this record' : `these ${items.length} records`} as yours? [y/N] `,
-    )
+    const answer = await rl.question('')
     return /^y(es)?$/i.test(answer.trim())
   } finally {
     rl.close()

@@ -1,5 +1,5 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { join, resolve } from 'node:path'
+import { hashOf, hmacSha256, randomBytes, sameBytes } from '../../digest.js'
 import { ensureDir, linkFile, readBytes, realPath, unlinkQuiet } from '../../disk/door.js'
 import { asDiskFault, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
@@ -288,28 +288,15 @@ export class RecordSealer {
 }
 
 function matches(key: Buffer, text: string, seal: string): boolean {
-  return timingSafeEqual(createHmac('sha256', key).update(text).digest(), Buffer.from(seal, 'hex'))
+  return sameBytes(hmacSha256(key).update(text).digest(), Buffer.from(seal, 'hex'))
 }
 
 function keyIdOf(key: Buffer): string {
-  return createHash('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
+  return hashOf('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
 }
 
-/** bun's own HMAC, inside the native executable: node:crypto's createHmac costs it about 4× as much per record. */
-const BunHasher = (
-  globalThis as {
-    Bun?: {
-      CryptoHasher: new (
-        algorithm: 'sha256',
-        key: Buffer,
-      ) => { update(text: string): { digest(encoding: 'hex'): string } }
-    }
-  }
-).Bun?.CryptoHasher
-
 function hmac(key: Buffer, text: string): string {
-  if (BunHasher) return new BunHasher('sha256', key).update(text).digest('hex')
-  return createHmac('sha256', key).update(text).digest('hex')
+  return hmacSha256(key).update(text).digest('hex')
 }
 
 function readKey(file: string): Buffer | null {

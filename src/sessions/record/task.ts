@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../../digest.js'
 
 /** `task_hash` of a record: `sha256:` of the prompt as the agent was given it (without a context block). */
 export function taskHash(prompt: string): string {
-  return `sha256:${createHash('sha256').update(prompt).digest('hex')}`
+  return `sha256:${sha256Hex(prompt)}`
 }
 
 /**

@@ -4,7 +4,7 @@ import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
-import type { LogWriteFailure } from '../../process/pipes.js'
+import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
@@ -40,7 +40,7 @@ export interface SuperviseExtras {
   /** The agent is gone; called before the outcome is recorded. */
   ended?(): Promise<void>
   /** Headless: where the agent's output is copied besides the log (the CLI's stdout, or stderr under --json). */
-  tee?: NodeJS.WritableStream
+  tee?: OutputSink
 }
 
 /** Commits the run's start (create for a new session, update for a resume) holding the supervisor's identity. */
@@ -346,7 +346,7 @@ async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<strin
 export async function runInForeground(
   plan: RunPlan,
   beginRun: BeginRun,
-  tee: NodeJS.WritableStream,
+  tee: OutputSink,
 ): Promise<RunResult> {
   const self = identify(process.pid)
   if (!self) throw new Error('cannot read this process identity')
