@@ -260,17 +260,7 @@ describe('a cloned .harness/ is input, not instructions', () => {
     writeFileSync(join(dir, '.env'), 'HARNESS_DOTENV_PROBE=leaked\n')
     const run = await runProgram(
       NATIVE_BIN,
-      [
-        'run',
-        '-q',
-        '--no-worktree',
-        '-a',
-        'exec',
-        '--',
-        'sh',
-        '-c',
-        'echo "probe=$HARNESS_DOTENV_PROBE"',
-      ],
+      ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'echo "probe=$HARNESS_DOTENV_PROBE"'],
       { cwd: dir, env: { ...env, HARNESS_AUTO_CLEANUP: 'off' } },
     )
     expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: 'probe=\n' })
