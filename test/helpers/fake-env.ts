@@ -21,6 +21,8 @@ import type {
 import { assertValidSessionId } from '../../src/sessions/record/ids.js'
 import { nextStatus, SESSION_EVENTS } from '../../src/sessions/record/lifecycle.js'
 import { SCHEMA_VERSION, type SessionRecord } from '../../src/sessions/record/schema.js'
+import { RecordSealer } from '../../src/sessions/record/seal.js'
+import { tmpDir } from './tmp.js'
 
 /**
  * Fakes of the session services' port (src/sessions/ports.ts): a test builds a `SessionEnv` in a line and calls
@@ -102,7 +104,7 @@ export class MemoryStore implements RecordStore {
   async restore(id: string, text: Buffer): Promise<SessionRecord> {
     if (this.exists(id)) throw new SessionExistsError(id)
     const record = JSON.parse(text.toString('utf8')) as SessionRecord
-    this.records.set(id, { ...record, sealed: true })
+    this.records.set(id, sealed({ ...record, sealed: true }))
     return structuredClone(record)
   }
 
@@ -148,7 +150,7 @@ export class MemoryStore implements RecordStore {
 
   /** Puts a record in place as it is (no stamp, no lifecycle check), as a file found on disk would be. */
   put(record: SessionRecord): this {
-    this.records.set(record.id, { sealed: true, ...structuredClone(record) })
+    this.records.set(record.id, sealed({ sealed: true, ...structuredClone(record) }))
     return this
   }
 
@@ -159,16 +161,29 @@ export class MemoryStore implements RecordStore {
   }
 
   private commit(id: string, record: SessionRecord, rev: number): SessionRecord {
-    const next: SessionRecord = {
+    const next: SessionRecord = sealed({
       ...record,
       rev,
       updated_at: new Date(this.clock.now()).toISOString(),
       sealed: true,
-    }
+    })
     this.records.set(id, structuredClone(next))
     this.writes.push(structuredClone(next))
     return next
   }
+}
+
+let sealer: RecordSealer | undefined
+
+/**
+ * A record marked `sealed` gets a real seal under a key of the test process's own (in a temp folder, never the
+ * user's): services take only verified records (sessions/record/seal.ts), as the real store hands them out.
+ */
+function sealed(record: SessionRecord): SessionRecord {
+  if (record.sealed !== true) return record
+  sealer ??= new RecordSealer(join(tmpDir('harness-fake-key-'), 'key'))
+  const { seal: _old, ...rest } = record
+  return { ...rest, seal: sealer.seal(rest) } as SessionRecord
 }
 
 /** A status change is legal when some event of the real lifecycle makes it. */
@@ -272,6 +287,8 @@ export function fakeEnv(
     config?: HarnessConfig
     chains?: { name: string; steps: readonly unknown[] }[]
     root?: string
+    /** The environment services see (HOME or XDG_STATE_HOME for a service that seals with the user's key). */
+    env?: NodeJS.ProcessEnv
     clock?: FakeClock
     processes?: FakeProcesses
   } = {},
@@ -288,13 +305,13 @@ export function fakeEnv(
   }
   const clock = options.clock ?? new FakeClock()
   const processes = options.processes ?? new FakeProcesses()
-  const store = new MemoryStore(paths.sessionsDir, {}, clock)
+  const store = new MemoryStore(paths.sessionsDir, options.env ?? {}, clock)
   for (const record of options.records ?? []) store.put(record)
   const notices: string[] = []
   const warnings: string[] = []
   const env: SessionEnv = {
     cwd: root,
-    env: {},
+    env: options.env ?? {},
     interactive: false,
     stdinIsTerminal: false,
     agentOutput: new PassThrough(),

@@ -54,7 +54,7 @@ async function adoptableSession(ctx: SessionEnv, input: string, taken: Set<strin
   return session
 }
 
-function adoptedStep(n: number, session: SessionRecord): ChainStep {
+function adoptedStep(ctx: SessionEnv, n: number, session: SessionRecord): ChainStep {
   return {
     n,
     agent: session.provider,
@@ -63,7 +63,7 @@ function adoptedStep(n: number, session: SessionRecord): ChainStep {
     prompt: session.prompt ?? null,
     session_id: session.id,
     adopted: true,
-    added_at: new Date().toISOString(),
+    added_at: nowIso(ctx),
   }
 }
 
@@ -73,10 +73,10 @@ export async function createChain(ctx: SessionEnv, name: string, sessions: strin
   const taken = new Set<string>()
   const steps: ChainStep[] = []
   for (const input of sessions)
-    steps.push(adoptedStep(steps.length + 1, await adoptableSession(ctx, input, taken)))
+    steps.push(adoptedStep(ctx, steps.length + 1, await adoptableSession(ctx, input, taken)))
   ensureProjectDirs(await ctx.project())
   const chains = await openChains(ctx)
-  const created = await chains.create({ name, created_at: new Date().toISOString(), steps, runner: null })
+  const created = await chains.create({ name, created_at: nowIso(ctx), steps, runner: null })
   return viewOf(ctx, created)
 }
 
@@ -113,7 +113,7 @@ export async function addChainStep(
     if (given.length) {
       throw new UsageError(`--session adopts a session as it is: ${given.join(', ')} cannot be given with it`)
     }
-    step = adoptedStep(0, await adoptableSession(ctx, options.session, taken))
+    step = adoptedStep(ctx, 0, await adoptableSession(ctx, options.session, taken))
   } else {
     const config = await ctx.config()
     const { DEFAULT_AGENT } = await import('../../config.js')
@@ -135,7 +135,7 @@ export async function addChainStep(
       extra_args: options.extraArgs,
       session_id: null,
       adopted: false,
-      added_at: new Date().toISOString(),
+      added_at: nowIso(ctx),
     }
   }
   const updated = await chains.update(name, (current) => {
@@ -164,7 +164,7 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
   const chains = await openChains(ctx)
   const chain = await getChain(chains, name)
   assertSealedChain(chain)
-  const liveness = runnerLiveness(chain)
+  const liveness = runnerLiveness(chain, ctx.processes)
   const runner = chain.runner
   if (!runner || liveness === 'stale') {
     if (runner) await releaseRunner(chains, name, runner, 'its runner had gone away')
@@ -191,10 +191,11 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
       'CHAIN_UNVERIFIED',
     )
   }
-  if (runner.pid === process.pid) throw new IllegalStateError('a chain cannot kill its own runner')
+  const self = ctx.processes.selfPid
+  if (runner.pid === self) throw new IllegalStateError('a chain cannot kill its own runner')
   await chains.update(name, (current) =>
     ownsRunner(current, { pid: runner.pid, start_time: runner.start_time ?? null })
-      ? { ...current, stop_request: { at: new Date().toISOString(), by_pid: process.pid } }
+      ? { ...current, stop_request: { at: nowIso(ctx), by_pid: self } }
       : undefined,
   )
   let killed: string | null = null
@@ -209,10 +210,14 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
       if (!(error instanceof IllegalStateError)) throw error
     }
   }
-  const { stopProcessTree } = await import('../../process/stop.js')
-  await stopProcessTree(runner as ChainRunner & { start_time: string | null }, { graceMs })
+  await ctx.processes.stopTree({ ...runner, start_time: runner.start_time ?? null }, { graceMs })
   await releaseRunner(chains, name, runner, 'killed by "harness chain kill"')
   return { name, runner_pid: runner.pid, killed_session: killed, chain: await chainStatus(ctx, name) }
+}
+
+/** The port's clock, as records write times. */
+function nowIso(ctx: SessionEnv): string {
+  return new Date(ctx.clock.now()).toISOString()
 }
 
 async function releaseRunner(chains: ChainStore, name: string, runner: ChainRunner, outcome: string) {

@@ -72,7 +72,7 @@ export async function runChain(
     )
     let committed = false
     try {
-      await claimRunner(chains, name, runner.identity, true)
+      await claimRunner(ctx, chains, name, runner.identity, true)
       committed = true
       runner.send({ name })
     } finally {
@@ -84,7 +84,7 @@ export async function runChain(
   }
   const self = identify(process.pid)
   if (!self) throw new Error('cannot read this process identity')
-  await claimRunner(chains, name, self, false)
+  await claimRunner(ctx, chains, name, self, false)
   return driveChain(ctx, chains, name, self)
 }
 
@@ -103,6 +103,7 @@ export async function runChainDetached(ctx: SessionEnv, input: string): Promise<
 
 /** Records `self` as the chain's runner; refused while another runner lives (a stale one is taken over). */
 async function claimRunner(
+  ctx: SessionEnv,
   chains: ChainStore,
   name: string,
   self: ProcessIdentity,
@@ -110,7 +111,7 @@ async function claimRunner(
 ): Promise<void> {
   await chains.update(name, (current) => {
     assertSealedChain(current)
-    const liveness = runnerLiveness(current)
+    const liveness = runnerLiveness(current, ctx.processes)
     if (current.runner && liveness !== 'stale') {
       throw new IllegalStateError(
         `chain "${name}" is already running (runner pid ${current.runner.pid}${liveness === 'unverified' ? ', unverified' : ''})`,
@@ -126,7 +127,7 @@ async function claimRunner(
       hostname: self.hostname,
       boot_id: self.boot_id,
       pid_namespace: self.pid_namespace,
-      started_at: new Date().toISOString(),
+      started_at: new Date(ctx.clock.now()).toISOString(),
       detached,
     }
     return { ...current, runner, stop_request: null }

@@ -1,6 +1,5 @@
 import { join } from 'node:path'
-import { checkIdentity } from '../../process/identity.js'
-import type { SessionEnv } from '../ports.js'
+import type { Processes, SessionEnv } from '../ports.js'
 import type { SessionView } from '../query/reconcile.js'
 import type { SessionRecord } from '../record/schema.js'
 import {
@@ -64,10 +63,11 @@ export async function getChain(chains: ChainStore, name: string): Promise<Chain>
   return chain
 }
 
-export function runnerLiveness(chain: Chain): RunnerLiveness | null {
+/** Whether the chain's runner lives, as the process table (`processes`, the port's) says. */
+export function runnerLiveness(chain: Chain, processes: Pick<Processes, 'check'>): RunnerLiveness | null {
   const runner = chain.runner
   if (!runner) return null
-  const check = checkIdentity(runner)
+  const check = processes.check(runner)
   const liveness = check === 'alive' ? 'running' : check === 'dead' ? 'stale' : 'unverified'
   // A foreign chain is never acted on (docs/security.md): only "verifiably gone" is believed of it.
   return chain.sealed !== true && liveness !== 'stale' ? 'unverified' : liveness
@@ -81,6 +81,7 @@ export function ownsRunner(chain: Chain, self: { pid: number; start_time: string
 export async function stepSessions(ctx: SessionEnv, chain: Chain): Promise<Map<string, SessionView | null>> {
   const store = await ctx.store()
   const { reconcileView } = await import('../query/reconcile.js')
+  const { seen } = await import('../query/query.js')
   const found = new Map<string, SessionView | null>()
   for (const step of chain.steps) {
     const id = step.session_id
@@ -91,7 +92,12 @@ export async function stepSessions(ctx: SessionEnv, chain: Chain): Promise<Map<s
     } catch {
       record = null // a corrupt record was reported; the step shows as if its session were not there
     }
-    found.set(id, record && record.status === 'RUNNING' ? await reconcileView(store, record) : record)
+    found.set(
+      id,
+      record && record.status === 'RUNNING'
+        ? await reconcileView(store, record, false, ...seen(ctx))
+        : record,
+    )
   }
   return found
 }
@@ -124,7 +130,11 @@ export function chainView(chain: Chain, states: StepState[], liveness: RunnerLiv
 }
 
 export async function viewOf(ctx: SessionEnv, chain: Chain): Promise<ChainView> {
-  return chainView(chain, statesOf(chain, await stepSessions(ctx, chain)), runnerLiveness(chain))
+  return chainView(
+    chain,
+    statesOf(chain, await stepSessions(ctx, chain)),
+    runnerLiveness(chain, ctx.processes),
+  )
 }
 
 /** `chain status <name>`. */
