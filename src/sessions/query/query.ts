@@ -1,6 +1,5 @@
 import { pathExists } from '../../disk/door.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
-import { checkIdentity } from '../../process/identity.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from '../record/ids.js'
 import type { IdentityCheckOf } from '../record/liveness.js'
@@ -77,9 +76,9 @@ export function seen(ctx: Pick<SessionEnv, 'processes' | 'clock'>): [IdentityChe
 export async function* listStore(
   store: RecordStore,
   filters: ListFilters,
-  inMemory = IN_MEMORY_LISTING,
-  check: IdentityCheckOf = checkIdentity,
-  now = new Date(),
+  inMemory: number,
+  check: IdentityCheckOf,
+  now: Date,
 ): AsyncGenerator<SessionView> {
   const wanted = (view: SessionView) =>
     (!filters.agent || filters.agent.includes(view.provider)) &&

@@ -1,5 +1,4 @@
 import { DiskFaultError } from '../../errors.js'
-import { checkIdentity } from '../../process/identity.js'
 import type { RecordStore } from '../ports.js'
 import { transition } from '../record/lifecycle.js'
 import { computeLiveness, type IdentityCheckOf, type Liveness } from '../record/liveness.js'
@@ -14,8 +13,8 @@ export type SessionView = SessionRecord & { liveness?: Liveness }
  */
 export function markPaused(
   record: SessionRecord,
-  event: 'reconcile' | 'recover' = 'reconcile',
-  now = new Date(),
+  event: 'reconcile' | 'recover',
+  now: Date,
 ): SessionRecord {
   const status = transition(record.status, event, record.id)
   const runs = record.runs ? [...record.runs] : record.runs
@@ -41,10 +40,10 @@ export function markPaused(
 export async function reconcileView(
   store: RecordStore,
   record: SessionRecord,
-  dryRun = false,
-  /** The process table's answer (the port's `processes.check`; the live table by default). */
-  check: IdentityCheckOf = checkIdentity,
-  now = new Date(),
+  dryRun: boolean,
+  /** The process table's answer and the time: the port's (`seen(ctx)`), never a default, so none is forgotten. */
+  check: IdentityCheckOf,
+  now: Date,
 ): Promise<SessionView> {
   const liveness = computeLiveness(record, check)
   // A container session's engine supervises it: without a live supervisor, ask the engine (docs/backends.md).
@@ -76,9 +75,9 @@ export async function reconcileView(
 export async function reconcileViews(
   store: RecordStore,
   records: SessionRecord[],
-  dryRun = false,
-  check: IdentityCheckOf = checkIdentity,
-  now = new Date(),
+  dryRun: boolean,
+  check: IdentityCheckOf,
+  now: Date,
 ): Promise<SessionView[]> {
   const views: SessionView[] = []
   for (const record of records)

@@ -75,7 +75,7 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   const report: ArchiveReport = { ...emptyRemovalReport(options.dryRun, olderThan), archive: null }
   if (!paths.exists) return report
   const store = await ctx.store()
-  const selected = await selectOldSessions(store, options, olderThan.ms)
+  const selected = await selectOldSessions(ctx, store, options, olderThan.ms)
   report.skipped = selected.skipped
   const plans = await planSessions(ctx, paths, selected.candidates, options)
   const chosen: Chosen[] = []
@@ -92,7 +92,7 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
   if (chosen.length === 0) return report
 
   const outputDir = resolve(ctx.cwd, options.output ?? join(paths.harnessDir, 'archives'))
-  const now = options.now ?? new Date()
+  const now = options.now ?? new Date(ctx.clock.now())
   const ids = chosen.map((c) => c.plan.record.id)
   if (options.dryRun) {
     report.archive = { path: archiveName(outputDir, now), sessions: ids, bytes: null, sha256: null }

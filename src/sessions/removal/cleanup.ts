@@ -2,7 +2,7 @@ import { allowedWorktreeRoots, cleanupOlderThan, cleanupOlderThanMs, isInsideRoo
 import { durationText } from '../../duration.js'
 import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
-import { getSession, sortSessions } from '../query/query.js'
+import { getSession, seen, sortSessions } from '../query/query.js'
 import { reconcileViews } from '../query/reconcile.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
 import { classifyError, decideRemoval } from './decision.js'
@@ -45,7 +45,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   // are in it); only when there is a record to read.
   const repos = new RepoCache(ctx.cwd, ctx.env)
   if (store.ids().length > 0) repos.prefetch(paths.root)
-  const selected = await selectOldSessions(store, options, olderThan.ms)
+  const selected = await selectOldSessions(ctx, store, options, olderThan.ms)
   report.skipped = selected.skipped
   const candidates = selected.candidates
   // The batched removal checks each worktree's files under its lock anyway: without --force that check is the
@@ -115,14 +115,16 @@ export async function planSessions(
  * session that was RUNNING when read is never taken in the same run, whatever it was reconciled to.
  */
 export async function selectOldSessions(
+  ctx: Pick<SessionEnv, 'processes' | 'clock'>,
   store: RecordStore,
   options: { status?: SessionStatus[]; dryRun: boolean; now?: Date },
   olderThanMs: number,
 ): Promise<{ candidates: SessionRecord[]; skipped: NonNullable<RemovalReport['skipped']> }> {
   const records = sortSessions(store.list())
   const wasRunning = new Set(records.filter((r) => r.status === 'RUNNING').map((r) => r.id))
-  const views = await reconcileViews(store, records, options.dryRun)
-  const now = (options.now ?? new Date()).getTime()
+  const [check, seenAt] = seen(ctx)
+  const views = await reconcileViews(store, records, options.dryRun, check, seenAt)
+  const now = (options.now ?? seenAt).getTime()
   const skipped = { running: 0, younger: 0, filtered: 0 }
   const candidates: SessionRecord[] = []
   for (const view of views) {

@@ -65,7 +65,7 @@ export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Prom
   const report = emptyPruneReport(options.dryRun, olderThan, root)
   const repo = await new RepoCache(ctx.cwd, ctx.env).get(paths.root)
   if (!repo) return report
-  const now = (options.now ?? new Date()).getTime()
+  const now = options.now?.getTime() ?? ctx.clock.now()
   const store = await ctx.store()
   const scope: PruneScope = {
     repo,

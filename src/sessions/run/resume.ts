@@ -104,7 +104,7 @@ async function resumable(
   input: string,
   exact: boolean | undefined,
 ): Promise<SessionRecord> {
-  const session = exact ? await getExact(store, input) : await getSession(ctx, input)
+  const session = exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
   const id = session.id
   if (session.status === 'RUNNING') {
     throw new IllegalStateError(
@@ -224,9 +224,10 @@ function resumedRecord(
   }
 }
 
-async function getExact(store: SessionStore, id: string) {
+async function getExact(ctx: SessionEnv, store: SessionStore, id: string) {
   const { reconcileView } = await import('../query/reconcile.js')
+  const { seen } = await import('../query/query.js')
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
-  return record.status === 'RUNNING' ? reconcileView(store, record) : record
+  return record.status === 'RUNNING' ? reconcileView(store, record, false, ...seen(ctx)) : record
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { Output } from '../../../../src/cli/output.js'
-import { hostFacts } from '../../../../src/process/identity.js'
+import { checkIdentity, hostFacts } from '../../../../src/process/identity.js'
 import { type ListFilters, listStore } from '../../../../src/sessions/query/query.js'
 import type { SessionView } from '../../../../src/sessions/query/reconcile.js'
 import { SessionStore, type StoreProblem } from '../../../../src/sessions/record/store.js'
@@ -56,9 +56,9 @@ describe('listing a store held in memory or in two passes', () => {
   ])('%j: the same sessions in the same order, corrupt files reported alike', async (filters) => {
     const { store: s, problems } = made
     problems.splice(0)
-    const inMemory = await collect(listStore(s, filters))
+    const inMemory = await collect(listStore(s, filters, 100_000, checkIdentity, new Date()))
     const reportedInMemory = problems.splice(0)
-    const twoPasses = await collect(listStore(s, filters, 0))
+    const twoPasses = await collect(listStore(s, filters, 0, checkIdentity, new Date()))
     expect(twoPasses).toEqual(inMemory)
     expect(inMemory.length).toBeGreaterThan(0)
     if (!filters.status && !filters.agent && !filters.limit) {
