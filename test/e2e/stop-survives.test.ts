@@ -35,7 +35,7 @@ async function killThatDies(dir: string, env: NodeJS.ProcessEnv, id: string): Pr
   const requester = spawnSync(process.execPath, ['-e', ''])
   expect(requester.status).toBe(0)
   const store = new SessionStore(join(dir, '.harness', 'sessions'), { sealer: RecordSealer.forEnv(env) })
-  const committed = await commitStopRequest(store, id, stopRequest('kill', 1000, requester.pid))
+  const committed = await commitStopRequest(store, id, stopRequest('kill', 1000, requester.pid, Date.now()))
   expect(committed.stop_request).toMatchObject({ action: 'kill', by_pid: requester.pid, grace_ms: 1000 })
 }
 

@@ -26,7 +26,7 @@ import type { SessionStore } from '${src}/sessions/record/store.js'
 export async function probe(store: SessionStore, ctx: SessionEnv, env: NodeJS.ProcessEnv): Promise<void> {
   const record = store.get('abcd1234') as SessionRecord
   const forged = { ...record, sealed: true as const }
-  const options = { env, projectRoot: '/p' }
+  const options = { env, projectRoot: '/p', now: new Date() }
   checkpointDir(record) // UNVERIFIED
   await restoreSessionCheckpoint(store, record, 0, options) // UNVERIFIED
   await diffSources(ctx, record, '/p') // UNVERIFIED

@@ -167,8 +167,8 @@ async function stopRun(
 export function stopRequest(
   action: StopAction,
   graceMs: number,
-  byPid = process.pid,
-  nowMs = Date.now(),
+  byPid: number,
+  nowMs: number,
 ): StopRequest & { grace_ms: number } {
   return { action, at: new Date(nowMs).toISOString(), by_pid: byPid, grace_ms: graceMs }
 }

@@ -11,11 +11,7 @@ export type SessionView = SessionRecord & { liveness?: Liveness }
  * (stop_reason "interrupted"), `recover` for an unverified one on the user's word ("recovered").
  * Pure: used under the lock and for --dry-run alike.
  */
-export function markPaused(
-  record: SessionRecord,
-  event: 'reconcile' | 'recover',
-  now: Date,
-): SessionRecord {
+export function markPaused(record: SessionRecord, event: 'reconcile' | 'recover', now: Date): SessionRecord {
   const status = transition(record.status, event, record.id)
   const runs = record.runs ? [...record.runs] : record.runs
   const run = runs?.[runs.length - 1]

@@ -180,6 +180,7 @@ async function restoreFirst(
   const restored = await restoreSessionCheckpoint(store, verified, checkpoint, {
     env: ctx.env,
     projectRoot: paths.root,
+    now: new Date(ctx.clock.now()),
   })
   ctx.notice(
     `harness: restored checkpoint ${restored.restored.n} of session ${id}${restored.before ? ` (undo: harness session restore ${id} ${restored.before.n})` : ''}`,

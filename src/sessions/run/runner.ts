@@ -280,7 +280,14 @@ async function checkpointQuietly(
     const { takeCheckpoint } = await import('../work/checkpoints.js')
     // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
     const projectRoot = dirname(dirname(plan.sessionsDir))
-    await takeCheckpoint(store, plan.id, { trigger, onlyIfChanged: true, env: plan.env, state, projectRoot })
+    await takeCheckpoint(store, plan.id, {
+      trigger,
+      onlyIfChanged: true,
+      env: plan.env,
+      state,
+      projectRoot,
+      now: new Date(),
+    })
   } catch {}
 }
 

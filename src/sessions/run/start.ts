@@ -87,7 +87,7 @@ async function makeAndLaunch(
       madeAgentDir = true
     }
     const place = prepared.tmux ? await tmuxPlace(ctx, id) : null
-    const record = newRecord(prepared, workspace, options, place)
+    const record = newRecord(ctx, prepared, workspace, options, place)
     const planned = runPlan(ctx, {
       paths,
       session: record,
@@ -138,6 +138,7 @@ function signalledError(guard: SignalGuard, committed: boolean, error: unknown):
 
 /** The new session's record, before its first run. */
 function newRecord(
+  ctx: SessionEnv,
   prepared: PreparedStart,
   workspace: Workspace,
   options: StartOptions,
@@ -155,7 +156,7 @@ function newRecord(
     contextFrom: prepared.contextFrom,
     tmux: place,
     metadata: sessionMetadata(),
-    now: new Date(),
+    now: new Date(ctx.clock.now()),
   })
   if (prepared.budget) record.budget_usd = prepared.budget.limit_usd
   return record

@@ -22,6 +22,8 @@ export interface TakeCheckpointOptions {
   env: NodeJS.ProcessEnv
   /** The project's top: a session's repository when its record names none. */
   projectRoot: string
+  /** When it is taken: the caller's clock (a service's is its port's). */
+  now: Date
   /**
    * The session's worktree as already read (`readWorktreeState` of its worktree_dir): at the end of a run it is
    * read once for both this checkpoint and `files_modified`.
@@ -126,7 +128,7 @@ export async function takeCheckpoint(
       commit: made.commit,
       head: made.head,
       message,
-      created_at: new Date().toISOString(),
+      created_at: options.now.toISOString(),
       trigger: options.trigger,
       files_changed: made.filesChanged,
       tokens_used: null,
@@ -192,7 +194,7 @@ export async function restoreSessionCheckpoint(
   store: SessionStore,
   session: VerifiedSession<SessionRecord>,
   nText: string | number,
-  options: { env: NodeJS.ProcessEnv; projectRoot: string },
+  options: { env: NodeJS.ProcessEnv; projectRoot: string; now: Date },
 ): Promise<RestoreOutcome> {
   const id = session.id
   assertNotRunning(session, 'restore')
@@ -216,6 +218,7 @@ export async function restoreSessionCheckpoint(
     message: `before restoring checkpoint ${target.n}`,
     env: options.env,
     projectRoot: options.projectRoot,
+    now: options.now,
   })
   // Re-checked after the before-restore checkpoint: a resume may have started meanwhile.
   const current = store.get(id)
@@ -257,6 +260,7 @@ export async function checkpointSession(
     message,
     env: ctx.env,
     projectRoot: root,
+    now: new Date(ctx.clock.now()),
   })
 }
 
@@ -275,5 +279,9 @@ export async function listSessionCheckpoints(ctx: SessionEnv, input: string): Pr
 export async function restoreSession(ctx: SessionEnv, input: string, n: string): Promise<RestoreOutcome> {
   const session = verifiedSession(await getSession(ctx, input), 'restores its worktree')
   const { root } = await ctx.project()
-  return restoreSessionCheckpoint(await ctx.store(), session, n, { env: ctx.env, projectRoot: root })
+  return restoreSessionCheckpoint(await ctx.store(), session, n, {
+    env: ctx.env,
+    projectRoot: root,
+    now: new Date(ctx.clock.now()),
+  })
 }

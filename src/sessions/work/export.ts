@@ -69,8 +69,8 @@ export async function exportSession(
   ctx: SessionEnv,
   input: string,
   readable: ReadableLog,
-  now = new Date(),
 ): Promise<SessionExport> {
+  const now = new Date(ctx.clock.now())
   const session = await getSession(ctx, input)
   const running = session.status === 'RUNNING'
   const runs: ExportedRun[] = (session.runs ?? []).map((run) => {

@@ -309,7 +309,7 @@ async function landMerge(
           )
   }
   await git.fastForward(place.main.path, landed, `harness: merge session ${id}`, gitOptions)
-  const mergedAt = new Date().toISOString()
+  const mergedAt = new Date(ctx.clock.now()).toISOString()
   const store = await ctx.store()
   // The branch tip that was landed: cleanup treats the branch as merged while it still points there (a squash
   // commit does not contain the branch's commits).

@@ -110,6 +110,7 @@ describe('checkpoints', () => {
     const { checkpoint } = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'manual',
       message: 'half way',
     })
@@ -139,6 +140,7 @@ describe('checkpoints', () => {
     const none = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -147,6 +149,7 @@ describe('checkpoints', () => {
     const first = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -154,6 +157,7 @@ describe('checkpoints', () => {
     const again = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -163,6 +167,7 @@ describe('checkpoints', () => {
     const second = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'run-end',
       onlyIfChanged: true,
     })
@@ -173,6 +178,7 @@ describe('checkpoints', () => {
     const third = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'interval',
       onlyIfChanged: true,
     })
@@ -180,6 +186,7 @@ describe('checkpoints', () => {
     const manual = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'manual',
     })
     expect(manual.checkpoint?.n).toBe(3)
@@ -191,7 +198,12 @@ describe('checkpoints', () => {
     f.write('x.txt', 'x\n')
     const taken = await Promise.all(
       [0, 1, 2, 3].map(() =>
-        takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' }),
+        takeCheckpoint(f.store, f.id, {
+          env: f.repo.env,
+          projectRoot: f.repo.dir,
+          now: new Date(),
+          trigger: 'manual',
+        }),
       ),
     )
     expect(taken.map((t) => t.checkpoint?.n).sort()).toEqual([0, 1, 2, 3])
@@ -215,7 +227,12 @@ describe('checkpoints', () => {
     const index = f.git('rev-parse', '--path-format=absolute', '--git-path', 'index')
     const indexHash = createHash('sha256').update(readFileSync(index)).digest('hex')
     for (let i = 0; i < 3; i++)
-      await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
+      await takeCheckpoint(f.store, f.id, {
+        env: f.repo.env,
+        projectRoot: f.repo.dir,
+        now: new Date(),
+        trigger: 'manual',
+      })
     await done
     expect(f.git('rev-parse', 'HEAD')).toBe(head)
     expect(createHash('sha256').update(readFileSync(index)).digest('hex')).toBe(indexHash)
@@ -242,6 +259,7 @@ describe('restore', () => {
     const { checkpoint } = await takeCheckpoint(f.store, f.id, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
       trigger: 'manual',
       message: 'A',
     })
@@ -267,6 +285,7 @@ describe('restore', () => {
       {
         env: f.repo.env,
         projectRoot: f.repo.dir,
+        now: new Date(),
       },
     )
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesA)
@@ -281,6 +300,7 @@ describe('restore', () => {
     await restoreSessionCheckpoint(f.store, verifiedSession(again, 'restores'), 1, {
       env: f.repo.env,
       projectRoot: f.repo.dir,
+      now: new Date(),
     })
     expect(filesOf(f.wt, (rel) => rel.startsWith('ignored'))).toEqual(filesB)
     expect(f.git('rev-parse', 'HEAD')).toBe(headB)
@@ -295,7 +315,12 @@ describe('restore', () => {
   test('a RUNNING session is refused with exit 4 and nothing changes', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      projectRoot: f.repo.dir,
+      now: new Date(),
+      trigger: 'manual',
+    })
     await f.store.update(f.id, (r) => ({ ...r, status: 'RUNNING' }))
     f.write('y.txt', 'y\n')
     const before = userState(f)
@@ -303,6 +328,7 @@ describe('restore', () => {
       restoreSessionCheckpoint(f.store, verifiedSession(f.store.get(f.id) as SessionRecord, 'restores'), 0, {
         env: f.repo.env,
         projectRoot: f.repo.dir,
+        now: new Date(),
       }),
     )
     expect(error.exitCode).toBe(4)
@@ -320,6 +346,7 @@ describe('restore', () => {
           restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '3', {
             env: f.repo.env,
             projectRoot: f.repo.dir,
+            now: new Date(),
           }),
         )
       ).exitCode,
@@ -330,6 +357,7 @@ describe('restore', () => {
           restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '-1', {
             env: f.repo.env,
             projectRoot: f.repo.dir,
+            now: new Date(),
           }),
         )
       ).exitCode,
@@ -341,7 +369,12 @@ describe('foreign records', () => {
   test('a record harness did not seal is never checkpointed or restored (exit 4, FOREIGN)', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' })
+    await takeCheckpoint(f.store, f.id, {
+      env: f.repo.env,
+      projectRoot: f.repo.dir,
+      now: new Date(),
+      trigger: 'manual',
+    })
     const path = f.store.recordPath(f.id)
     const record = JSON.parse(readFileSync(path, 'utf8'))
     record.seal = 'forged'
@@ -351,7 +384,12 @@ describe('foreign records', () => {
     expect(
       (
         await rejection(
-          takeCheckpoint(f.store, f.id, { env: f.repo.env, projectRoot: f.repo.dir, trigger: 'manual' }),
+          takeCheckpoint(f.store, f.id, {
+            env: f.repo.env,
+            projectRoot: f.repo.dir,
+            now: new Date(),
+            trigger: 'manual',
+          }),
         )
       ).code,
     ).toBe('FOREIGN')
