@@ -54,7 +54,7 @@ const GLOBAL_FLAGS = {
 }
 
 /** Builds the whole command tree. Commands register themselves; none holds logic. */
-export function buildProgram(out: Output, passthrough: string[], io: CliIo): Command {
+export function buildProgram(out: Output, passthrough: string[], io: CliIo): CliCommand {
   const ctx = new Context(out, passthrough, io)
   const program = rootCommand(out)
   readGlobalsBeforeEachAction(program, out, passthrough)

@@ -18,10 +18,21 @@ export function action<F extends Flags, A extends unknown[]>(
     const options = command.opts()
     schema ??= flagSchema(flags)
     const parsed = z.safeParse(schema, options)
-    if (!parsed.success) throw invalidOption(parsed.error.issues[0], options, flags, command)
+    if (!parsed.success) throw invalidOption(await englishIssue(schema, options), options, flags, command)
     const args = received.slice(0, command.registeredArguments.length) as A
     await handler(parsed.data, ...args)
   }
+}
+
+/**
+ * The first issue of a failed parse, in English: zod/mini has no messages of its own, and its English ones are
+ * loaded only for a failure, not on every command's start.
+ */
+async function englishIssue(schema: z.ZodMiniType, options: unknown): Promise<z.core.$ZodIssue | undefined> {
+  const { default: en } = await import('zod/v4/locales/en.js')
+  z.config(en())
+  const again = z.safeParse(schema, options)
+  return again.success ? undefined : again.error.issues[0]
 }
 
 /** No flags: for commands that take only arguments. */

@@ -1,5 +1,6 @@
 import type { Command, Option } from 'commander'
 import { terminalSafeLine } from '../render/safe.js'
+import { CliCommand } from './command.js'
 import type { OfferedValues } from './options.js'
 
 /** What the shell should do: offer these candidates, or complete file or directory names itself. */
@@ -18,6 +19,8 @@ export async function complete(
   words: string[],
   sources: CompletionSources,
 ): Promise<Completion> {
+  // Every command's flags are offered: they are made now (cli/command.ts makes them when a command parses).
+  if (program instanceof CliCommand) program.completeTree()
   const current = words[words.length - 1] ?? ''
   const before = words.slice(0, -1)
   let command = program

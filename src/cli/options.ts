@@ -45,14 +45,29 @@ export interface OfferedValues {
 
 type Extra = Pick<Flag, 'values' | 'choices'>
 
+/**
+ * `flag` with its schema made on first read: every command's flags are declared when the command tree is built,
+ * and building zod schemas for all of them cost each start more than the one command's parse uses.
+ */
+function withSchema<S extends z.ZodMiniType>(flag: Omit<Flag, 'schema'>, make: () => S): Flag<S> {
+  let made: S | undefined
+  return Object.defineProperty(flag, 'schema', {
+    get: () => {
+      made ??= make()
+      return made
+    },
+    enumerable: true,
+  }) as Flag<S>
+}
+
 /** `--dry-run`, `-d, --detach`: true when given. */
 export function boolFlag(flags: string, description: string): Flag<z.ZodMiniOptional<z.ZodMiniBoolean>> {
-  return { flags, description, schema: z.optional(z.boolean()) }
+  return withSchema({ flags, description }, () => z.optional(z.boolean()))
 }
 
 /** `--no-worktree`: commander makes `worktree` true unless the flag is given. */
 export function negatedFlag(flags: `--no-${string}`, description: string): Flag<z.ZodMiniBoolean> {
-  return { flags, description, schema: z.boolean() }
+  return withSchema({ flags, description }, () => z.boolean())
 }
 
 /** `--base <ref>`: any text; with a default, or required, it is always there. */
@@ -72,7 +87,7 @@ export function textFlag(
   extra: Extra & { default?: string; required?: boolean } = {},
 ): Flag {
   const always = extra.default !== undefined || extra.required === true
-  return { flags, description, ...extra, schema: always ? z.string() : z.optional(z.string()) }
+  return withSchema({ flags, description, ...extra }, () => (always ? z.string() : z.optional(z.string())))
 }
 
 /** `--sort <key>`: one of `choices` (the usage error lists them); with a default it is always there. */
@@ -94,41 +109,32 @@ export function choiceFlag(
   choices: readonly [string, ...string[]],
   extra: { default?: string; commanderChecks?: boolean } = {},
 ): Flag {
-  const schema = z.enum(choices)
-  return {
-    flags,
-    description,
-    choices,
-    default: extra.default,
-    commanderChecks: extra.commanderChecks,
-    schema: extra.default === undefined ? z.optional(schema) : schema,
-  }
+  return withSchema(
+    { flags, description, choices, default: extra.default, commanderChecks: extra.commanderChecks },
+    () => (extra.default === undefined ? z.optional(z.enum(choices)) : z.enum(choices)),
+  )
 }
 
-/** `--status <status>` given as `a,b` or repeated; each item parsed by `item`. */
+/** `--status <status>` given as `a,b` or repeated; each item parsed by the schema `item` makes. */
 export function listFlag<S extends z.ZodMiniType = z.ZodMiniString>(
   flags: string,
   description: string,
-  extra: Extra & { item?: S } = {},
+  extra: Extra & { item?: () => S } = {},
 ): Flag<z.ZodMiniOptional<z.ZodMiniArray<S>>> {
   const { item, ...rest } = extra
-  return {
-    flags,
-    description,
-    ...rest,
-    repeatable: true,
-    schema: z.optional(z.array(item ?? (z.string() as unknown as S))),
-  }
+  return withSchema({ flags, description, ...rest, repeatable: true }, () =>
+    z.optional(z.array(item?.() ?? (z.string() as unknown as S))),
+  )
 }
 
-/** A flag whose value a schema of its own parses (`--limit <n>` → a number). */
+/** A flag whose value a schema of its own (made by `schema`, on first use) parses (`--limit <n>` → a number). */
 export function parsedFlag<S extends z.ZodMiniType>(
   flags: string,
   description: string,
-  schema: S,
+  schema: () => S,
   extra?: Extra,
 ): Flag<z.ZodMiniOptional<S>> {
-  return { flags, description, ...extra, schema: z.optional(schema) }
+  return withSchema({ flags, description, ...extra }, () => z.optional(schema()))
 }
 
 /** The zod schema of a command's flags: what the action wrapper validates commander's option object with. */

@@ -4,12 +4,12 @@ import type { Context } from '../../cli/context.js'
 import { boolFlag, listFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from '../../sessions/record/schema.js'
+import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from '../../sessions/record/status.js'
 
 /** `--status <status>`, as list, cleanup and archive declare it: statuses in any case, comma-separated or repeated. */
 export function statusFlag(description: string) {
   return listFlag('--status <status>', description, {
-    item: SessionStatusSchema,
+    item: () => SessionStatusSchema,
     choices: SESSION_STATUSES.map((status) => status.toLowerCase()),
   })
 }

@@ -9,9 +9,7 @@ import { statusFlag } from './cleanup.js'
 const LIST_FLAGS = {
   status: statusFlag('only these: running, paused, completed, failed, killed (comma-separated or repeated)'),
   agent: listFlag('--agent <agent>', 'only these agents (comma-separated or repeated)', { values: 'agents' }),
-  limit: parsedFlag(
-    '--limit <n>',
-    'show at most n sessions',
+  limit: parsedFlag('--limit <n>', 'show at most n sessions', () =>
     z.pipe(z.string().check(z.regex(/^\d+$/, 'expected a whole number')), z.transform(Number)),
   ),
   sort: choiceFlag(

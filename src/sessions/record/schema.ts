@@ -2,22 +2,14 @@ import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
 import type { Permission } from '../../providers/schema.js'
 import { type CompiledCheck, compileCheck, REFER } from './compiled-check.js'
+import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from './status.js'
+
+export { SESSION_STATUSES, type SessionStatus, SessionStatusSchema }
 
 // zod/mini ships without messages; English ones make corrupt-record reports readable.
 z.config(en())
 
-export const SESSION_STATUSES = ['RUNNING', 'PAUSED', 'COMPLETED', 'FAILED', 'KILLED'] as const
 export const SCHEMA_VERSION = 1
-
-/** Read case-insensitively ("running" and "RUNNING"), always written upper case. */
-export const SessionStatusSchema = z.pipe(
-  z.pipe(
-    z.string(),
-    z.transform((s) => s.toUpperCase()),
-  ),
-  z.enum(SESSION_STATUSES),
-)
-export type SessionStatus = (typeof SESSION_STATUSES)[number]
 
 /** ISO 8601 with a zone; records written by older tools may lack milliseconds. */
 const TimeSchema = z.iso.datetime({ offset: true })
