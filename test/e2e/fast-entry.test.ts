@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { sessionRecord } from '../fixtures/records.js'
-import { type CliResult, cli, runProgram } from '../helpers/cli.js'
+import { type CliResult, cli, NATIVE_BIN, runProgram } from '../helpers/cli.js'
 import { writeRecord } from '../helpers/sessions.js'
 import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 
@@ -55,5 +55,26 @@ describe('the small entry of the built binary (dist/fast.cjs)', () => {
     // And what it cannot answer for certain goes to the bundle, which this copy lacks.
     const ambiguous = await runFastOnly(fastOnly, ['session', 'path', '3f9'], dir, env)
     expect(ambiguous.stderr).toContain('harness.cjs')
+  })
+
+  test('the native executable answers them from its own small entry, byte for byte as its full CLI does', async () => {
+    const { dir, env } = tmpPlainDir()
+    writeRecord(dir, env, sessionRecord('3f9a12c8', { worktree_dir: dir }))
+    const elsewhere = tmpDir()
+    const full = { ...env, HARNESS_NO_FAST_PATH: '1' }
+    for (const [args, cwd] of [
+      [['--help'], dir],
+      [[], dir],
+      [['session', 'path', '3f9a12c8'], dir],
+      [['session', 'path', '3f9a', '--json'], dir],
+      [['session', 'path', 'nope0000'], dir],
+      [['--dir', dir, 'session', 'path', '3f9a12c8'], elsewhere],
+    ] as const) {
+      const [fast, bundle] = await Promise.all([
+        runProgram(NATIVE_BIN, [...args], { cwd, env }),
+        runProgram(NATIVE_BIN, [...args], { cwd, env: full }),
+      ])
+      expect(fast, args.join(' ')).toEqual(bundle)
+    }
   })
 })
