@@ -111,17 +111,22 @@ export function readBytes(path: string, kind: FileKind): Buffer {
   try {
     if (stat.size > limit)
       throw new UnsafeFileError(path, `over ${limit} bytes (${stat.size})`, 'FILE_TOO_BIG')
-    const chunks: Buffer[] = []
+    // Room for the size it has (and one byte to see it grow), then 64 KiB more at a time: reading a small file
+    // into 64 KiB pieces made the native executable's collector run several times in one command.
+    let buffer = Buffer.allocUnsafe(Math.min(stat.size, limit) + 1)
     let total = 0
     for (;;) {
-      const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1 - total) || 1)
-      const n = fs.readSync(fd, chunk, 0, chunk.length, null)
+      if (total === buffer.length) {
+        const grown = Buffer.allocUnsafe(Math.min(buffer.length + 64 * 1024, limit + 1))
+        buffer.copy(grown, 0, 0, total)
+        buffer = grown
+      }
+      const n = fs.readSync(fd, buffer, total, buffer.length - total, null)
       if (n === 0) break
       total += n
       if (total > limit) throw new UnsafeFileError(path, `over ${limit} bytes`, 'FILE_TOO_BIG')
-      chunks.push(n === chunk.length ? chunk : chunk.subarray(0, n))
     }
-    return Buffer.concat(chunks, total)
+    return buffer.subarray(0, total)
   } finally {
     fs.closeSync(fd)
   }
