@@ -52,10 +52,14 @@ export function output({ command, args, cwd, env }) {
 }
 
 /**
- * Times a command (`{ command, args, cwd, env }`) against its floor (the same, plus a `label`), alternating the two so that background load drifts into both alike.
+ * Times a command (`{ command, args, cwd, env }`) against its floor (the same, plus a `label`), alternating
+ * the two so that background load drifts into both alike: `block` runs of one, then `block` of the other. A
+ * block of 1 runs each side cold after the other (a 100 ms node between two 40 ms harness runs left harness's
+ * caches cold and added 10 ms to it); start-up rows use blocks, as a script calling harness in a loop does, and
+ * as hyperfine times (bench/hyperfine.mjs alternates blocks of runs the same way).
  * Warm-up runs (not counted) fill the page cache and the module compile cache.
  */
-export async function compare({ label, subject, floor, runs, warmup = 2, aim, aimOverheadMs }) {
+export async function compare({ label, subject, floor, runs, warmup = 2, block = 1, aim, aimOverheadMs }) {
   let n = 0
   for (let i = 0; i < warmup; i++, n++) {
     await timeCommand(subject, n)
@@ -63,9 +67,11 @@ export async function compare({ label, subject, floor, runs, warmup = 2, aim, ai
   }
   const subjectMs = []
   const floorMs = []
-  for (let i = 0; i < runs; i++, n++) {
-    subjectMs.push(await timeCommand(subject, n))
-    floorMs.push(await timeCommand(floor, n))
+  while (subjectMs.length < runs) {
+    const size = Math.min(block, runs - subjectMs.length)
+    for (let i = 0; i < size; i++) subjectMs.push(await timeCommand(subject, n + i))
+    for (let i = 0; i < size; i++) floorMs.push(await timeCommand(floor, n + i))
+    n += size
   }
   const row = {
     label,

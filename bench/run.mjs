@@ -185,8 +185,9 @@ try {
           label,
           subject: { ...subject, args },
           floor,
-          runs: 31,
+          runs: 30,
           warmup: 3,
+          block: 10,
           aim,
         })
         process.stderr.write(
