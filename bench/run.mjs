@@ -248,7 +248,8 @@ try {
           cwd: repo,
           env: committer,
         },
-        runs: 9,
+        runs: 10,
+        block: 5,
         aim: suffix ? 1.5 : 1.2,
       })
       process.stderr.write(
