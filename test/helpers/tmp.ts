@@ -54,6 +54,16 @@ export interface TmpRepo {
 }
 
 /**
+ * A session's worktree as harness makes one: `<repo>/.harness/worktrees/<id>` on a new branch `harness/<id>`
+ * at HEAD, made by git. Returns its folder.
+ */
+export function sessionWorktree(repo: TmpRepo, id: string): string {
+  const dir = join(repo.dir, '.harness', 'worktrees', id)
+  repo.git('worktree', 'add', '-q', '-b', `harness/${id}`, dir)
+  return dir
+}
+
+/**
  * Repositories made once per test process with `git init` (and the first commit), copied for each test: a
  * copy costs no process, where making one costs three git runs.
  */

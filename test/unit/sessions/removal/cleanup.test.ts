@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cleanupSessions } from '../../../../src/sessions/removal/cleanup.js'
 import { FakeClock, fakeEnv, finishedRecord, runningRecord } from '../../../helpers/fake-env.js'
-import { tmpGitRepo } from '../../../helpers/tmp.js'
+import { sessionWorktree, tmpGitRepo } from '../../../helpers/tmp.js'
 
 const NOW = Date.parse('2026-11-01T12:00:00.000Z')
 const DAY = 86_400_000
@@ -17,8 +17,7 @@ const WEEK = { text: '7d', ms: 7 * DAY }
 function project() {
   const repo = tmpGitRepo()
   const worktree = (id: string, extra: Record<string, unknown> = {}) => {
-    const dir = join(repo.dir, '.harness', 'worktrees', id)
-    repo.git('worktree', 'add', '-q', '-b', `harness/${id}`, dir)
+    const dir = sessionWorktree(repo, id)
     return finishedRecord(id, {
       worktree_dir: dir,
       is_worktree: true,

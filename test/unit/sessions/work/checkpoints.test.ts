@@ -8,7 +8,7 @@ import { verifiedSession } from '../../../../src/sessions/record/seal.js'
 import { SessionStore } from '../../../../src/sessions/record/store.js'
 import { restoreSessionCheckpoint, takeCheckpoint } from '../../../../src/sessions/work/checkpoints.js'
 import { sessionRecord, testSealer } from '../../../fixtures/records.js'
-import { type TmpRepo, tmpGitRepo } from '../../../helpers/tmp.js'
+import { sessionWorktree, type TmpRepo, tmpGitRepo } from '../../../helpers/tmp.js'
 
 interface Fixture {
   repo: TmpRepo
@@ -30,8 +30,7 @@ async function sessionFixture(extra: Partial<SessionRecord> = {}): Promise<Fixtu
   repo.git('add', '-A')
   repo.git('commit', '-q', '-m', 'base')
   const id = 'ckpt0001'
-  const wt = join(repo.dir, '.harness', 'worktrees', id)
-  repo.git('worktree', 'add', '-q', '-b', `harness/${id}`, wt)
+  const wt = sessionWorktree(repo, id)
   const base = repo.git('rev-parse', 'HEAD')
   const store = new SessionStore(join(repo.dir, '.harness', 'sessions'), { sealer: testSealer() })
   store.ensureDir()

@@ -9,7 +9,7 @@ import {
 import { diffSession } from '../../../../src/sessions/work/diff.js'
 import { mergeSession } from '../../../../src/sessions/work/merge.js'
 import { FakeClock, fakeEnv, finishedRecord, runningRecord } from '../../../helpers/fake-env.js'
-import { tmpGitRepo } from '../../../helpers/tmp.js'
+import { sessionWorktree, tmpGitRepo } from '../../../helpers/tmp.js'
 
 /**
  * The work services (checkpoint, restore, diff, merge) through their port: the record in a memory store, the
@@ -21,8 +21,7 @@ function session(status: 'done' | 'running' = 'done') {
   repo.git('add', '-A')
   repo.git('commit', '-q', '-m', 'base')
   const id = 'work0001'
-  const dir = join(repo.dir, '.harness', 'worktrees', id)
-  repo.git('worktree', 'add', '-q', '-b', `harness/${id}`, dir)
+  const dir = sessionWorktree(repo, id)
   // The project's folders exist, as after any run: a checkpoint takes its lock beside the records.
   mkdirSync(join(repo.dir, '.harness', 'sessions'), { recursive: true })
   const facts = {
