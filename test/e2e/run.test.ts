@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { agentEnv, fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
@@ -411,6 +412,9 @@ describe('kill and pause', () => {
     const refused = await cli(['session', 'resume', run.id], { cwd: repo.dir, env: agents.env })
     expect(refused.exitCode).toBe(4)
     expect(refused.stderr).toContain('still running')
+    // `run --detach` returns once the record holds the agent's pid, which may be before the fixture has logged
+    // its start: a pause before that would leave the resume's start as the only one.
+    await waitFor('the first run to log its start', () => agents.starts().length >= 1, 60_000)
     const pause = await cli(['session', 'pause', run.id], { cwd: repo.dir, env: repo.env })
     expect(pause.exitCode, pause.stderr).toBe(0)
     const paused = json<Rec>(

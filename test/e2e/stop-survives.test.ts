@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { commitStopRequest, stopRequest } from '../../src/sessions/control/control.js'
@@ -37,6 +37,22 @@ async function killThatDies(dir: string, env: NodeJS.ProcessEnv, id: string): Pr
   const store = new SessionStore(join(dir, '.harness', 'sessions'), { sealer: RecordSealer.forEnv(env) })
   const committed = await commitStopRequest(store, id, stopRequest('kill', 1000, requester.pid, Date.now()))
   expect(committed.stop_request).toMatchObject({ action: 'kill', by_pid: requester.pid, grace_ms: 1000 })
+}
+
+/** SIGSTOPs `pid` at a moment it does not hold the lock at `lockPath` (else lets it run on a little, and again). */
+async function freezeOutsideLock(pid: number, lockPath: string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    process.kill(pid, 'SIGSTOP')
+    let holder: number | undefined
+    try {
+      holder = (JSON.parse(readFileSync(lockPath, 'utf8')) as { pid?: number }).pid
+    } catch {}
+    if (holder !== pid) return
+    process.kill(pid, 'SIGCONT')
+    if (Date.now() > deadline) throw new Error('timed out waiting for the supervisor to release the record lock')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 describe('stops that survive their requester', () => {
@@ -99,8 +115,10 @@ describe('stops that survive their requester', () => {
     const { id, runs } = json<Rec>(run)
     const supervisor = runs[0]?.supervisor_pid as number
     const agent = runs[0]?.pid as number
-    // The supervisor is frozen: it can neither see the request nor receive the kill's SIGTERM yet.
-    process.kill(supervisor, 'SIGSTOP')
+    // The supervisor is frozen: it can neither see the request nor receive the kill's SIGTERM yet. Never while
+    // it holds the record's lock (it may still be finishing the write that named the agent): the kill could not
+    // commit its request then, and would give up on a busy lock.
+    await freezeOutsideLock(supervisor, join(dir, '.harness', 'sessions', `${id}.lock`))
     try {
       const kill = spawn(HARNESS_BIN, ['session', 'kill', id, '--grace', '30s'], {
         cwd: dir,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -34,6 +34,49 @@ async function install(): Promise<{ bin?: string; reason?: string }> {
   const bin = join(prefix, 'node_modules', '.bin')
   if ((await brokenClis(bin)).length === 0) return { bin }
   mkdirSync(prefix, { recursive: true })
+  // Each test worker is a process of its own: two `npm install` into one prefix at once break each other
+  // (ENOTEMPTY as one removes what the other unpacks). One installs; the others wait for it, then look again.
+  const release = await installLock(`${prefix}.lock`)
+  try {
+    if ((await brokenClis(bin)).length === 0) return { bin }
+    return await npmInstall(prefix, bin)
+  } finally {
+    release()
+  }
+}
+
+/** A folder made with mkdir (atomic) holding the installer's pid; a dead installer's lock is taken over. */
+async function installLock(path: string): Promise<() => void> {
+  for (;;) {
+    try {
+      mkdirSync(path)
+      writeFileSync(join(path, 'pid'), String(process.pid))
+      return () => rmSync(path, { recursive: true, force: true })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    let holder = Number.NaN
+    try {
+      holder = Number(readFileSync(join(path, 'pid'), 'utf8'))
+    } catch {}
+    if (Number.isInteger(holder) && holder > 0 && !processLives(holder)) {
+      rmSync(path, { recursive: true, force: true })
+      continue
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+}
+
+function processLives(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+async function npmInstall(prefix: string, bin: string): Promise<{ bin?: string; reason?: string }> {
   const npmFailure = await new Promise<string | undefined>((resolve) => {
     execFile(
       'npm',
