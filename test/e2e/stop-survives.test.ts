@@ -50,7 +50,8 @@ async function freezeOutsideLock(pid: number, lockPath: string): Promise<void> {
     } catch {}
     if (holder !== pid) return
     process.kill(pid, 'SIGCONT')
-    if (Date.now() > deadline) throw new Error('timed out waiting for the supervisor to release the record lock')
+    if (Date.now() > deadline)
+      throw new Error('timed out waiting for the supervisor to release the record lock')
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
