@@ -19,6 +19,7 @@ import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
 import { storeRef } from './refs.js'
+import { stageWorktree } from './stage.js'
 import { hiddenChanges } from './worktree.js'
 
 export interface WorktreeTree {
@@ -114,10 +115,11 @@ export async function readWorktreeState(
     for (const flag of hidden.length > 0 ? ['--no-assume-unchanged', '--no-skip-worktree'] : []) {
       await git.run(['update-index', flag, '-z', '--stdin'], { input: `${hidden.join('\0')}\0` })
     }
-    let added = await git.try(['add', '-A'])
+    const oidBytes = head ? head.length / 2 : 20
+    let added = await stageWorktree(git, indexFile, oidBytes)
     if (added.exitCode !== 0 && realIndex !== null) {
       await seed(false)
-      added = await git.try(['add', '-A'])
+      added = await stageWorktree(git, indexFile, oidBytes)
     }
     if (added.exitCode !== 0) {
       const fault = diskFaultInText(added.stderr, topLevel)
