@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import {
   createExclusive,
   ensureDir,
@@ -7,10 +7,8 @@ import {
   lstatPath,
   makeTempDir,
   readBytes,
-  removeEmptyDir,
+  removeFileBelow,
   removeHeldSync,
-  type Stats,
-  unlinkPath,
   unlinkQuiet,
 } from '../disk/door.js'
 import { diskFaultInText, diskFaultOf, IllegalStateError } from '../errors.js'
@@ -275,7 +273,7 @@ export interface RestoreResult {
   written: number
   /** Files deleted because the snapshot does not have them. */
   removed: string[]
-  /** Paths the snapshot does not have that were left alone (nested repositories, submodules). */
+  /** Paths the snapshot does not have that were left alone (nested repositories, paths beyond a link). */
   kept: string[]
 }
 
@@ -302,20 +300,11 @@ export async function restoreSnapshot(
   const result: RestoreResult = { written: wantedSet.size, removed: [], kept: [] }
   for (const path of new Set(present)) {
     if (wantedSet.has(path)) continue
-    const full = join(topLevel, path)
-    let stat: Stats
-    try {
-      stat = lstatPath(full)
-    } catch {
-      continue
-    }
-    if (stat.isDirectory()) {
-      result.kept.push(path)
-      continue
-    }
-    unlinkPath(full)
-    result.removed.push(path)
-    removeEmptyParents(topLevel, dirname(full))
+    // Relative to the worktree as opened, never through a link: a tracked folder that is now a link (the user's,
+    // or one an agent planted) leads outside the worktree, and what is there is not the worktree's to delete.
+    const removed = removeFileBelow(topLevel, path)
+    if (removed === 'removed') result.removed.push(path)
+    else if (removed !== 'absent') result.kept.push(path)
   }
   await withTempIndex(git, options.tempDir, async (indexed) => {
     await indexed.run(['read-tree', target])
@@ -323,16 +312,4 @@ export async function restoreSnapshot(
   })
   result.removed.sort()
   return result
-}
-
-function removeEmptyParents(top: string, dir: string): void {
-  let current = dir
-  while (current.length > top.length && current.startsWith(top)) {
-    try {
-      removeEmptyDir(current, false)
-    } catch {
-      return
-    }
-    current = dirname(current)
-  }
 }
