@@ -74,7 +74,11 @@ export interface SessionBackend {
     env: NodeJS.ProcessEnv,
   ): Promise<'stopped' | 'gone' | 'unverified'>
   /** Collect the result and release what the run held (the container), once the run has ended. */
-  settle(settlement: RunSettlement, env: NodeJS.ProcessEnv, options?: { ours?: boolean }): Promise<unknown>
+  settle(
+    settlement: RunSettlement,
+    env: NodeJS.ProcessEnv,
+    options?: { ours?: boolean; signal?: AbortSignal },
+  ): Promise<unknown>
   /** Wait without a supervisor: until what the record names has ended (undefined: nothing to wait on). */
   wait(record: SessionRecord, env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<number | null | undefined>
   /** Destroy: whatever the session still holds in the backend goes (cleanup, delete). */
