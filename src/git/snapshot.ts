@@ -162,16 +162,29 @@ function readIfPresent(path: string): Buffer | null {
 }
 
 /**
- * Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards. Under
- * `tempDir` (`.harness/tmp/`) its folder is named after this process, so the next run removes one a SIGKILL
- * left behind (its process gone); never a symlinked `tmp`.
+ * Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards (see
+ * `withTempFolder`). The index lists file names, which may be sensitive: it lives in a private folder.
  */
 async function withTempIndex<T>(
   git: Git,
   tempDir: string | undefined,
   body: (indexed: Git, indexFile: string) => Promise<T>,
 ): Promise<T> {
-  // A private directory: the index lists file names, which may be sensitive.
+  return withTempFolder(tempDir, (dir) => {
+    const indexFile = join(dir, 'index')
+    return body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
+  })
+}
+
+/**
+ * Runs `body` with a private temporary folder (0700), removed afterwards. Under `tempDir` (`.harness/tmp/`) it is
+ * named after this process, so the next command removes one a SIGKILL left behind (its process gone); never a
+ * symlinked `tmp`. The first thing written there shows a full disk: it is a DiskFaultError.
+ */
+export async function withTempFolder<T>(
+  tempDir: string | undefined,
+  body: (dir: string) => Promise<T>,
+): Promise<T> {
   let dir: string
   try {
     dir = tempDir
@@ -181,10 +194,8 @@ async function withTempIndex<T>(
     throw diskFaultOf(error, tempDir ?? tmpdir())
   }
   try {
-    const indexFile = join(dir, 'index')
-    return await body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
+    return await body(dir)
   } catch (error) {
-    // The temporary index is the first thing written: a full disk shows here first.
     throw diskFaultOf(error, dir)
   } finally {
     removeHeldSync(dir)

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { ensureDir } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 import type { ContainerGit } from '../../../git/container-git.js'
+import type { CollectOutcome } from '../../../git/quarantine.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
   type Engine,
@@ -196,7 +197,8 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
 
 /**
  * The end of a container run, whoever sees it (the supervisor, or a command that found it without one):
- * the container is forced down if still there and removed, and the agent's commits come back to its branch.
+ * the container is forced down if still there and removed, and the agent's commits come back to its branch
+ * through a quarantine repository (src/git/quarantine.ts).
  */
 export async function settleContainer(
   facts: ContainerFacts,
@@ -208,31 +210,45 @@ export async function settleContainer(
     branch: string | null
   },
   env: NodeJS.ProcessEnv,
-  options: { ours?: boolean } = {},
-): Promise<import('../../../git/container-git.js').CollectOutcome> {
+  options: { ours?: boolean; signal?: AbortSignal } = {},
+): Promise<CollectOutcome> {
   // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
   const removing = removeIfOurs(facts, env, options.ours === true)
   try {
-    if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
-    const { collectContainerCommits } = await import('../../../git/container-git.js')
-    return await collectContainerCommits({
-      repoDir: session.repoDir,
-      worktreeDir: session.worktreeDir,
-      branch: session.branch,
-      id: session.id,
-      git: {
-        gitDir: facts.git_dir,
-        pointerFile: join(containerFolder(session.harnessDir, session.id), 'dot-git'),
-        startTip: facts.start_tip,
-      },
-      bundleFile: join(session.harnessDir, 'tmp', `${session.id}.container.bundle`),
-      env,
-    })
-  } catch (error) {
-    return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
+    return await collectContainer(facts, session, env, options.signal)
   } finally {
     // Side by side with collecting: the container's files are not what the commits come from.
     await removing
+  }
+}
+
+/** The agent's commits of the record's private clone brought to the session's branch (none without git). */
+export async function collectContainer(
+  facts: ContainerFacts,
+  session: {
+    id: string
+    harnessDir: string
+    repoDir: string | null
+    worktreeDir: string
+    branch: string | null
+  },
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<CollectOutcome> {
+  if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
+  try {
+    const { collectAgentCommits } = await import('../../../git/quarantine.js')
+    return await collectAgentCommits({
+      repoDir: session.repoDir,
+      worktreeDir: session.worktreeDir,
+      id: session.id,
+      agent: { gitDir: facts.git_dir, branch: session.branch, startTip: facts.start_tip },
+      tempDir: join(session.harnessDir, 'tmp'),
+      env,
+      signal,
+    })
+  } catch (error) {
+    return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
   }
 }
 
