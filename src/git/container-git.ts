@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { copyPlainFile, createExclusive, ensureDir, pathExists, removeHeldSync } from '../disk/door.js'
-import { type GitEnvOptions, gitAt } from './git.js'
+import { type GitEnvOptions, gitAt, hasDotGitAbove } from './git.js'
 
 /**
  * The git side of a container session (docs/backends.md): the agent commits into a private clone that harness
@@ -72,3 +72,23 @@ export async function prepareContainerGit(
 }
 
 export type { CollectOutcome } from './quarantine.js'
+
+/**
+ * The checkout a `--no-worktree` container run's folder is in: its `.git` (a folder, or a linked worktree's
+ * file) and its common dir; null outside a repository.
+ */
+export async function checkoutOf(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ dotGit: string; commonDir: string } | null> {
+  if (!hasDotGitAbove(dir)) return null
+  const found = await gitAt(dir, { env }).try([
+    'rev-parse',
+    '--path-format=absolute',
+    '--show-toplevel',
+    '--git-common-dir',
+  ])
+  const [top, commonDir] = found.stdout.split('\n')
+  if (found.exitCode !== 0 || !top || !commonDir) return null
+  return { dotGit: join(top, '.git'), commonDir }
+}

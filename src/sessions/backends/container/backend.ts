@@ -15,6 +15,7 @@ import {
   stopAndRemove,
   verifiedContainer,
 } from './engine.js'
+import { containerMounts, volumeFlag } from './mounts.js'
 
 /** Everything a run in a container needs from the session (paths are the same inside and out). */
 export interface ContainerRunInput {
@@ -33,6 +34,8 @@ export interface ContainerRunInput {
   agentDir: string
   /** The repository of a worktree session, its branch and its `.git` (the common dir); null without one. */
   repo: { dir: string; commonDir: string; branch: string } | null
+  /** `--no-worktree` inside a repository: that checkout's `.git` and common dir (never writable inside). */
+  checkout: { dotGit: string; commonDir: string } | null
   command: string
   args: string[]
   interactive: boolean
@@ -83,7 +86,7 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   const home = homeInside(input.agentDir)
   ensureDir(home)
   const name = `harness-${input.id}-${input.runN}`
-  const args = createArgs(input, engine, git, name, home)
+  const args = createArgs(input, engine, git, folder, name, home)
   const id = await engineText(
     engine,
     args,
@@ -119,15 +122,25 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   }
 }
 
-/** `<engine> create` arguments for one run: mounts, labels, the named variables (names only), the command. */
+/** `<engine> create` arguments for one run: mounts (mounts.ts), labels, the named variables (names only), the command. */
 function createArgs(
   input: ContainerRunInput,
   engine: Engine,
   git: ContainerGit | null,
+  cloneFolder: string,
   name: string,
   home: string,
 ): string[] {
-  const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
+  const mounts = containerMounts({
+    folder: input.worktreeDir,
+    harnessDir: input.harnessDir,
+    agentDir: input.agentDir,
+    worktree:
+      input.repo && git
+        ? { commonDir: input.repo.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
+        : null,
+    checkout: input.repo ? null : input.checkout,
+  })
   const args = [
     'create',
     `--name=${name}`,
@@ -137,24 +150,12 @@ function createArgs(
     `--label=harness.run=${input.runN}`,
     `--workdir=${input.cwd}`,
     ...userArgs(engine),
-    mount(input.worktreeDir, input.worktreeDir, 'rw'),
-    mount(input.agentDir, input.agentDir, 'rw'),
-  ]
-  if (input.repo && git) {
-    args.push(
-      mount(input.repo.commonDir, input.repo.commonDir, 'ro'),
-      mount(git.gitDir, git.gitDir, 'rw'),
-      mount(join(git.gitDir, 'config'), join(git.gitDir, 'config'), 'ro'),
-      mount(join(git.gitDir, 'hooks'), join(git.gitDir, 'hooks'), 'ro'),
-      mount(git.pointerFile, join(input.worktreeDir, '.git'), 'ro'),
-    )
-  }
-  args.push(
+    ...mounts.map(volumeFlag),
     `--env=HARNESS_SESSION_ID=${input.id}`,
     `--env=HARNESS_DIR=${input.harnessDir}`,
     `--env=HOME=${home}`,
     `--env=PWD=${input.cwd}`,
-  )
+  ]
   for (const variable of input.envNames) args.push(`--env=${variable}`)
   if (input.interactive) args.push('--interactive', '--tty')
   args.push('--', input.image, input.command, ...input.args)

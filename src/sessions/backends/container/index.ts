@@ -21,6 +21,9 @@ export function containerBackend(choice: ContainerChoice): SessionBackend {
       if (run.repo && !commonDir) {
         throw new ExternalToolError(`cannot find the git directory of ${run.repo.dir}`)
       }
+      // --no-worktree in a repository: its .git is mounted read-only (mounts.ts).
+      const { checkoutOf } = await import('../../../git/container-git.js')
+      const checkout = run.repo ? null : await checkoutOf(run.worktreeDir, run.env)
       const created = await createContainer({
         id: run.id,
         runN: run.runN,
@@ -33,6 +36,7 @@ export function containerBackend(choice: ContainerChoice): SessionBackend {
         harnessDir: run.harnessDir,
         agentDir: run.agentDir,
         repo: run.repo && commonDir ? { ...run.repo, commonDir } : null,
+        checkout,
         command: run.command,
         args: run.args,
         interactive: run.interactive,
