@@ -24,6 +24,8 @@ export interface RunRequest {
   worktreeDir: string
   /** The repository of a worktree session and its branch; null when the session runs in a plain folder. */
   repo: { dir: string; branch: string } | null
+  /** A resume: where the session's last run was (its work is collected first if it is not back yet). */
+  previous: ContainerFacts | null
 }
 
 /** What the supervisor spawns for a run, what the record keeps of where it runs, and how to undo it. */
@@ -55,7 +57,8 @@ export type BackendView =
   | { kind: 'running' }
   | { kind: 'exited'; exitCode: number | null }
   | { kind: 'gone' }
-  | { kind: 'unverified' }
+  /** `warning`: the engine could not say (it did not answer in time). */
+  | { kind: 'unverified'; warning?: string }
 
 /**
  * The operations that differ by backend. The common ones (the workspace made by `git worktree add`, the log

@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path'
 import type { WorktreeState } from '../../git/snapshot.js'
+import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
 import type { RunPlan } from './run-plan.js'
 
@@ -9,11 +10,15 @@ import type { RunPlan } from './run-plan.js'
 
 /**
  * A container run's end (docs/backends.md): the container is forced down if its client was killed and
- * removed, and the agent's commits come back to the branch, before the outcome is recorded.
+ * removed, and the agent's commits come back to the branch. Returns what the run's final record gains (how its
+ * work was collected): written with the outcome in one update, for which room is kept on a full disk.
  */
-export async function settleRun(plan: RunPlan, store: SessionStore, signal: AbortSignal): Promise<void> {
+export async function settleRun(
+  plan: RunPlan,
+  signal: AbortSignal,
+): Promise<(record: SessionRecord) => SessionRecord> {
   const settle = plan.settle
-  if (!settle) return
+  if (!settle) return (record) => record
   const { backendFor } = await import('../backends/registry.js')
   const backend = await backendFor('container')
   const env = plan.supervisorEnv ?? plan.env
@@ -21,11 +26,10 @@ export async function settleRun(plan: RunPlan, store: SessionStore, signal: Abor
     kind: 'failed',
     reason: error instanceof Error ? error.message : String(error),
   }))
-  await store.update(plan.id, (current) =>
-    current.container && current.container.id === settle.container.id
-      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
-      : undefined,
-  )
+  return (record) =>
+    record.container && record.container.id === settle.container.id
+      ? { ...record, container: { ...record.container, collected: collected as { kind: string } } }
+      : record
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */

@@ -157,23 +157,31 @@ export async function supervise(
     budgetWatch?.close()
   }
   agentExited = true
-  const end = { signal: ending.signal }
   try {
-    await extras.ended?.()
-    if (plan.settle) await settleRun(plan, store, end.signal)
-    await interval.stop()
-    const record = await recordOutcome(plan, store, supervised.exit, {
-      logFd: launch.logFd,
-      logStart,
-      reserve,
-      ...end,
-    })
-    return { record, exit: supervised.exit }
+    const run = { logFd: launch.logFd, logStart, reserve, signal: ending.signal }
+    return await endRun(plan, store, supervised.exit, { ...run, ended: extras.ended, interval })
   } finally {
     stopWatch?.close()
     reserve?.release()
     supervised.release()
   }
+}
+
+/** Once the agent has exited: its work collected (a container run), the run-end steps, the outcome recorded. */
+async function endRun(
+  plan: RunPlan,
+  store: SessionStore,
+  exit: AgentExit,
+  run: Omit<Parameters<typeof recordOutcome>[3], 'settled'> & {
+    ended: SuperviseExtras['ended']
+    interval: { stop(): Promise<void> }
+  },
+): Promise<RunResult> {
+  await run.ended?.()
+  const settled = await settleRun(plan, run.signal)
+  await run.interval.stop()
+  const record = await recordOutcome(plan, store, exit, { ...run, settled })
+  return { record, exit }
 }
 
 /**
@@ -188,10 +196,12 @@ async function recordOutcome(
     logFd: number | undefined
     logStart: number
     reserve: SpaceReserve | undefined
+    /** The record with how a container run's work was collected (run-end.ts). */
+    settled: (record: SessionRecord) => SessionRecord
     signal: AbortSignal
   },
 ): Promise<SessionRecord> {
-  const { logFd, logStart, reserve, signal } = run
+  const { logFd, logStart, reserve, settled, signal } = run
   // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
   // checkpoint and files_modified.
@@ -214,7 +224,7 @@ async function recordOutcome(
   reserve?.release()
   try {
     return await store.update(plan.id, (current) =>
-      endedRecord(current, plan.runN, runExit, {
+      endedRecord(settled(current), plan.runN, runExit, {
         usage: logFd === undefined ? undefined : { logStart, usage },
         agentSessionId: captured,
         files,
@@ -225,7 +235,7 @@ async function recordOutcome(
     if (!(error instanceof DiskFaultError)) throw error
     // Still no room for the whole record: the outcome alone, which is what must not be lost.
     return store.update(plan.id, (current) => {
-      const ended = applyRunExit(current, plan.runN, runExit)
+      const ended = applyRunExit(settled(current), plan.runN, runExit)
       return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
     })
   }
@@ -430,8 +440,10 @@ export function foregroundExit(result: RunResult): ExitRequest {
     return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
   }
   if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
-  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
-  if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
+  // The agent exited 0 but reported a failure (pi --mode json), or its work could not be brought back (a
+  // container run's commits, kept for the next resume): the recorded exit code says so.
+  const failedAfterAll = ['agent-error', 'collect-failed'].includes(result.record.stop_reason ?? '')
+  if (exit.exitCode === 0 && failedAfterAll) return new ExitRequest(1)
   return new ExitRequest(exit.exitCode ?? 1)
 }
 

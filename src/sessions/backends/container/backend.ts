@@ -5,8 +5,10 @@ import type { ContainerGit } from '../../../git/container-git.js'
 import type { CollectOutcome } from '../../../git/quarantine.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
+  ENGINE_DEADLINES,
   type Engine,
   type EngineName,
+  EngineTimeoutError,
   engineText,
   findEngine,
   inspectContainer,
@@ -92,6 +94,7 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
     args,
     input.env,
     `create the session's container (image ${input.image})`,
+    ENGINE_DEADLINES.create,
   )
   const state = await inspectContainer(engine, id, input.env)
   if (!state) {
@@ -179,8 +182,8 @@ export type ContainerView =
   | { kind: 'running' }
   | { kind: 'exited'; exitCode: number | null }
   | { kind: 'gone' }
-  /** The engine has another container under that id (or cannot say): never acted on. */
-  | { kind: 'unverified' }
+  /** The engine has another container under that id, or cannot say (`warning`: why): never acted on. */
+  | { kind: 'unverified'; warning?: string }
 
 /** What the engine says of the record's container, checked against the identity the record holds. */
 export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<ContainerView> {
@@ -190,7 +193,14 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
   } catch {
     return { kind: 'unverified' }
   }
-  const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+  let state: Awaited<ReturnType<typeof verifiedContainer>>
+  try {
+    state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+  } catch (error) {
+    // An engine that does not answer: what the record says stands, with a warning (never a hang).
+    if (error instanceof EngineTimeoutError) return { kind: 'unverified', warning: error.message }
+    throw error
+  }
   if (state === 'gone') return { kind: 'gone' }
   if (state === 'mismatch') return { kind: 'unverified' }
   return state.running ? { kind: 'running' } : { kind: 'exited', exitCode: state.exitCode }
@@ -287,7 +297,9 @@ export async function checkEngine(
   const version = await runEngine(engine, ['version', '--format', '{{.Client.Version}}'], env)
   let test = 'skipped'
   if (image) {
-    const run = await runEngine(engine, ['run', '--rm', '--network=none', '--', image, 'true'], env)
+    const run = await runEngine(engine, ['run', '--rm', '--network=none', '--', image, 'true'], env, {
+      timeoutMs: ENGINE_DEADLINES.create,
+    })
     test = run.exitCode === 0 ? 'ok' : `failed: ${run.stderr.trim().split('\n').pop() ?? run.exitCode}`
   }
   return {

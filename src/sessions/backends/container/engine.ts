@@ -63,19 +63,59 @@ export async function findEngine(wanted: EngineName | undefined, env: NodeJS.Pro
   )
 }
 
-/** Runs the engine with an argv (never a shell); whatever it exits with is returned. */
+/**
+ * How long one engine call may take (SPEC §10: every command harness runs for itself has a deadline): a look
+ * (inspect, version) is quick when the engine is well; making a container may pull its image. Generous on a busy
+ * machine, never infinite. `wait` on the user's behalf has none (the user holds it: Ctrl-C or `--timeout`).
+ */
+export const ENGINE_DEADLINES = {
+  look: 20_000,
+  act: 120_000,
+  create: 10 * 60_000,
+} as const
+
+/** The engine did not answer in time: it was stopped, and the command goes on with what it knows (exit 5 if not). */
+export class EngineTimeoutError extends ExternalToolError {
+  constructor(engine: Engine, args: string[], ms: number) {
+    super(
+      `${engine.name} did not answer within ${Math.round(ms / 1000)} s (${engine.name} ${args[0] ?? ''})`,
+      `check "${engine.name} info"; a hung engine can be restarted (e.g. "systemctl --user restart podman")`,
+      'ENGINE_TIMEOUT',
+    )
+  }
+}
+
+// An engine that let one call run out its deadline is not asked again by this process: a listing of many
+// container sessions waits for it once, not once per session.
+const unresponsive = new Set<string>()
+
+/**
+ * Runs the engine with an argv (never a shell) under a deadline; whatever it exits with is returned. Past the
+ * deadline the client is killed (its pipes closed: a child of it may hold them) and EngineTimeoutError thrown.
+ */
 export function runEngine(
   engine: Engine,
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number | null } = {},
 ): Promise<EngineResult> {
+  const deadline = options.timeoutMs === null ? null : (options.timeoutMs ?? ENGINE_DEADLINES.look)
+  if (unresponsive.has(engine.binary)) {
+    return Promise.reject(new EngineTimeoutError(engine, args, deadline ?? ENGINE_DEADLINES.look))
+  }
   return new Promise((resolve, reject) => {
-    execFile(
+    let timedOut = false
+    const child = execFile(
       engine.binary,
       args,
-      { env, maxBuffer: 16 * 1024 * 1024, timeout: options.timeoutMs ?? 0, encoding: 'utf8' },
+      { env, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8', killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
+        clearTimeout(timer)
+        if (timedOut) {
+          unresponsive.add(engine.binary)
+          reject(new EngineTimeoutError(engine, args, deadline ?? 0))
+          return
+        }
         const code = (error as NodeJS.ErrnoException | null)?.code
         if (error && typeof code === 'string') {
           reject(
@@ -87,6 +127,15 @@ export function runEngine(
         resolve({ stdout, stderr, exitCode })
       },
     )
+    const timer =
+      deadline === null
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            child.kill('SIGKILL')
+            child.stdout?.destroy()
+            child.stderr?.destroy()
+          }, deadline)
   })
 }
 
@@ -102,8 +151,9 @@ export async function engineText(
   args: string[],
   env: NodeJS.ProcessEnv,
   what: string,
+  timeoutMs: number = ENGINE_DEADLINES.act,
 ): Promise<string> {
-  const result = await runEngine(engine, args, env)
+  const result = await runEngine(engine, args, env, { timeoutMs })
   if (result.exitCode !== 0) {
     throw new ExternalToolError(
       `${engine.name} could not ${what}: ${engineDetail(result)}`,
@@ -160,7 +210,9 @@ export async function stopAndRemove(
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const seconds = Math.max(0, Math.ceil(graceMs / 1000))
-  await runEngine(engine, ['stop', '--time', String(seconds), '--', id], env)
+  await runEngine(engine, ['stop', '--time', String(seconds), '--', id], env, {
+    timeoutMs: graceMs + ENGINE_DEADLINES.act,
+  })
   await removeContainer(engine, id, env)
 }
 
@@ -168,7 +220,7 @@ export async function stopAndRemove(
 export async function removeContainer(engine: Engine, id: string, env: NodeJS.ProcessEnv): Promise<void> {
   // podman's `rm --force` would first wait the container's own stop timeout (10 s); docker's kills at once.
   const now = engine.name === 'podman' ? ['--time=0'] : []
-  await runEngine(engine, ['rm', '--force', ...now, '--', id], env)
+  await runEngine(engine, ['rm', '--force', ...now, '--', id], env, { timeoutMs: ENGINE_DEADLINES.act })
 }
 
 /** Blocks until the container has exited; its exit code, or null when the engine could not say. */
@@ -178,7 +230,8 @@ export async function waitContainer(
   env: NodeJS.ProcessEnv,
   timeoutMs?: number,
 ): Promise<number | null> {
-  const result = await runEngine(engine, ['wait', '--', id], env, { timeoutMs })
+  // The user holds a wait (its own --timeout, or Ctrl-C): no deadline of harness's.
+  const result = await runEngine(engine, ['wait', '--', id], env, { timeoutMs: timeoutMs ?? null })
   if (result.exitCode !== 0) return null
   const code = Number.parseInt(result.stdout.trim().split('\n').pop() ?? '', 10)
   return Number.isInteger(code) ? code : null
