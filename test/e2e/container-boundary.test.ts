@@ -86,18 +86,19 @@ describe.skipIf(!usable.engine)('the container boundary (podman)', () => {
       '[remote "origin"]',
       '\turl = ssh://example.invalid/x',
       '\tpromisor = true',
-    ].join('\\n')
+    ].join('\n')
     const script = [
       `C=${CLONE}`,
       'B="refs/heads/harness/$HARNESS_SESSION_ID"',
       'if mv "$C" "$C.moved" 2>/dev/null; then echo moved > moved.txt; else echo refused > moved.txt; fi',
       'mkdir -p "$C/git/refs/heads/harness" "$C/git/objects" 2>/dev/null',
-      `printf '${config}\\n' > "$C/git/config" 2>/dev/null`,
+      `cat > "$C/git/config" 2>/dev/null <<'EOF'\n${config}\nEOF`,
       'echo "ref: $B" > "$C/git/HEAD" 2>/dev/null',
       'echo 1234567890123456789012345678901234567890 > "$C/git/$B"',
     ].join('\n')
     const result = await run(repo, script)
     const record = json<Record>(result)
+    // Nothing of the agent's config ran on the host (on main, its sshCommand ran at the host's rev-parse).
     expect(existsSync(pwned)).toBe(false)
     // The folder is a mount point inside: it cannot be renamed aside.
     expect(readFileSync(join(record.worktree_dir, 'moved.txt'), 'utf8')).toBe('refused\n')

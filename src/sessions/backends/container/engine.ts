@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { access, constants } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
 import { ExternalToolError } from '../../../errors.js'
@@ -104,40 +104,53 @@ export function runEngine(
     return Promise.reject(new EngineTimeoutError(engine, args, deadline ?? ENGINE_DEADLINES.look))
   }
   return new Promise((resolve, reject) => {
+    // Its own process group: past the deadline the client and whatever it started are killed together.
+    const child = spawn(engine.binary, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    let size = 0
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= ENGINE_OUTPUT_LIMIT) into.push(chunk)
+    }
+    child.stdout?.on('data', collect(out))
+    child.stderr?.on('data', collect(err))
     let timedOut = false
-    const child = execFile(
-      engine.binary,
-      args,
-      { env, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8', killSignal: 'SIGKILL' },
-      (error, stdout, stderr) => {
-        clearTimeout(timer)
-        if (timedOut) {
-          unresponsive.add(engine.binary)
-          reject(new EngineTimeoutError(engine, args, deadline ?? 0))
-          return
-        }
-        const code = (error as NodeJS.ErrnoException | null)?.code
-        if (error && typeof code === 'string') {
-          reject(
-            new ExternalToolError(`cannot run ${engine.name}: ${code}`, undefined, 'ENGINE_FAILED', error),
-          )
-          return
-        }
-        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ stdout, stderr, exitCode })
-      },
-    )
     const timer =
       deadline === null
         ? undefined
         : setTimeout(() => {
             timedOut = true
-            child.kill('SIGKILL')
+            try {
+              if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+            } catch {
+              child.kill('SIGKILL')
+            }
             child.stdout?.destroy()
             child.stderr?.destroy()
           }, deadline)
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      reject(
+        new ExternalToolError(`cannot run ${engine.name}: ${error.code}`, undefined, 'ENGINE_FAILED', error),
+      )
+    })
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      if (timedOut) {
+        unresponsive.add(engine.binary)
+        reject(new EngineTimeoutError(engine, args, deadline ?? 0))
+        return
+      }
+      const stdout = Buffer.concat(out).toString('utf8')
+      const stderr = Buffer.concat(err).toString('utf8')
+      resolve({ stdout, stderr, exitCode: size > ENGINE_OUTPUT_LIMIT ? 1 : (code ?? 1) })
+    })
   })
 }
+
+/** The most output one engine call may give: past it the call has failed (an inspect is a few KiB). */
+const ENGINE_OUTPUT_LIMIT = 16 * 1024 * 1024
 
 /** The engine's last error line, for messages. */
 export function engineDetail(result: EngineResult): string {
