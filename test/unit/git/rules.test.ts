@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -54,21 +55,25 @@ describe('the arguments git gets', () => {
 describe('the runner', () => {
   test('a git that never ends is stopped at its deadline: GIT_TIMEOUT, exit 5, naming the command', async () => {
     const repo = tmpGitRepo()
-    // `cat-file --batch` waits on its stdin for ever: harness gives it none and never closes it.
+    // A FIFO where git expects a file: git blocks opening it, for ever.
+    const fifo = join(repo.dir, 'fifo')
+    execFileSync('mkfifo', [fifo])
     const git = gitAt(repo.dir, { env: { ...repo.env, HARNESS_GIT_TIMEOUT: '1s' } })
-    const error = await git.run(['cat-file', '--batch'], { input: undefined }).then(
+    const error = await git.run(['hash-object', fifo]).then(
       () => null,
       (e: unknown) => e,
     )
     expect(error).toBeInstanceOf(ExternalToolError)
     expect((error as ExternalToolError).code).toBe('GIT_TIMEOUT')
-    expect((error as Error).message).toBe('git cat-file did not finish within 1 s and was stopped')
+    expect((error as Error).message).toBe('git hash-object did not finish within 1 s and was stopped')
   })
 
   test('an abort signal given with the options stops a git that is running', async () => {
     const repo = tmpGitRepo()
+    const fifo = join(repo.dir, 'fifo')
+    execFileSync('mkfifo', [fifo])
     const controller = new AbortController()
-    const pending = gitAt(repo.dir, { env: repo.env, signal: controller.signal }).run(['cat-file', '--batch'])
+    const pending = gitAt(repo.dir, { env: repo.env, signal: controller.signal }).run(['hash-object', fifo])
     controller.abort()
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
   })
