@@ -105,11 +105,11 @@ export async function supervise(
     tee: plan.mode === 'headless' ? extras.tee : undefined,
   }
   let logStart = 0
-  const interval = intervalCheckpoints(plan, store)
-  const stopRequested = new AbortController()
-  // The run's end (collecting, the run-end checkpoint, files_modified) is given up when a stop is asked for
-  // after the agent exited: a git hung on what the agent left never holds the run for good.
+  // The run's end (collecting, checkpoints, files_modified) is given up when a stop is asked for after the
+  // agent exited: a git hung on what the agent left never holds the run for good.
   const ending = new AbortController()
+  const interval = intervalCheckpoints(plan, store, ending.signal)
+  const stopRequested = new AbortController()
   let agentExited = false
   let stopWatch: StopWatch | undefined
   let requested: StopRequest | undefined
@@ -278,7 +278,11 @@ function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
  * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
  * interval starts when the previous checkpoint is done, so a slow one never piles up.
  */
-function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Promise<void> } {
+function intervalCheckpoints(
+  plan: RunPlan,
+  store: SessionStore,
+  ending: AbortSignal,
+): { stop(): Promise<void> } {
   const intervalMs = plan.checkpoints?.intervalMs ?? 0
   if (intervalMs <= 0) return { stop: async () => {} }
   let stopped = false
@@ -291,7 +295,7 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
         timer = setTimeout(resolve, intervalMs)
       })
       if (stopped) return
-      await checkpointQuietly(plan, store, 'interval')
+      await checkpointQuietly(plan, store, 'interval', undefined, ending)
     }
   })()
   return {
