@@ -188,7 +188,7 @@ describe('layers', () => {
     // The allowed ones: the quarantine names a git directory of its own; stage.ts runs git add.
     put(
       'git/quarantine.ts',
-      "export const q = (g: any, q: string) => g.run([`--git-dir=${q}`, 'cat-file', '-t', 'x'])\n",
+      "export const q = (g: any, q: string) => g.run(['--git-dir=' + q, 'cat-file', '-t', 'x'])\n",
     )
     put('git/stage.ts', "export const s = (g: any) => g.try(['add', '-A', '--pathspec-from-file=-'])\n")
     put(
@@ -198,7 +198,7 @@ describe('layers', () => {
     // Violations: git run in an agent's clone, a fetch, its objects through the environment, git add elsewhere.
     put(
       'git/collect.ts',
-      "export const tip = (g: any, clone: string) =>\n  g.text([`--git-dir=${clone}`, 'rev-parse', 'HEAD'])\n",
+      "export const tip = (g: any, clone: string) =>\n  g.text(['--git-dir=' + clone, 'rev-parse', 'HEAD'])\n",
     )
     put('git/pull.ts', "export const pull = (g: any, from: string) => g.run(['-c', 'x=y', 'fetch', from])\n")
     put('git/objects.ts', 'export const o = (g: any, d: string) => g.with({ GIT_OBJECT_DIRECTORY: d })\n')
