@@ -610,7 +610,7 @@ function parseRecordText(
 
 /**
  * Temp files: `<id>.json.<pid>-<hex>.tmp` (update), `<id>.json.<hash>` (updates by versions that used
- * write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
+ * write-file-atomic), `<id>.json.tmp` (other tools' plain temp name), `<id>.json.<pid>-<hex>.create` (create),
  * `<id>.lock.<pid>.<hex>.tmp` (the lock), `<id>.lock.<dead holder pid>.<…>.break` (a lock breaker's guard).
  * Returns the id a leftover belongs to. A lock temp exists for a moment *before* its lock is held, so it is a
  * leftover only if its pid is dead.
@@ -626,12 +626,19 @@ function leftoverOwner(name: string): string | null {
   return null
 }
 
-/** A leftover of an update (a whole new record) can repair a record; a create's leftover never existed. */
+/**
+ * A leftover of an update (a whole new record) can repair a record; a create's leftover never existed. The
+ * plain `<id>.json.tmp`, the temp name other tools (and people) write a record under, counts as one.
+ */
 function isUpdateTemp(name: string, id: string): boolean {
   const prefix = `${id}${RECORD_SUFFIX}.`
   if (!name.startsWith(prefix)) return false
   const rest = name.slice(prefix.length)
-  return /^[0-9a-f]+$/.test(rest) || (rest.endsWith(UPDATE_TEMP_SUFFIX) && /^\d+-[0-9a-z]+\.tmp$/.test(rest))
+  return (
+    rest === 'tmp' ||
+    /^[0-9a-f]+$/.test(rest) ||
+    (rest.endsWith(UPDATE_TEMP_SUFFIX) && /^\d+-[0-9a-z]+\.tmp$/.test(rest))
+  )
 }
 
 function stamp(record: SessionRecord, rev: number): SessionRecord {

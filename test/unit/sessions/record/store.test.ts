@@ -429,6 +429,20 @@ describe('SessionStore reading damaged folders', () => {
     ])
   })
 
+  it('repairs a corrupt record from a valid <id>.json.tmp (the plain temp name), not deletes it', async () => {
+    const { store, dir, problems } = newStore()
+    await store.create(sessionRecord('plain001'))
+    const current = onDisk(dir, 'plain001')
+    writeFileSync(join(dir, 'plain001.json'), '{"id": "plain001", "pro')
+    writeFileSync(join(dir, 'plain001.json.tmp'), JSON.stringify({ ...current, prompt: 'kept' }))
+    expect(store.get('plain001')).toMatchObject({ prompt: 'kept' })
+    expect(onDisk(dir, 'plain001')).toMatchObject({ prompt: 'kept' })
+    expect(readdirSync(dir)).toEqual(['plain001.json'])
+    expect(problems.map((p) => p.reason)).toEqual([
+      expect.stringMatching(/corrupt record repaired from plain001\.json\.tmp/),
+    ])
+  })
+
   it('a corrupt record with no valid leftover stays as it is', async () => {
     const { store, dir } = newStore()
     mkdirSync(dir, { recursive: true })
