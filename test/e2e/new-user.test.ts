@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
@@ -291,5 +291,21 @@ describe("the README's claims, as the tool does them", () => {
     expect(example.indexOf('harness session merge 3f9a')).toBeLessThan(
       example.indexOf('--context-from 3f9a "implement'),
     )
+  })
+})
+
+describe('what a new user hit, round 2 (issue 37)', () => {
+  test('harness trust without a project config: exit 0, one line; --json says nothing exists', async () => {
+    const repo = tmpGitRepo()
+    const trust = await harness(repo, 'trust')
+    expect(trust.exitCode, trust.stderr).toBe(0)
+    expect(trust.stdout).toBe(
+      `nothing to trust yet: ${join(repo.dir, '.harness', 'config.json')} does not exist\n`,
+    )
+    expect(trust.stderr).toBe('')
+    const asJson = await harness(repo, 'trust', '--json')
+    expect(json(asJson)).toMatchObject({ exists: false, sha256: null, trusted: true })
+    // Nothing was stored, and nothing was made in the project.
+    expect(existsSync(join(repo.home, '.local', 'state', 'harness', 'trust.json'))).toBe(false)
   })
 })
