@@ -4,9 +4,11 @@ import {
   ensureDir,
   entryExists,
   lstatOrNull,
+  readText,
   statOrNull,
   statPath,
   UnsafeFileError,
+  writeFileAtomic,
   writeFileNew,
 } from './disk/door.js'
 import { IllegalStateError, UsageError } from './errors.js'
@@ -154,8 +156,19 @@ export function assertUsersFolder(dir: string): string {
 }
 
 /**
- * Creates `.harness/` (0700) for commands that write. A `.gitignore` of `*` inside keeps it out of
- * `git status` of the user's repository without touching their files.
+ * `.harness/.gitignore`: everything in `.harness/` stays out of `git status` of the user's repository but
+ * `config.json`, which a team may commit (docs/configuration.md). The file ignores itself too, so that a
+ * project without a config shows nothing untracked.
+ */
+const HARNESS_GITIGNORE =
+  '# Written by harness: its state stays out of git; config.json may be committed.\n*\n!config.json\n'
+
+/** What versions before 2026-12 wrote, replaced by the next command that writes (a file edited by hand stays). */
+const OLD_GITIGNORE = '*\n'
+
+/**
+ * Creates `.harness/` (0700) for commands that write, with its `.gitignore` (HARNESS_GITIGNORE), without
+ * touching the user's files.
  */
 export function ensureProjectDirs(paths: ProjectPaths): void {
   ensureDir(paths.sessionsDir)
@@ -170,10 +183,12 @@ export function ensureProjectDirs(paths: ProjectPaths): void {
     )
   if (!present) {
     try {
-      writeFileNew(ignore, '*\n')
+      writeFileNew(ignore, HARNESS_GITIGNORE)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
+  } else if (present.size === OLD_GITIGNORE.length && readText(ignore, 'small') === OLD_GITIGNORE) {
+    writeFileAtomic(ignore, HARNESS_GITIGNORE)
   }
   paths.exists = true
 }

@@ -308,4 +308,25 @@ describe('what a new user hit, round 2 (issue 37)', () => {
     // Nothing was stored, and nothing was made in the project.
     expect(existsSync(join(repo.home, '.local', 'state', 'harness', 'trust.json'))).toBe(false)
   })
+
+  test('.harness/.gitignore lets config.json be committed, and nothing else; an old "*" file is replaced', async () => {
+    const repo = tmpGitRepo()
+    await finishedSession(repo)
+    const ignore = join(repo.dir, '.harness', '.gitignore')
+    expect(readFileSync(ignore, 'utf8')).toBe(
+      '# Written by harness: its state stays out of git; config.json may be committed.\n*\n!config.json\n',
+    )
+    expect(repo.git('status', '--porcelain')).toBe('')
+    expect((await harness(repo, 'config', 'set', 'defaults.agent', 'exec')).exitCode).toBe(0)
+    repo.git('add', '.harness')
+    expect(repo.git('diff', '--cached', '--name-only')).toBe('.harness/config.json')
+    // A project made by an older version: its "*" is replaced by the next command that writes.
+    writeFileSync(ignore, '*\n')
+    await finishedSession(repo)
+    expect(readFileSync(ignore, 'utf8')).toContain('!config.json\n')
+    // One the user edited is theirs.
+    writeFileSync(ignore, '*\n!config.json\n!notes.md\n')
+    await finishedSession(repo)
+    expect(readFileSync(ignore, 'utf8')).toBe('*\n!config.json\n!notes.md\n')
+  })
 })
