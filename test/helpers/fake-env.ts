@@ -19,7 +19,7 @@ import type {
   SessionEnv,
 } from '../../src/sessions/ports.js'
 import { assertValidSessionId } from '../../src/sessions/record/ids.js'
-import { nextStatus, SESSION_EVENTS } from '../../src/sessions/record/lifecycle.js'
+import { nextStatus, SESSION_EVENTS, withPausedAt } from '../../src/sessions/record/lifecycle.js'
 import { SCHEMA_VERSION, type SessionRecord } from '../../src/sessions/record/schema.js'
 import { RecordSealer } from '../../src/sessions/record/seal.js'
 import { tmpDir } from './tmp.js'
@@ -98,7 +98,7 @@ export class MemoryStore implements RecordStore {
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
     if (this.exists(id)) throw new SessionExistsError(id)
-    return this.commit(id, { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION }, 1)
+    return this.commit(id, { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION }, 1, null)
   }
 
   async restore(id: string, text: Buffer): Promise<SessionRecord> {
@@ -118,7 +118,7 @@ export class MemoryStore implements RecordStore {
     const changed = mutate(structuredClone(current)) ?? (options.adopt ? current : undefined)
     if (changed === undefined) return current
     if (changed.status !== current.status) assertLegal(current.status, changed.status, id)
-    return this.commit(id, changed, (current.rev ?? 0) + 1)
+    return this.commit(id, changed, (current.rev ?? 0) + 1, current.status)
   }
 
   async delete(
@@ -160,13 +160,16 @@ export class MemoryStore implements RecordStore {
     return this
   }
 
-  private commit(id: string, record: SessionRecord, rev: number): SessionRecord {
-    const next: SessionRecord = sealed({
-      ...record,
-      rev,
-      updated_at: new Date(this.clock.now()).toISOString(),
-      sealed: true,
-    })
+  private commit(
+    id: string,
+    record: SessionRecord,
+    rev: number,
+    before: SessionRecord['status'] | null,
+  ): SessionRecord {
+    const at = new Date(this.clock.now()).toISOString()
+    const next: SessionRecord = sealed(
+      withPausedAt(before, { ...record, rev, updated_at: at, sealed: true }, at),
+    )
     this.records.set(id, structuredClone(next))
     this.writes.push(structuredClone(next))
     return next

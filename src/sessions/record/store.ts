@@ -31,6 +31,7 @@ import {
 } from '../../errors.js'
 import { processExists } from '../../process/identity.js'
 import { assertValidSessionId } from './ids.js'
+import { withPausedAt } from './lifecycle.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
@@ -197,7 +198,7 @@ export class SessionStore implements RecordStore {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const next = this.sealed(stamp(record, 1), true)
+        const next = this.sealed(stamp(record, 1, null), true)
         this.linkNewLocked(id, serialize(next))
         return next
       })
@@ -264,7 +265,7 @@ export class SessionStore implements RecordStore {
         before = current
         // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
         const next = this.sealed(
-          stamp(changed, (current.rev ?? 0) + 1),
+          stamp(changed, (current.rev ?? 0) + 1, current.status),
           current.sealed === true || !!options.adopt,
         )
         const temp = join(
@@ -641,13 +642,14 @@ function isUpdateTemp(name: string, id: string): boolean {
   )
 }
 
-function stamp(record: SessionRecord, rev: number): SessionRecord {
-  return {
-    ...record,
-    schema_version: record.schema_version ?? SCHEMA_VERSION,
-    rev,
-    updated_at: new Date().toISOString(),
-  }
+/** What every write stamps: the schema version, `rev`, `updated_at`, and `paused_at` when it pauses. */
+function stamp(record: SessionRecord, rev: number, before: SessionRecord['status'] | null): SessionRecord {
+  const at = new Date().toISOString()
+  return withPausedAt(
+    before,
+    { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION, rev, updated_at: at },
+    at,
+  )
 }
 
 function serialize(record: SessionRecord): string {

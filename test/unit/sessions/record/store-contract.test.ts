@@ -42,6 +42,22 @@ describe.each(stores)('%s honours the record store contract', (_name, make) => {
     expect(store.get('cont0001')?.rev).toBe(2)
   })
 
+  test('paused_at is set by the write that makes the session PAUSED, and kept after', async () => {
+    const store = make()
+    await store.create(sessionRecord('cont0001', { status: 'RUNNING' }))
+    expect(store.get('cont0001')?.paused_at ?? null).toBeNull()
+    const paused = await store.update('cont0001', (r) => ({ ...r, status: 'PAUSED' }))
+    expect(paused.paused_at).toBe(paused.updated_at)
+    const touched = await store.update('cont0001', (r) => ({ ...r, prompt: 'again' }))
+    expect(touched.paused_at).toBe(paused.paused_at)
+    const resumed = await store.update('cont0001', (r) => ({ ...r, status: 'RUNNING' }))
+    expect(resumed.paused_at).toBe(paused.paused_at)
+    // A caller cannot forget it: a pause that does not name it still gets it.
+    const again = await store.update('cont0001', (r) => ({ ...r, status: 'PAUSED', paused_at: null }))
+    expect(again.paused_at).toBe(again.updated_at)
+    expect(store.get('cont0001')?.paused_at).toBe(again.updated_at)
+  })
+
   test('the function given to update gets a copy: changing it in place writes nothing', async () => {
     const store = make()
     await store.create(sessionRecord('cont0001', { status: 'RUNNING' }))
