@@ -329,4 +329,22 @@ describe('what a new user hit, round 2 (issue 37)', () => {
     await finishedSession(repo)
     expect(readFileSync(ignore, 'utf8')).toBe('*\n!config.json\n!notes.md\n')
   })
+
+  test('show marks the files a run changed: + new, ~ modified, - deleted', async () => {
+    const repo = tmpGitRepo()
+    repo.write('old.txt', 'old\n')
+    repo.git('add', 'old.txt')
+    repo.git('commit', '-qm', 'old')
+    const session = await finishedSession(repo, 'echo new > new.txt && echo more >> README.md && rm old.txt')
+    const show = await harness(repo, 'session', 'show', session.id)
+    expect(show.exitCode, show.stderr).toBe(0)
+    expect(show.stdout).toContain(
+      'Files modified (3: 1 new, 1 modified, 1 deleted):\n  ~ README.md\n  + new.txt\n  - old.txt\n',
+    )
+    expect(json(await harness(repo, 'session', 'show', session.id, '--json'))).toMatchObject({
+      files_modified: ['README.md', 'new.txt', 'old.txt'],
+      files_added: ['new.txt'],
+      files_deleted: ['old.txt'],
+    })
+  })
 })
