@@ -75,7 +75,8 @@ export function trustProject(projectRoot: string, configFile: string, env: NodeJ
   const bytes = configBytes(configFile)
   const root = realRoot(projectRoot)
   // Nothing to trust yet: every command works without a project config, so a CI step that trusts is done.
-  if (!bytes) return { project: root, config_file: configFile, sha256: null, trusted: true, exists: false, keys: [] }
+  if (!bytes)
+    return { project: root, config_file: configFile, sha256: null, trusted: true, exists: false, keys: [] }
   const trust = readTrust(env)
   const digest = sha256(bytes)
   trust.projects[root] = { sha256: digest, trusted_at: new Date().toISOString() }

@@ -72,8 +72,6 @@ describe('session show, for people', () => {
     expect(table.split('\n')[0]).toMatch(/^ID +NAME +AGENT/)
     expect(table).toMatch(/n1234567 +auth +claude/)
     expect(table).toMatch(/a7654321 +- +claude/)
-    expect(renderSessionList([sessionRecord('a7654321')], { now: NOW }).split('\n')[0]).not.toContain(
-      'NAME',
-    )
+    expect(renderSessionList([sessionRecord('a7654321')], { now: NOW }).split('\n')[0]).not.toContain('NAME')
   })
 })
