@@ -78,7 +78,7 @@ export async function findProject(options: {
 }
 
 /** The folders harness keeps in `.harness/`: none of them, nor `.harness/` itself, may be a symlink. */
-const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains', 'tmp']
+const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains', 'tmp', 'names']
 
 /**
  * Refuses a `.harness` that is a file (usage error, exit 2) or that is, or holds, a symlink where harness keeps

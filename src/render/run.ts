@@ -96,7 +96,7 @@ export function renderRecoverResult(result: RecoverResult): string {
 export function renderRunDryRun(plan: RunDryRun): string {
   const lines = [
     `dry run: nothing was started or created`,
-    `session:  ${plan.id} (not reserved)`,
+    `session:  ${plan.id}${plan.name ? `, named ${plan.name}` : ''} (not reserved)`,
     `agent:    ${plan.agent} (${plan.permission}${plan.model ? `, model ${plan.model}` : ''}), ${plan.tmux ? 'interactive in tmux' : plan.mode}`,
     `argv:     ${[plan.command, ...plan.args].map(quoteArg).join(' ')}`,
     `cwd:      ${plan.cwd}`,

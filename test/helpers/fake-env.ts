@@ -20,6 +20,7 @@ import type {
 } from '../../src/sessions/ports.js'
 import { assertValidSessionId } from '../../src/sessions/record/ids.js'
 import { nextStatus, SESSION_EVENTS, withPausedAt } from '../../src/sessions/record/lifecycle.js'
+import { assertValidName, mayBeName, nameTakenError } from '../../src/sessions/record/names.js'
 import { SCHEMA_VERSION, type SessionRecord } from '../../src/sessions/record/schema.js'
 import { RecordSealer } from '../../src/sessions/record/seal.js'
 import { tmpDir } from './tmp.js'
@@ -95,9 +96,19 @@ export class MemoryStore implements RecordStore {
     return record ? { ...record } : null
   }
 
+  idOfName(name: string): string | null {
+    if (!mayBeName(name)) return null
+    return [...this.records.values()].find((record) => record.name === name)?.id ?? null
+  }
+
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
     if (this.exists(id)) throw new SessionExistsError(id)
+    if (typeof record.name === 'string') {
+      const name = assertValidName(record.name)
+      const owner = this.idOfName(name) ?? (this.exists(name) ? name : null)
+      if (owner !== null) throw nameTakenError(name, owner)
+    }
     return this.commit(id, { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION }, 1, null)
   }
 

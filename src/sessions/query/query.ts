@@ -6,10 +6,15 @@ import type { IdentityCheckOf } from '../record/liveness.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 
-/** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
+/**
+ * Exact id, else a name (`run --name`), else a unique prefix of at least 4 characters; ambiguous prefixes list
+ * the candidates.
+ */
 export function resolveSessionId(store: RecordStore, input: string): string {
   assertValidSessionId(input)
   if (store.exists(input)) return input
+  const named = store.idOfName(input)
+  if (named !== null) return named
   const resolution = resolveIdAmong(input, store.ids())
   switch (resolution.kind) {
     case 'exact':

@@ -147,6 +147,7 @@ export async function supervise(
     })
   } catch (error) {
     reserve?.release()
+    await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
     stopWatch?.close()

@@ -146,6 +146,7 @@ function newRecord(
 ) {
   const record = newSessionRecord({
     id: prepared.id,
+    name: options.name,
     provider: prepared.provider.name,
     permission: prepared.permission,
     workspace,
