@@ -62,7 +62,7 @@ export async function resumeSession(
     const { assertExecutable } = await import('../../process/supervisor.js')
     await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
   }
-  await ensureWorktree(ctx, session, paths.sessionsDir)
+  await ensureWorktree(ctx, verified, paths.sessionsDir)
   if (options.checkpoint !== undefined) await restoreFirst(ctx, store, verified, options.checkpoint, paths)
   ensureProjectDirs(paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
