@@ -118,10 +118,14 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
     return
   }
   const { startSession } = await import('../sessions/run/start.js')
-  const { renderDetachedRun, runSummary } = await import('../render/run.js')
+  const { renderDetachedRun, resumeSummary, runSummary } = await import('../render/run.js')
   const outcome = await startSession(ctx, start)
   if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
   else ctx.out.result(outcome.record, renderDetachedRun)
+  // --session-id of an existing session resumed it: the same summary as `session resume`.
+  if (outcome.exit && outcome.record.runs?.at(-1)?.kind === 'resume') {
+    ctx.out.info(resumeSummary(outcome.record, new Date(ctx.clock.now())))
+  }
   if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
   if (outcome.exit) throw outcome.exit
   if (options.attach) await attachAfterStart(ctx, outcome.record.id)

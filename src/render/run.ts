@@ -1,8 +1,10 @@
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
-import { quoteArg, taskLabel } from './session.js'
+import { formatUsd } from '../sessions/budget.js'
+import { quoteArg, sessionDuration, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
+import { plural } from './text.js'
 
 /** One line about how a run ended (or started, in the background). */
 export function runSummary(record: SessionRecord): string {
@@ -20,6 +22,19 @@ export function runSummary(record: SessionRecord): string {
       ? ` (the agent could not be started${typeof failure === 'string' ? `: ${failure}` : ''})`
       : ''
   return `harness: session ${record.id} ${record.status}${code}${why}`
+}
+
+/**
+ * The line a foreground resume ends with (stderr): `<id>: <time the agent ran, all runs, pauses left out>,
+ * <cost so far, or "no cost reported">, <files changed against the base>`.
+ */
+export function resumeSummary(record: SessionRecord, now: Date): string {
+  const cost = record.cost?.estimated_cost_usd
+  return [
+    `${record.id}: ${sessionDuration(record, now) ?? '0ms'}`,
+    typeof cost === 'number' ? formatUsd(cost) : 'no cost reported',
+    plural(record.files_modified?.length ?? 0, 'file'),
+  ].join(', ')
 }
 
 /** stdout of `run --detach` for people: the id alone, so `id=$(harness run -d …)` works too. */

@@ -97,3 +97,19 @@ describe('resume of a session whose worktree was deleted', () => {
     expect(existsSync(session.worktree_dir)).toBe(false)
   })
 })
+
+describe('the end of a foreground resume', () => {
+  test('a summary line on stderr: <id>: <time the agent ran>, <cost>, <n> files; never on --json stdout', async () => {
+    const repo = tmpGitRepo()
+    const session = await sessionWithWork(repo)
+    const resume = await harness(repo, 'session', 'resume', session.id)
+    expect(resume.exitCode, resume.stderr).toBe(0)
+    const last = resume.stderr.trimEnd().split('\n').at(-1)
+    expect(last).toMatch(new RegExp(`^${session.id}: \\d+(ms|s|m \\d+s), no cost reported, 2 files$`))
+    const asJson = await harness(repo, 'session', 'resume', session.id, '--json')
+    expect(json<SessionJson>(asJson).runs).toHaveLength(3)
+    expect(asJson.stderr.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^${session.id}: .*, 2 files$`))
+    const viaRun = await harness(repo, 'run', '--session-id', session.id)
+    expect(viaRun.stderr.trimEnd().split('\n').at(-1)).toMatch(new RegExp(`^${session.id}: .*, 2 files$`))
+  })
+})
