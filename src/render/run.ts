@@ -1,7 +1,8 @@
+import { formatUsd } from '../sessions/budget.js'
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
+import type { SendResult } from '../sessions/control/send.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
-import { formatUsd } from '../sessions/budget.js'
 import { quoteArg, sessionDuration, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
 import { plural } from './text.js'
@@ -45,6 +46,11 @@ export function renderDetachedRun(record: SessionRecord): string {
 export function renderStopResult(result: StopResult): string {
   const verb = result.action === 'kill' ? 'killed' : 'paused'
   return `session ${result.record.id} ${verb}${result.via === 'direct' ? ' (its supervisor was gone: stopped directly)' : ''}`
+}
+
+/** `session send` for people: what was typed, and where. */
+export function renderSend(result: SendResult): string {
+  return `sent to ${result.id} (tmux session ${result.tmux_session}): ${JSON.stringify(result.text)} and Enter`
 }
 
 export function renderWaitResult(record: SessionRecord): string {
