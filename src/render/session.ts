@@ -16,6 +16,16 @@ export interface RenderOptions {
   color?: boolean
   /** `list --sort updated`: AGE is the time since the last update instead of since creation. */
   ageFrom?: 'created' | 'updated'
+  /** The user's home folder: a PROJECT under it is shown as `~/…`. */
+  home?: string
+}
+
+/** A project folder for a table: under the home folder as `~/…`. */
+function projectLabel(dir: string, home: string | undefined): string {
+  if (home && home !== '/' && (dir === home || dir.startsWith(`${home.replace(/\/+$/, '')}/`))) {
+    return `~${dir.slice(home.replace(/\/+$/, '').length)}`
+  }
+  return dir
 }
 
 const STATUS_COLOURS: Record<string, Colour> = {
@@ -64,6 +74,16 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
   const now = options.now ?? new Date()
   const color = options.color ?? false
   const columns: Column<SessionView>[] = [{ header: 'ID', value: (s) => terminalSafeLine(s.id) }]
+  // `list --all-projects`: where each session was found.
+  if (sessions.some((s) => typeof s.project_dir === 'string')) {
+    columns.push({
+      header: 'PROJECT',
+      value: (s) => terminalSafeLine(projectLabel(String(s.project_dir ?? '-'), options.home)),
+      shrink: 3,
+      min: 10,
+      max: 32,
+    })
+  }
   // Only when some session has one (`run --name`): other listings keep their columns.
   if (sessions.some((s) => typeof s.name === 'string')) {
     columns.push({
@@ -181,6 +201,7 @@ const KNOWN_FIELDS = new Set([
   'project',
   'seal_key',
   'seal_problem',
+  'project_dir',
 ])
 
 /**

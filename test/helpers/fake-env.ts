@@ -331,6 +331,8 @@ export function fakeEnv(
     agentOutput: new PassThrough(),
     project: async () => paths,
     store: async () => store,
+    storeOf: async (other) =>
+      other.harnessDir === harnessDir ? store : new MemoryStore(other.sessionsDir, options.env ?? {}, clock),
     chains: async () => ({ list: () => structuredClone(options.chains ?? []) }),
     config: async () => structuredClone(options.config ?? {}),
     clock,

@@ -159,7 +159,9 @@ async function recreationHint(ctx: SessionEnv, session: SessionView): Promise<st
   const verified = assertSealed(session)
   const repoDir = session.base_dir ?? (await ctx.project()).root
   const facts = await recreationFacts(verified, repoDir, ctx.env).catch(() => null)
-  if (!facts) return `"harness session resume ${id}" tries to recreate it from its branch`
+  if (!facts) {
+    return `"harness session resume ${id}" recreates it from its branch ${session.git_branch ?? ''} if git still has it`
+  }
   const plan = planRecreation(session, facts)
   return plan.kind === 'none'
     ? `harness cannot recreate it: ${plan.why}; snapshots of its work, if any, are under refs/harness/${id}/`
