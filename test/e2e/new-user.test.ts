@@ -347,4 +347,27 @@ describe('what a new user hit, round 2 (issue 37)', () => {
       files_deleted: ['old.txt'],
     })
   })
+
+  test("an agent killed from outside is FAILED with runs[].signal SIGKILL (KILLED is harness's kill); the docs say so", async () => {
+    const repo = tmpGitRepo()
+    const run = await harness(repo, 'run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '600')
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, pid } = json<{ id: string; pid: number }>(run)
+    process.kill(pid, 'SIGKILL')
+    const wait = await harness(repo, 'session', 'wait', id)
+    expect(wait.exitCode).toBe(137)
+    const record = json<{ status: string; exit_code: number; runs: { signal: string }[] }>(
+      await harness(repo, 'session', 'show', id, '--json'),
+    )
+    expect(record).toMatchObject({ status: 'FAILED', exit_code: 137 })
+    expect(record.runs[0]?.signal).toBe('SIGKILL')
+    const commands = readFileSync(new URL('../../docs/commands.md', import.meta.url), 'utf8').replace(
+      /\s+/g,
+      ' ',
+    )
+    expect(commands).toContain("`KILLED` means harness's own kill")
+    expect(commands).toContain(
+      'its run keeps `signal: "SIGKILL"` (`runs[].signal`) and the record `exit_code: 137`',
+    )
+  })
 })
