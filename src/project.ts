@@ -11,7 +11,7 @@ import {
   writeFileAtomic,
   writeFileNew,
 } from './disk/door.js'
-import { IllegalStateError, UsageError } from './errors.js'
+import { IllegalStateError, shellWord, UsageError } from './errors.js'
 
 /** Where a project's state lives (docs/commands.md, "Where things live"). */
 export interface ProjectPaths {
@@ -148,7 +148,7 @@ export function assertUsersFolder(dir: string): string {
   if ((stat.mode & 0o002) !== 0) {
     throw new IllegalStateError(
       `${dir} is writable by every user (mode ${(stat.mode & 0o7777).toString(8)}): harness does not use it`,
-      `if it is yours: chmod o-w ${dir}`,
+      `if it is yours: chmod o-w ${shellWord(dir)}`,
       'UNSAFE_PROJECT',
     )
   }
