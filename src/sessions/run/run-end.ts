@@ -1,4 +1,5 @@
 import { dirname, join } from 'node:path'
+import type { ChangedFiles } from '../../git/diff.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
@@ -80,7 +81,7 @@ export async function changedFiles(
   plan: RunPlan,
   state: WorktreeState | undefined,
   signal: AbortSignal,
-): Promise<string[] | undefined> {
+): Promise<ChangedFiles | undefined> {
   if (!plan.changesAgainst) return undefined
   try {
     const { filesModified } = await import('../../git/diff.js')

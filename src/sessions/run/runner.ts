@@ -152,6 +152,7 @@ export async function supervise(
   } catch (error) {
     stopWatch?.close()
     reserve?.release()
+    await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
     budgetWatch?.close()
