@@ -225,6 +225,26 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
   return lines.join('\n')
 }
 
+/** How a container run's commits came back (docs/backends.md); a failure says where they are kept. */
+function collectedLine(session: SessionView): string | undefined {
+  const collected = session.container?.collected as
+    | { kind: string; reason?: string; commits?: number; ref?: string }
+    | undefined
+  if (!collected) return undefined
+  switch (collected.kind) {
+    case 'failed':
+      return `FAILED: ${collected.reason ?? 'unknown'}; the commits are kept in ${session.container?.git_dir ?? 'the private clone'} and the next resume brings them back first`
+    case 'fast-forward':
+      return `${collected.commits ?? 0} commit(s) onto ${session.git_branch ?? 'its branch'}`
+    case 'diverged':
+      return `history rewritten inside: kept under ${collected.ref ?? 'refs/harness/<id>/container'}, the branch not moved`
+    case 'none':
+      return 'no new commits'
+    default:
+      return collected.kind
+  }
+}
+
 /** "label:  value" lines with the values in one column; empty values left out; values made terminal-safe. */
 function alignedFields(fields: DetailField[], indent: string): string[] {
   const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
@@ -299,6 +319,7 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
       'Stop request',
       session.stop_request ? `${session.stop_request.action} at ${session.stop_request.at}` : undefined,
     ],
+    ['Work collected', collectedLine(session)],
     ['Created', when(session.created_at)],
     ['Updated', when(session.updated_at)],
     ['Completed', when(session.completed_at)],

@@ -72,6 +72,10 @@ export function applyRunExit(
   } else if (exit.exitCode === 0 && !exit.signal && exit.reportedError) {
     event = 'exit-error'
     stopReason = 'agent-error'
+  } else if (exit.exitCode === 0 && !exit.signal && collectFailed(record)) {
+    // The agent succeeded but its work could not be brought back (a container run's commits): not a success.
+    event = 'exit-error'
+    stopReason = 'collect-failed'
   } else if (exit.exitCode === 0 && !exit.signal) {
     event = 'exit-ok'
     stopReason = 'exited'
@@ -85,7 +89,7 @@ export function applyRunExit(
   const topExit =
     status === 'PAUSED'
       ? null
-      : stopReason === 'agent-error'
+      : stopReason === 'agent-error' || stopReason === 'collect-failed'
         ? 1
         : (exit.exitCode ?? signalExitCode(exit.signal))
   const error = exit.spawnError ?? (stopReason === 'agent-error' ? exit.reportedError : undefined)
@@ -110,6 +114,14 @@ export function applyRunExit(
     // The agent's screen state describes a live run only.
     ...(record.state != null ? { state: null } : {}),
   }
+}
+
+/**
+ * The run's work could not be collected (a container run whose commits did not come back: docs/backends.md):
+ * the record's container facts are this run's, set when it was settled, before its exit is applied.
+ */
+function collectFailed(record: SessionRecord): boolean {
+  return record.container?.collected?.kind === 'failed'
 }
 
 /** The run's exit as `applyRunExit` takes it, from how the supervisor saw the agent end (pure). */

@@ -44,8 +44,8 @@ export async function prepareWorkspace(
   }
   const { resolveCommit } = await import('../../git/worktree.js')
   const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
-  // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
-  return settingUp(paths.sessionsDir, id, () => makeWorktree(ctx, config, plan, baseCommit, abort))
+  // The caller holds the session's set-up claim (`claimSetUp`): no other run makes this worktree meanwhile.
+  return makeWorktree(ctx, config, plan, baseCommit, abort)
 }
 
 /** Makes the planned worktree and branch at `baseCommit`, then sets it up; undone if the set-up fails. */
@@ -138,20 +138,31 @@ async function undoWorktree(
  * is refused at once (exit 4); a lock left by a dead command is broken.
  */
 export async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+  const claim = await claimSetUp(sessionsDir, id)
+  try {
+    return await fn()
+  } finally {
+    claim.release()
+  }
+}
+
+/**
+ * The claim on session `id`'s set-up (`sessions/<id>.worktree.lock`): a new run holds it from before it makes
+ * anything until its record is committed, so that what it made, and what it undoes when it fails, is its own;
+ * a second run with the same `--session-id` is refused at once (exit 4) and touches nothing. A lock left by a
+ * dead command is broken.
+ */
+export async function claimSetUp(sessionsDir: string, id: string): Promise<{ release(): void }> {
   const { FileLock } = await import('../record/lock.js')
   const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
   if (!lock) {
     throw new IllegalStateError(
-      `the worktree of session "${id}" is being set up by another command`,
+      `session "${id}" is being set up by another command`,
       undefined,
       'SESSION_BUSY',
     )
   }
-  try {
-    return await fn()
-  } finally {
-    lock.release()
-  }
+  return lock
 }
 
 /** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
