@@ -5,6 +5,8 @@
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
 // with, captured here from the bundle and the record schema so that it cannot differ from them.
+// Then dist/ui/: the dashboard of `harness ui` (Ink and React) as ESM chunks that the bundle imports only for
+// that command: Ink's layout engine loads with a top-level await, which a CommonJS file cannot hold (docs/ui.md).
 // Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
 // which bin/harness runs when it is there (docs/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -30,17 +32,52 @@ const common = {
   logLevel: 'warning',
 }
 
+/** What the bundle imports the dashboard as: its chunk beside it, left to node's loader. */
+const DASHBOARD_CHUNK = './ui/dashboard.mjs'
+const dashboardOutside = {
+  name: 'dashboard-outside',
+  setup(build) {
+    build.onResolve({ filter: /\/ui\/dashboard\.js$/ }, () => ({ path: DASHBOARD_CHUNK, external: true }))
+  },
+}
+
 await build({
   ...common,
   entryPoints: ['src/main.ts'],
   outfile: bundle,
   define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
+  plugins: [dashboardOutside],
 })
 
-// bin/harness compiles the bundle with node:vm, where a leftover import() has no loader: keep it out.
-if (/\bimport\(/.test(readFileSync(bundle, 'utf8'))) {
-  throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
+// bin/harness compiles the bundle with node:vm, whose import() reaches node's loader (bin/harness.cjs): the
+// dashboard's chunk is the one module the bundle imports that way. Anything else imported is kept out (node
+// built-ins are imported statically), and no Ink or React inside the bundle.
+const bundled = readFileSync(bundle, 'utf8')
+const imports = bundled.match(/\bimport\([^)]*\)/g) ?? []
+if (imports.some((call) => call !== `import(${JSON.stringify(DASHBOARD_CHUNK)})`)) {
+  throw new Error(`dist/harness.cjs contains ${imports.join(', ')}: import node built-ins statically`)
 }
+if (/react\.transitional\.element|yoga-layout|ink-text/.test(bundled)) {
+  throw new Error('dist/harness.cjs holds Ink or React: they belong to the dashboard chunk (dist/ui/)')
+}
+
+rmSync('dist/ui', { recursive: true, force: true })
+await build({
+  ...common,
+  entryPoints: { dashboard: 'src/ui/dashboard.ts' },
+  outdir: 'dist/ui',
+  format: 'esm',
+  splitting: true,
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunk-[hash]',
+  // React's production build; React's developer tools are not shipped (Ink loads them only under DEV=true).
+  define: { 'process.env.NODE_ENV': '"production"' },
+  external: ['react-devtools-core'],
+  // The CommonJS packages inside (React, signal-exit) require node built-ins.
+  banner: {
+    js: "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);",
+  },
+})
 
 /** The environment of the full CLI at build time: no fast entry, nothing that changes how help is printed. */
 function fullCliEnv(extra = {}) {
