@@ -130,8 +130,8 @@ export interface RunEndFacts {
   usage?: { logStart: number; usage: Usage | null }
   /** The agent's own session id, found in its output. */
   agentSessionId?: string
-  /** Paths changed against the base commit; undefined when git could not tell. */
-  files?: string[]
+  /** Paths changed against the base commit, and which were added or deleted; undefined when git could not tell. */
+  files?: { files: string[]; added: string[]; deleted: string[] }
   /** Why the log is incomplete, if it is. */
   logError?: string
 }
@@ -154,7 +154,13 @@ export function endedRecord(
   return {
     ...withUsage,
     ...(facts.agentSessionId ? { agent_session_id: facts.agentSessionId } : {}),
-    ...(facts.files ? { files_modified: facts.files } : {}),
+    ...(facts.files
+      ? {
+          files_modified: facts.files.files,
+          files_added: facts.files.added,
+          files_deleted: facts.files.deleted,
+        }
+      : {}),
     ...(facts.logError ? { log_error: facts.logError } : {}),
   }
 }

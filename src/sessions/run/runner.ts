@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
+import type { ChangedFiles } from '../../git/diff.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
@@ -146,6 +147,7 @@ export async function supervise(
     })
   } catch (error) {
     reserve?.release()
+    await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
     stopWatch?.close()
@@ -339,7 +341,7 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
 }
 
 /** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
-async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<string[] | undefined> {
+async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<ChangedFiles | undefined> {
   if (!plan.changesAgainst) return undefined
   try {
     const { filesModified } = await import('../../git/diff.js')

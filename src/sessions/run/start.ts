@@ -1,7 +1,8 @@
 import { ExitRequest, UsageError } from '../../errors.js'
-import { ensureProjectDirs, type ProjectPaths } from '../../project.js'
+import type { ProjectPaths } from '../../project.js'
 import { usesAgentDir } from '../../providers/args.js'
 import type { SessionEnv } from '../ports.js'
+import { ensureProject } from '../project-index.js'
 import { ensureAgentDir, removeAgentDir } from '../record/agent-files.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { Run } from '../record/schema.js'
@@ -60,7 +61,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
   // So is the container engine and image (exit 5 naming the engine, exit 2 without an image).
   const { config } = prepared
   await checkBackend(chosenBackend(options, config), containerChoice(options, config), ctx.env)
-  ensureProjectDirs(paths)
+  await ensureProject(ctx.env, paths)
   return makeAndLaunch(ctx, { paths, store, options, prepared })
 }
 
@@ -146,6 +147,7 @@ function newRecord(
 ) {
   const record = newSessionRecord({
     id: prepared.id,
+    name: options.name,
     provider: prepared.provider.name,
     permission: prepared.permission,
     workspace,

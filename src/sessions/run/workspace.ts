@@ -1,16 +1,12 @@
 import { dirname, join } from 'node:path'
 import { type HarnessConfig, worktreeRoot, worktreeSetupCommand } from '../../config.js'
 import { entryExists, makeDirs, setMode } from '../../disk/door.js'
-import {
-  ExitRequest,
-  errorMessage,
-  HarnessError,
-  IllegalStateError,
-  SessionNotFoundError,
-} from '../../errors.js'
+import { ExitRequest, errorMessage, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
-import type { SessionRecord } from '../record/schema.js'
+import type { Checkpoint, SessionRecord } from '../record/schema.js'
+import type { VerifiedSession } from '../record/seal.js'
+import { describeRecreation, planRecreation, recreationFacts } from '../recreation.js'
 import { planWorkspace, type WorkspaceFacts, type WorkspacePlan, type WorkspaceRequest } from './plan.js'
 import { isDir } from './run-plan.js'
 import { type SignalGuard, signalExit, throwIfSignalled } from './signal-guard.js'
@@ -183,42 +179,60 @@ async function setUpWorktree(
   })
 }
 
-/** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
+/**
+ * Resume always runs inside the session's worktree: recreated from its branch if it was removed, with the files
+ * of its latest checkpoint when that was taken on the branch's tip (what the run left uncommitted), or from
+ * that checkpoint when the branch is gone too (sessions/recreation.ts decides; `session path` says the same).
+ */
 export async function ensureWorktree(
   ctx: SessionEnv,
-  session: SessionRecord,
+  session: VerifiedSession<SessionRecord>,
   sessionsDir: string,
 ): Promise<void> {
   if (isDir(session.worktree_dir)) return
-  if (!session.is_worktree || !session.git_branch) {
-    throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
-  }
-  const branch = session.git_branch
-  await settingUp(sessionsDir, session.id, async () => {
-    if (isDir(session.worktree_dir)) return
-    const { recreateWorktree } = await import('../../git/worktree.js')
-    const repoDir = session.base_dir ?? (await ctx.project()).root
+  const { id, worktree_dir: dir } = session
+  const repoDir = session.base_dir ?? (await ctx.project()).root
+  await settingUp(sessionsDir, id, async () => {
+    if (isDir(dir)) return
+    const plan = planRecreation(session, await recreationFacts(session, repoDir, ctx.env))
+    if (plan.kind === 'none') {
+      throw new IllegalStateError(
+        `session "${id}" cannot be resumed: its worktree ${dir} is gone and ${plan.why}`,
+        `snapshots of its work, if any, are under refs/harness/${id}/ ("git for-each-ref refs/harness/${id}/")`,
+        session.is_worktree && session.git_branch ? 'BRANCH_MISSING' : 'WORKTREE_GONE',
+      )
+    }
+    const worktree = await import('../../git/worktree.js')
     try {
-      await recreateWorktree({ repoDir, path: session.worktree_dir, branch, env: ctx.env })
-      setMode(session.worktree_dir, 0o700)
+      if (plan.kind === 'branch') {
+        await worktree.recreateWorktree({ repoDir, path: dir, branch: plan.branch, env: ctx.env })
+      } else {
+        const base = plan.checkpoint.head
+        await worktree.createWorktree({ repoDir, path: dir, branch: plan.branch, base, env: ctx.env })
+      }
+      setMode(dir, 0o700)
     } catch (error) {
       // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.
-      const store = await ctx.store()
-      if (!store.exists(session.id)) throw new SessionNotFoundError(session.id)
-      const { branchTip } = await import('../../git/repo.js')
-      const gone = await branchTip(repoDir, branch, { env: ctx.env }).then(
-        (tip) => tip === null,
-        () => false,
-      )
-      if (gone || (error instanceof HarnessError && error.code === 'BRANCH_MISSING')) {
-        throw new IllegalStateError(
-          `session "${session.id}" cannot be resumed: its worktree ${session.worktree_dir} and its branch "${branch}" are gone`,
-          `snapshots of its work, if any, are under refs/harness/${session.id}/ ("git for-each-ref refs/harness/${session.id}/")`,
-          'BRANCH_MISSING',
-        )
-      }
+      if (!(await ctx.store()).exists(id)) throw new SessionNotFoundError(id)
       throw error
     }
-    ctx.notice(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
+    const restore = plan.kind === 'branch' ? plan.restore : plan.checkpoint
+    if (restore) await restoreFiles(ctx, id, dir, restore)
+    ctx.notice(`harness: recreated worktree ${dir} ${describeRecreation(plan)}`)
   })
+}
+
+/** The files of a checkpoint put back into a worktree just made: a failure leaves it as made, and says how. */
+async function restoreFiles(ctx: SessionEnv, id: string, dir: string, checkpoint: Checkpoint): Promise<void> {
+  try {
+    const { restoreCheckpoint } = await import('../../git/checkpoint.js')
+    await restoreCheckpoint(dir, checkpoint.commit, {
+      env: ctx.env,
+      reflogMessage: `harness: resume ${id} restores checkpoint ${checkpoint.n}`,
+    })
+  } catch (error) {
+    ctx.warn(
+      `could not put back the files of checkpoint ${checkpoint.n} of session ${id} (${errorMessage(error)}): "harness session restore ${id} ${checkpoint.n}" tries again`,
+    )
+  }
 }

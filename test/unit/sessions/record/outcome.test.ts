@@ -110,7 +110,7 @@ describe('endedRecord: status and fields from the exit facts', () => {
       {
         usage: { logStart: 120, usage },
         agentSessionId: 'thread-1',
-        files: ['a.ts', 'b.ts'],
+        files: { files: ['a.ts', 'b.ts'], added: ['b.ts'], deleted: [] },
         logError: 'the log is incomplete',
       },
       NOW,
@@ -119,6 +119,8 @@ describe('endedRecord: status and fields from the exit facts', () => {
     expect(ended).toMatchObject({
       agent_session_id: 'thread-1',
       files_modified: ['a.ts', 'b.ts'],
+      files_added: ['b.ts'],
+      files_deleted: [],
       log_error: 'the log is incomplete',
     })
     expect(ended?.cost).toBeTruthy()
