@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events'
-import { basename } from 'node:path'
+import { basename, join } from 'node:path'
 import { watchDir } from '../disk/door.js'
+import { HARNESS_DIR_NAME, pathsFor } from '../project.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
-import type { SessionView } from '../sessions/query/reconcile.js'
 import type {
   ActionResult,
   DashboardDetail,
@@ -55,19 +55,12 @@ export interface DashboardOptions {
   backends: string[]
 }
 
-/** One project the dashboard shows: its folder (null: the one found from --dir or the current directory). */
-interface Project {
-  dir: string | null
-  label: string | null
-}
-
 export class CliDashboard implements DashboardPort {
   readonly allProjects: boolean
   readonly color: boolean
   readonly agents: string[]
   readonly backends: string[]
   title: string
-  private projects: Project[] = [{ dir: null, label: null }]
 
   constructor(private readonly options: DashboardOptions) {
     this.allProjects = options.allProjects
@@ -99,57 +92,80 @@ export class CliDashboard implements DashboardPort {
   }
 
   async sessions(): Promise<Listing> {
-    const sessions: DashboardSession[] = []
+    const { ctx, caught } = this.context(this.options.out.options.dir ?? null)
     const warnings: string[] = []
-    for (const project of this.projects) {
-      const { ctx, caught } = this.context(project.dir)
-      try {
-        const paths = await ctx.project()
-        if (!paths.exists) continue
+    let sessions: DashboardSession[] = []
+    try {
+      const paths = await ctx.project()
+      if (this.allProjects) {
+        const { listAllProjects } = await import('../sessions/query/all-projects.js')
+        const { projectLabel } = await import('../render/session.js')
+        const views = await listAllProjects(ctx, { sort: 'created' })
+        sessions = views.map((view) =>
+          dashboardSession(view, {
+            label: projectLabel(view.project_dir, ctx.env.HOME),
+            dir: view.project_dir,
+          }),
+        )
+        this.watchFolders([paths.sessionsDir, ...views.map((v) => sessionsDirOf(v.project_dir))])
+      } else if (paths.exists) {
         const { listSessions } = await import('../sessions/query/query.js')
-        const views: SessionView[] = []
-        for await (const view of listSessions(ctx, { sort: 'created' })) views.push(view)
-        const where = project.dir ? { label: project.label ?? project.dir, dir: project.dir } : null
-        sessions.push(...views.map((view) => dashboardSession(view, where)))
-      } catch (error) {
-        warnings.push(errorText(error))
-      }
-      warnings.push(...lines(caught.text))
+        for await (const view of listSessions(ctx, { sort: 'created' })) sessions.push(dashboardSession(view))
+        this.watchFolders([paths.sessionsDir])
+      } else this.watchFolders([paths.sessionsDir])
+    } catch (error) {
+      warnings.push(errorText(error))
     }
+    warnings.push(...lines(caught.text))
     return { sessions, warnings }
   }
 
-  watch(onChange: () => void): () => void {
-    const stops: (() => void)[] = []
-    let timer: ReturnType<typeof setInterval> | undefined
-    const poll = () => {
-      timer ??= setInterval(onChange, POLL_MS)
+  /** Where `watch` listens; the listing adds the folders of projects as they appear. */
+  private folders = new Map<string, { close(): void } | null>()
+  private changed: (() => void) | undefined
+  private poller: ReturnType<typeof setInterval> | undefined
+
+  private watchFolders(dirs: string[]): void {
+    for (const dir of new Set(dirs)) {
+      if (this.folders.has(dir)) continue
+      this.folders.set(dir, null)
+      if (this.changed) this.startWatching(dir)
     }
+  }
+
+  private startWatching(dir: string): void {
+    const changed = this.changed
+    if (!changed) return
+    try {
+      const watcher = watchDir(dir, changed)
+      watcher.on('error', () => this.poll())
+      this.folders.set(dir, watcher)
+    } catch {
+      // No sessions folder yet, or no watching on this file system: look every second instead.
+      this.poll()
+    }
+  }
+
+  private poll(): void {
+    const changed = this.changed
+    if (changed) this.poller ??= setInterval(changed, POLL_MS)
+  }
+
+  watch(onChange: () => void): () => void {
     let pending: ReturnType<typeof setTimeout> | undefined
     // A burst of writes (a record's temp file, its rename, its lock) is one change.
-    const changed = () => {
+    this.changed = () => {
       pending ??= setTimeout(() => {
         pending = undefined
         onChange()
       }, 30)
     }
-    void Promise.all(
-      this.projects.map(async (project) => {
-        try {
-          const { ctx } = this.context(project.dir)
-          const store = await ctx.store()
-          const watcher = watchDir(store.dir, changed)
-          watcher.on('error', poll)
-          stops.push(() => watcher.close())
-        } catch {
-          // No sessions folder yet, or no watching on this file system: look every second instead.
-          poll()
-        }
-      }),
-    )
+    for (const [dir, watcher] of this.folders) if (!watcher) this.startWatching(dir)
     return () => {
-      for (const stop of stops) stop()
-      if (timer) clearInterval(timer)
+      this.changed = undefined
+      for (const watcher of this.folders.values()) watcher?.close()
+      this.folders.clear()
+      if (this.poller) clearInterval(this.poller)
       if (pending) clearTimeout(pending)
     }
   }
@@ -272,19 +288,17 @@ export class CliDashboard implements DashboardPort {
     })
   }
 
-  async send(session: DashboardSession, _text: string): Promise<ActionResult> {
-    return this.action(session, async () => {
-      const { UsageError } = await import('../errors.js')
-      throw new UsageError(
-        `cannot send to ${session.id}: "session send" is not in this build`,
-        'attach with enter and type there',
-      )
+  async send(session: DashboardSession, text: string): Promise<ActionResult> {
+    return this.action(session, async (ctx) => {
+      const { sendToSession } = await import('../sessions/control/send.js')
+      const { renderSend } = await import('../render/run.js')
+      return renderSend(await sendToSession(ctx, session.id, text))
     })
   }
 
   async start(request: NewSession): Promise<ActionResult> {
-    const dir = this.projects.length === 1 ? (this.projects[0]?.dir ?? null) : null
-    const { ctx, caught } = this.context(dir)
+    // In this project (the one found from --dir or the current directory), with --all-projects too.
+    const { ctx, caught } = this.context(this.options.out.options.dir ?? null)
     try {
       const { startSession } = await import('../sessions/run/start.js')
       const { runSummary } = await import('../render/run.js')
@@ -363,4 +377,8 @@ function lines(text: string): string[] {
 
 function firstLine(text: string): string {
   return text.split('\n')[0] ?? ''
+}
+
+function sessionsDirOf(projectDir: string): string {
+  return pathsFor(join(projectDir, HARNESS_DIR_NAME)).sessionsDir
 }

@@ -11,7 +11,7 @@ export function dashboardSession(
   view: SessionView,
   project: { label: string; dir: string } | null = null,
 ): DashboardSession {
-  const name = (view as { name?: unknown }).name
+  const name = view.name
   return {
     id: terminalSafeLine(view.id),
     name: typeof name === 'string' && name ? terminalSafeLine(name) : null,
