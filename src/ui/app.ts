@@ -2,7 +2,7 @@ import { Box, Text, useApp, useInput } from 'ink'
 import { createElement as h, type ReactElement, useRef, useState } from 'react'
 import { formFrame, helpFrame, type Line, listFrame, type Message, pagerFrame } from './frame.js'
 import { useDetail, useFollow, useListing, useSize, useTick } from './hooks.js'
-import { formLines } from './keys.js'
+import { formLines, type KeyPress, keyPieces } from './keys.js'
 import { type Keys, type Leave, onKey, type Screen } from './on-key.js'
 import type { ActionResult, DashboardDetail, DashboardPort, DashboardSession, Listing } from './port.js'
 import { filterSessions, layout, type Size } from './view.js'
@@ -61,6 +61,8 @@ export function App({ port, memory, onLeave }: AppProps): ReactElement {
   const latest = useRef({ listing, size })
   latest.current = { listing, size }
   const start = useRef(0)
+  /** Once the dashboard has asked to leave, later keys of the same piece are not its. */
+  const left = useRef(false)
   const view = derive(ui.current, listing)
   const detail = useDetail(port, view.session, size.columns, listing, layout(size).detailRows > 0)
   useFollow(
@@ -85,7 +87,8 @@ export function App({ port, memory, onLeave }: AppProps): ReactElement {
         reload()
       })
   }
-  useInput((input, key) => {
+  const press = (input: string, key: KeyPress) => {
+    if (left.current) return
     const current = derive(ui.current, latest.current.listing)
     const keys: Keys = {
       port,
@@ -98,11 +101,17 @@ export function App({ port, memory, onLeave }: AppProps): ReactElement {
       act,
       leave(how) {
         const { filter, message } = ui.current
+        left.current = true
         onLeave(how, { selectedId: current.session?.id ?? null, filter, message })
         exit()
       },
     }
     onKey(ui.current.screen, keys, input, key, ui.current.filter)
+  }
+  // Keys typed faster than they are read arrive as one piece ("/3f9a" and its Enter): each is its own key,
+  // on the screen the key before it left.
+  useInput((input, key) => {
+    for (const [piece, as] of keyPieces(input, key)) press(piece, as)
   })
 
   const lines = drawScreen(ui.current.screen, {

@@ -108,6 +108,9 @@ export function editLine(value: string, input: string, key: KeyPress): Edit {
   if (key.return) return { kind: 'submit', value }
   if (key.backspace || key.delete) return { kind: 'editing', value: [...value].slice(0, -1).join('') }
   if (key.ctrl && input === 'u') return { kind: 'editing', value: '' }
+  // A line typed faster than it is read (or pasted) comes as one piece with its Enter: the line is submitted.
+  const end = input.search(/[\r\n]/)
+  if (end >= 0) return { kind: 'submit', value: value + printable(input.slice(0, end)) }
   if (key.ctrl || key.meta || key.tab || key.upArrow || key.downArrow || key.leftArrow || key.rightArrow) {
     return { kind: 'editing', value }
   }
@@ -151,6 +154,10 @@ export function formStep(
 ): FormStep {
   if (key.escape || (key.ctrl && input === 'c')) return { kind: 'cancel' }
   if (key.return) return { kind: 'submit', form }
+  if (form.field === 'task' && /[\r\n]/.test(input)) {
+    const edit = editLine(form.task, input, key)
+    if (edit.kind === 'submit') return { kind: 'submit', form: { ...form, task: edit.value } }
+  }
   const at = FORM_FIELDS.indexOf(form.field)
   if (key.tab || key.downArrow || key.upArrow) {
     const by = key.upArrow || (key.tab && key.shift) ? -1 : 1
@@ -191,4 +198,15 @@ export function formLines(form: NewForm, agents: string[], backends: string[]): 
     `${mark('backend')}backend:  ${choice(backends, form.backend)}`,
     `${mark('host')}runs:     ${choice(HOSTS, form.host)}`,
   ]
+}
+
+/**
+ * A piece of input as the keys it holds: one key as it came, or, for plain text of several characters (typed
+ * faster than it was read, or pasted), each character a key of its own, a newline as Enter.
+ */
+export function keyPieces(input: string, key: KeyPress): [string, KeyPress][] {
+  const chars = [...input]
+  const plain = !Object.entries(key).some(([name, on]) => on && name !== 'shift')
+  if (chars.length <= 1 || !plain) return [[input, key]]
+  return chars.map((char) => (char === '\r' || char === '\n' ? ['', { return: true }] : [char, {}]))
 }

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import {
   confirmIntent,
+  keyPieces,
   editLine,
   formLines,
   formRequest,
@@ -56,7 +57,10 @@ test('a pager scrolls by lines and pages, jumps to its ends, and q or Esc leave 
 
 test('a text field: typing, a paste without its control characters, backspace, Ctrl-U, Enter, Esc', () => {
   expect(editLine('ye', 's', {})).toEqual({ kind: 'editing', value: 'yes' })
-  expect(editLine('', 'two\nlines\x1b[A', {})).toEqual({ kind: 'editing', value: 'twolines[A' })
+  expect(editLine('', 'tab\there\x1b[A', {})).toEqual({ kind: 'editing', value: 'tabhere[A' })
+  // Typed faster than read, or pasted: the piece up to its Enter is submitted.
+  expect(editLine('', '1\r', {})).toEqual({ kind: 'submit', value: '1' })
+  expect(editLine('a', 'bc\nlater', {})).toEqual({ kind: 'submit', value: 'abc' })
   expect(editLine('yes', '', { backspace: true })).toEqual({ kind: 'editing', value: 'ye' })
   expect(editLine('yes', '', { delete: true })).toEqual({ kind: 'editing', value: 'ye' })
   expect(editLine('日本', '', { backspace: true })).toEqual({ kind: 'editing', value: '日' })
@@ -110,6 +114,26 @@ describe('the new-session form', () => {
     })
     expect(formStep(form, '', { return: true }, counts)).toEqual({ kind: 'submit', form })
     expect(formStep(form, '', { escape: true }, counts)).toEqual({ kind: 'cancel' })
+    const task = { ...form, field: 'task' as const }
+    expect(formStep(task, ' now\r', {}, counts)).toEqual({
+      kind: 'submit',
+      form: { ...task, task: 'fix it now' },
+    })
     expect(formLines(form, agents, backends).join('\n')).toContain('runs:     ‹ tmux ›')
   })
+})
+
+test('several keys in one piece are each a key of their own, a newline an Enter', () => {
+  expect(keyPieces('q', {})).toEqual([['q', {}]])
+  expect(keyPieces('', { upArrow: true })).toEqual([['', { upArrow: true }]])
+  expect(keyPieces('/ab\r', {})).toEqual([
+    ['/', {}],
+    ['a', {}],
+    ['b', {}],
+    ['', { return: true }],
+  ])
+  expect(keyPieces('日本', {})).toEqual([
+    ['日', {}],
+    ['本', {}],
+  ])
 })
