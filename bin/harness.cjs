@@ -18,7 +18,7 @@ else runBundle()
 function runBundle() {
   const { readFileSync, writeFileSync, renameSync } = require('node:fs')
   const { join, dirname } = require('node:path')
-  const { Script, constants } = require('node:vm')
+  const { Script } = require('node:vm')
   const Module = require('node:module')
 
   const file = join(__dirname, '..', 'dist', 'harness.cjs')
@@ -30,8 +30,6 @@ function runBundle() {
   const script = new Script(Module.wrap(readFileSync(file, 'utf8')), {
     filename: file,
     cachedData,
-    // The bundle's one import(): `harness ui` loads the dashboard's ESM chunk (dist/ui/) through node's loader.
-    importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
   const bundle = new Module(file, module)
   bundle.filename = file

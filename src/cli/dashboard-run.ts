@@ -34,22 +34,17 @@ async function agentNames(ctx: Context): Promise<string[]> {
  * Loads the dashboard's chunk. Ink decides when it loads whether it runs in CI (the variables CI and
  * CONTINUOUS_INTEGRATION, through is-in-ci) and then draws nothing until it exits, and it loads React's
  * developer tools when DEV=true: neither fits a dashboard on a terminal, so those variables are hidden from
- * it while it loads (the environment agents get is left as it was). Under node, the bundle reaches the chunk
- * through node's own loader, which calls that experimental: the one warning is not printed over the screen.
+ * it while it loads (the environment agents get is left as it was).
  */
-async function loadDashboard(env: NodeJS.ProcessEnv): Promise<typeof import('../ui/dashboard.js')> {
+async function loadDashboard(
+  env: NodeJS.ProcessEnv,
+): Promise<{ runDashboard: typeof import('../ui/dashboard.js').runDashboard }> {
   const hidden = ['CI', 'CONTINUOUS_INTEGRATION', 'DEV'].filter((name) => name in env)
   const saved = hidden.map((name) => [name, env[name]] as const)
   for (const name of hidden) delete env[name]
-  const emitWarning = process.emitWarning
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    if (String(warning).includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return
-    ;(emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest)
-  }) as typeof process.emitWarning
   try {
-    return await import('../ui/dashboard.js')
+    return await (await import('../ui/dashboard.js')).loaded()
   } finally {
-    process.emitWarning = emitWarning
     for (const [name, value] of saved) env[name] = value
   }
 }

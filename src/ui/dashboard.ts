@@ -8,6 +8,14 @@ import type { DashboardPort } from './port.js'
  * imports are the one chunk of harness that holds Ink and React; only the `ui` command loads it (docs/ui.md).
  */
 
+/**
+ * The chunk, once loaded: what the ui command calls. Under node the bundle holds a stand-in for this module whose
+ * `loaded()` loads the chunk file itself (scripts/build.mjs), so that the command awaits the loading either way.
+ */
+export function loaded(): Promise<{ runDashboard: typeof runDashboard }> {
+  return Promise.resolve({ runDashboard })
+}
+
 /** The terminal the dashboard owns while it runs. */
 export interface DashboardTerminal {
   stdin: NodeJS.ReadStream

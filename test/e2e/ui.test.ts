@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
-import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { cli, HARNESS_BIN, json, NODE_ENTRY } from '../helpers/cli.js'
 import { readRecords } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
@@ -320,5 +320,45 @@ describe('harness ui in a terminal', () => {
     )
     const listed = execFileSync(HARNESS_BIN, ['--help'], { env: repo.env, encoding: 'utf8' })
     expect(listed).toMatch(/\n {2}ui .*dashboard/)
+  })
+
+  test('other commands never load the dashboard chunk (node: a copy whose chunk throws when loaded)', async () => {
+    const repo = tmpGitRepo()
+    const id = json<Rec>(
+      await cli(['run', '--json', '-a', 'exec', '--', 'true'], { cwd: repo.dir, env: repo.env }),
+    ).id
+    // The node runtime as installed, but the dashboard's chunk replaced by one that fails as it loads.
+    const pkg = join(tmpDir(), 'pkg')
+    const dist = join(NODE_ENTRY, '..', '..', 'dist')
+    for (const folder of ['bin', 'dist/ui']) mkdirSync(join(pkg, folder), { recursive: true })
+    copyFileSync(NODE_ENTRY, join(pkg, 'bin', 'harness.cjs'))
+    for (const file of ['harness.cjs', 'harness.cjs.cache', 'fast.cjs', 'ui/load.cjs']) {
+      copyFileSync(join(dist, file), join(pkg, 'dist', file))
+    }
+    writeFileSync(join(pkg, 'dist', 'ui', 'dashboard.mjs'), "throw new Error('DASHBOARD-CHUNK-LOADED')\n")
+    const entry = join(pkg, 'bin', 'harness.cjs')
+    // The bundle itself answers (no small entry), as for every command it does not answer.
+    const env = { ...repo.env, HARNESS_NO_FAST_PATH: '1' }
+    for (const args of [
+      ['session', 'path', id],
+      ['session', 'list'],
+      ['session', 'show', id],
+      ['--help'],
+      ['session', 'diff', id],
+    ]) {
+      const out = execFileSync(process.execPath, [entry, ...args], { cwd: repo.dir, env, encoding: 'utf8' })
+      expect(out, args.join(' ')).not.toContain('DASHBOARD')
+    }
+    // ui does load it: the same copy, in a terminal, fails with the chunk's error.
+    await userTmux.start(
+      'chunk',
+      `cd ${shellQuote(repo.dir)}\n${shellQuote(process.execPath)} ${shellQuote(entry)} ui; echo "UI-EXITED $?"\nsleep 600`,
+      env,
+    )
+    await until(
+      'chunk',
+      "the chunk's error",
+      (s) => s.includes('DASHBOARD-CHUNK-LOADED') && s.includes('UI-EXITED 1'),
+    )
   })
 })
