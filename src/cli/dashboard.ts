@@ -170,11 +170,11 @@ export class CliDashboard implements DashboardPort {
     }
   }
 
-  async detail(session: DashboardSession, width: number): Promise<DashboardDetail> {
+  async detail(session: DashboardSession): Promise<DashboardDetail> {
     const [diff, log, checkpoints] = await Promise.all([
       this.diffStat(session),
       this.log(session, 8),
-      this.checkpoints(session, width),
+      this.checkpoints(session),
     ])
     return { id: session.id, diff, log: log.ok ? log.lines : [firstLine(log.error)], checkpoints }
   }
@@ -185,20 +185,29 @@ export class CliDashboard implements DashboardPort {
       const { diffSession } = await import('../sessions/work/diff.js')
       const result = await diffSession(ctx, session.id, 'stat')
       const stat = lines(terminalSafe(result.stat ?? ''))
-      return stat.length ? stat : ['no changes']
+      // Its summary first ("2 files changed, …"): the pane may have room for one line.
+      return stat.length ? [...stat.slice(-1), ...stat.slice(0, -1)] : ['no changes']
     } catch (error) {
       return [firstLine(errorText(error))]
     }
   }
 
-  private async checkpoints(session: DashboardSession, width: number): Promise<string[]> {
+  private async checkpoints(session: DashboardSession): Promise<string[]> {
     const { ctx } = this.context(session.projectDir)
     try {
       const { listSessionCheckpoints } = await import('../sessions/work/checkpoints.js')
       const list = await listSessionCheckpoints(ctx, session.id)
       if (list.checkpoints.length === 0) return ['none']
-      const { renderCheckpointList } = await import('../render/checkpoints.js')
-      return lines(terminalSafe(renderCheckpointList(list, { width: Math.max(20, width - 2) })))
+      const { relativeTime } = await import('../render/time.js')
+      const now = new Date(ctx.clock.now())
+      // Newest first, one line each: what `session checkpoints` shows, in the pane's room.
+      return [...list.checkpoints]
+        .reverse()
+        .map((c) =>
+          terminalSafeLine(
+            `${c.n}  ${relativeTime(c.created_at, now)}  ${c.trigger ?? '-'}  ${c.files_changed ?? '-'} files  ${c.message ?? ''}`.trimEnd(),
+          ),
+        )
     } catch (error) {
       return [firstLine(errorText(error))]
     }

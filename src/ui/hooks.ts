@@ -82,7 +82,7 @@ export function useDetail(
     if (!session || !enabled) return
     let live = true
     const timer = setTimeout(() => {
-      port.detail(session, width).then(
+      port.detail(session).then(
         (d) => live && setDetail(d),
         () => {},
       )

@@ -81,7 +81,7 @@ export interface DashboardPort {
   sessions(): Promise<Listing>
   /** Calls `onChange` when a record changes (fs.watch, a poll only where watching fails); returns the stop. */
   watch(onChange: () => void): () => void
-  detail(session: DashboardSession, width: number): Promise<DashboardDetail>
+  detail(session: DashboardSession): Promise<DashboardDetail>
   log(session: DashboardSession, lines: number): Promise<LogResult>
   diff(session: DashboardSession): Promise<TextResult>
   stop(session: DashboardSession, verb: 'kill' | 'pause'): Promise<ActionResult>

@@ -53,7 +53,7 @@ describe('the dashboard port', () => {
     const session = await find(port, id)
     expect(session).toMatchObject({ status: 'COMPLETED', agent: 'exec', state: '', tmux: false })
 
-    const detail = await port.detail(session, 80)
+    const detail = await port.detail(session)
     expect(detail.diff.join('\n')).toMatch(/made\.txt/)
     expect(detail.checkpoints.join('\n')).toMatch(/run-end|end/)
     expect(detail.log.join('\n')).toContain('the \\x1b[31mend\\x1b[0m')
