@@ -46,7 +46,7 @@ describe('the list screen', () => {
       const rows = lines.map(text).filter((l) => /^[› ] \d{4}abcd/.test(l))
       expect(rows.length).toBeGreaterThan(0)
       for (const line of rows)
-        expect(line).toMatch(/^[› ] \d{4}abcd  (.+  )?(RUNNING \(orphaned\)|COMPLETED \(foreign\))  /)
+        expect(line).toMatch(/^[› ] \d{4}abcd {2}(.+ {2})?(RUNNING \(orphaned\)|COMPLETED \(foreign\)) {2}/)
     }
   })
 

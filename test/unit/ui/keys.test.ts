@@ -1,11 +1,11 @@
 import { describe, expect, test } from 'vitest'
 import {
   confirmIntent,
-  keyPieces,
   editLine,
   formLines,
   formRequest,
   formStep,
+  keyPieces,
   listIntent,
   newForm,
   pagerIntent,

@@ -45,7 +45,8 @@ test('every string from the record is made safe for the terminal', () => {
       sealed: false,
     }),
   )
-  const all = JSON.stringify(hostile)
+  const all = Object.values(hostile).join(' ')
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   expect(all).not.toMatch(/[\u001b\u0007\u009b\u202e]/)
   expect(hostile.agent).toBe('claude\\x1b]0;owned\\x07')
   expect(hostile.task).toBe('task\\x1b[2J\\u202eevil second line')
