@@ -80,3 +80,16 @@ export async function recreationFacts(
   ])
   return { branchTip: tip, presentCommits: present }
 }
+
+/** Puts the files of `checkpoint` back into a worktree just made from its branch (or its HEAD). */
+export async function putBackFiles(
+  dir: string,
+  checkpoint: Checkpoint,
+  options: { env: NodeJS.ProcessEnv; why: string },
+): Promise<void> {
+  const { restoreCheckpoint } = await import('../git/checkpoint.js')
+  await restoreCheckpoint(dir, checkpoint.commit, {
+    env: options.env,
+    reflogMessage: `harness: ${options.why} restores checkpoint ${checkpoint.n}`,
+  })
+}

@@ -6,7 +6,7 @@ import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import type { Checkpoint, SessionRecord } from '../record/schema.js'
 import type { VerifiedSession } from '../record/seal.js'
-import { describeRecreation, planRecreation, recreationFacts } from '../recreation.js'
+import { describeRecreation, planRecreation, putBackFiles, recreationFacts } from '../recreation.js'
 import { planWorkspace, type WorkspaceFacts, type WorkspacePlan, type WorkspaceRequest } from './plan.js'
 import { isDir } from './run-plan.js'
 import { type SignalGuard, signalExit, throwIfSignalled } from './signal-guard.js'
@@ -225,11 +225,7 @@ export async function ensureWorktree(
 /** The files of a checkpoint put back into a worktree just made: a failure leaves it as made, and says how. */
 async function restoreFiles(ctx: SessionEnv, id: string, dir: string, checkpoint: Checkpoint): Promise<void> {
   try {
-    const { restoreCheckpoint } = await import('../../git/checkpoint.js')
-    await restoreCheckpoint(dir, checkpoint.commit, {
-      env: ctx.env,
-      reflogMessage: `harness: resume ${id} restores checkpoint ${checkpoint.n}`,
-    })
+    await putBackFiles(dir, checkpoint, { env: ctx.env, why: `resume ${id}` })
   } catch (error) {
     ctx.warn(
       `could not put back the files of checkpoint ${checkpoint.n} of session ${id} (${errorMessage(error)}): "harness session restore ${id} ${checkpoint.n}" tries again`,
