@@ -1,4 +1,4 @@
-import { execFile, spawn, spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 
 /**
@@ -171,23 +171,33 @@ export async function pipePaneToLog(
  * Attaches this terminal to a session until the user detaches (prefix, then d) or the session ends.
  * Resolves with tmux's exit code. From inside another tmux, the client is nested on purpose: harness's
  * sessions live on their own server.
+ *
+ * The wait blocks harness's event loop: a harness that has read its terminal before (the dashboard, `harness
+ * ui`) would otherwise go on reading it while tmux runs, and take the user's keys from tmux.
  */
-export function attachTmuxSession(socket: string, name: string, env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('tmux', [...socketArgs(socket), 'attach-session', '-t', exact(name)], {
+export async function attachTmuxSession(
+  socket: string,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
+  // The terminal's Ctrl-C belongs to tmux (raw mode); a SIGINT from elsewhere does not end harness meanwhile.
+  const ignore = () => {}
+  process.on('SIGINT', ignore)
+  try {
+    const result = spawnSync('tmux', [...socketArgs(socket), 'attach-session', '-t', exact(name)], {
       stdio: 'inherit',
       env: tmuxEnv(env),
     })
-    // The terminal's Ctrl-C belongs to tmux (raw mode); harness only waits.
-    const ignore = () => {}
-    process.on('SIGINT', ignore)
-    child.on('error', (error) => {
-      process.removeListener('SIGINT', ignore)
-      reject(new ExternalToolError(`tmux attach failed: ${error.message}`, undefined, 'TMUX_FAILED', error))
-    })
-    child.on('close', (code) => {
-      process.removeListener('SIGINT', ignore)
-      resolve(code ?? 1)
-    })
-  })
+    if (result.error) {
+      throw new ExternalToolError(
+        `tmux attach failed: ${result.error.message}`,
+        undefined,
+        'TMUX_FAILED',
+        result.error,
+      )
+    }
+    return result.status ?? 1
+  } finally {
+    process.removeListener('SIGINT', ignore)
+  }
 }

@@ -21,7 +21,7 @@ export interface RenderOptions {
 }
 
 /** A project folder for a table: under the home folder as `~/…`. */
-function projectLabel(dir: string, home: string | undefined): string {
+export function projectLabel(dir: string, home: string | undefined): string {
   if (home && home !== '/' && (dir === home || dir.startsWith(`${home.replace(/\/+$/, '')}/`))) {
     return `~${dir.slice(home.replace(/\/+$/, '').length)}`
   }
