@@ -204,7 +204,7 @@ async function recordOutcome(
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
-    runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
+    runUsage(logFd, logStart, earlierRunsUsage(plan, store), plan.headlessOutput ?? null),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state)),
   ])
