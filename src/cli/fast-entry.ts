@@ -6,7 +6,7 @@
  * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
  * width the help would wrap to) it returns null and the full CLI answers.
  */
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import {
   fdMayBeTerminal,
   parseJson,
@@ -18,6 +18,7 @@ import {
 } from '../disk/door.js'
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
+import { projectScope, RecordSealer, sealKeyFile } from '../sessions/record/seal.js'
 import { fastCall } from './fast-path.js'
 import { type JsonShape, matchesShape } from './record-shape.js'
 
@@ -114,6 +115,16 @@ function sessionPath(
   // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
   const record: unknown = parseJson(readText(file(id), 'record'))
   if (!isSettledRecord(shape, record) || record.id !== id || !pathExists(record.worktree_dir)) return null
+  // Only a folder of a sealed record, absolute, inside the project (docs/security.md, "hcd"); a worktree.root
+  // elsewhere needs the config, and a refusal its message: the full CLI answers those.
+  const project = projectScope(dirname(harnessDir))
+  // The store checks the seal of the record as zod reads it, its status upper-cased: only then is it the same.
+  if (record.status !== record.status.toUpperCase()) return null
+  if (new RecordSealer(sealKeyFile(around.env)).check(record, project) !== null) return null
+  if (!isAbsolute(record.worktree_dir)) return null
+  const folder = projectScope(record.worktree_dir)
+  if (folder !== project && !folder.startsWith(project.endsWith(sep) ? project : `${project}${sep}`))
+    return null
   return { id, path: record.worktree_dir }
 }
 

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
@@ -130,8 +131,22 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : ''
 }
 
+/**
+ * `session path`: the folder of a verified session, for a shell to `cd` into (docs/security.md, "hcd"). Only a
+ * sealed record's, only an absolute path, only inside the project or one of harness's worktree folders: a
+ * cloned record's `-`, a CDPATH-relative name or a path elsewhere would send `hcd` wherever it says.
+ */
 export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
+  const { projectScope, verifiedSession } = await import('../record/seal.js')
+  verifiedSession(session, 'gives its folder to a shell')
+  if (!isAbsolute(session.worktree_dir)) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" is not an absolute path: harness never hands it to a shell`,
+      undefined,
+      'PATH_REFUSED',
+    )
+  }
   // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
   if (!pathExists(session.worktree_dir)) {
     throw new IllegalStateError(
@@ -140,6 +155,23 @@ export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id:
         ? `"harness session resume ${session.id}" recreates it from its branch ${session.git_branch}`
         : 'it ran in that folder itself (no worktree of its own), so harness cannot recreate it',
       'WORKTREE_GONE',
+    )
+  }
+  const paths = await ctx.project()
+  const { allowedWorktreeRoots, isInsideRoots } = await import('../../config.js')
+  // Real paths (projectScope): inside the project (its own worktrees, a --no-worktree run's folder) needs no
+  // config; else a worktree.root of the user's or a trusted config.
+  const project = projectScope(paths.root)
+  const folder = projectScope(session.worktree_dir)
+  const inside =
+    folder === project ||
+    isInsideRoots(folder, [project]) ||
+    isInsideRoots(folder, allowedWorktreeRoots(paths.root, paths.configFile, ctx.env))
+  if (!inside) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" is outside the project and harness's worktree folders: ${session.worktree_dir}`,
+      'harness hands a shell only folders of its own; "harness session show" shows what the record names',
+      'PATH_REFUSED',
     )
   }
   return { id: session.id, path: session.worktree_dir }
