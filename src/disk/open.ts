@@ -19,6 +19,8 @@ export const LIMITS = {
   config: MiB,
   chain: MiB,
   trust: MiB,
+  /** A long prompt, kept beside its record (sessions/record/bounds.ts: at most 16 MiB are accepted). */
+  prompt: 16 * MiB,
   /** An archive's manifest: one entry per session, so larger than a record. */
   manifest: 64 * MiB,
   /** A plan handed to a detached process, a `.git` file, git's own small files. */

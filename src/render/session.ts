@@ -144,6 +144,8 @@ const KNOWN_FIELDS = new Set([
   'runs',
   'checkpoints',
   'files_modified',
+  'files_modified_total',
+  'prompt_file',
   'metadata',
   'cost',
   'liveness',
@@ -225,6 +227,12 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
     ],
     ['Log error', session.log_error],
     ['Task', session.prompt],
+    [
+      'Prompt file',
+      session.prompt_file
+        ? `${session.prompt_file.bytes} bytes, kept beside the record (sha256 ${session.prompt_file.sha256})`
+        : undefined,
+    ],
     ['Worktree', session.worktree_dir],
     ['Is worktree', session.is_worktree],
     ['Branch', session.git_branch],
@@ -307,11 +315,14 @@ function renderCheckpoints(session: SessionRecord): string[] {
 
 function renderFiles(session: SessionRecord): string[] {
   if (!session.files_modified?.length) return []
-  return [
-    '',
-    `Files modified (${session.files_modified.length}):`,
-    ...session.files_modified.map((f) => `  ${f}`),
-  ]
+  return ['', `Files modified (${filesCount(session)}):`, ...session.files_modified.map((f) => `  ${f}`)]
+}
+
+/** "12", or "1000 of 52,000" when the record lists only the first of them (sessions/record/bounds.ts). */
+function filesCount(session: SessionRecord): string {
+  const listed = session.files_modified?.length ?? 0
+  const total = session.files_modified_total
+  return typeof total === 'number' && total > listed ? `the first ${listed} of ${total}` : String(listed)
 }
 
 function renderMetadata(session: SessionRecord): string[] {

@@ -37,6 +37,20 @@ export async function getSession(ctx: SessionEnv, input: string, dryRun = false)
   return record.status === 'RUNNING' ? reconcileView(store, record, dryRun, ...seen(ctx)) : record
 }
 
+/**
+ * The session with its whole prompt where one is needed (show, export, context): a prompt too long for the
+ * record is read from its file beside it, checked against the seal's sha256 (docs/security.md, "Limits at
+ * write time"); when that file is missing or changed, its first characters are kept and a warning says why.
+ */
+export async function withFullPrompt<T extends SessionRecord>(ctx: SessionEnv, record: T): Promise<T> {
+  if (!record.prompt_file) return record
+  const store = await ctx.store()
+  const { fullPrompt } = await import('../record/bounds.js')
+  const read = fullPrompt(store.dir, record)
+  if (read.problem) ctx.warn(`session "${record.id}": ${read.problem}`)
+  return { ...record, prompt: read.text }
+}
+
 export interface ListFilters {
   status?: SessionStatus[]
   agent?: string[]

@@ -2,6 +2,7 @@ import { constants } from 'node:os'
 import type { Usage } from '../../history/events.js'
 import { sumCost } from '../../history/usage.js'
 import type { AgentExit } from '../../process/supervisor.js'
+import { boundFiles } from './bounds.js'
 import { type SessionEvent, transition } from './lifecycle.js'
 import { lastRun } from './liveness.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -154,9 +155,18 @@ export function endedRecord(
   return {
     ...withUsage,
     ...(facts.agentSessionId ? { agent_session_id: facts.agentSessionId } : {}),
-    ...(facts.files ? { files_modified: facts.files } : {}),
+    ...(facts.files ? filesModified(facts.files) : {}),
     ...(facts.logError ? { log_error: facts.logError } : {}),
   }
+}
+
+/** `files_modified`, bounded (an agent can make any number of files): the first of them, and how many. */
+function filesModified(
+  files: readonly string[],
+): Pick<SessionRecord, 'files_modified' | 'files_modified_total'> {
+  const { kept, total } = boundFiles(files)
+  // Not null when all are listed: a record written without the cut stays as it was.
+  return { files_modified: kept, files_modified_total: kept.length < total ? total : undefined }
 }
 
 /** The run's `log_offset` and `usage`, and the record's `cost` summed over its runs. */

@@ -92,6 +92,8 @@ export const CheckpointSchema = z.looseObject({
   /** Paths that differ from the previous checkpoint (the first: from its HEAD). */
   files_changed: opt(amount()),
   tokens_used: opt(amount()),
+  /** How many interval checkpoints were folded into this one (docs/continuity.md, "How many are kept"). */
+  folded: opt(amount()),
 })
 export type Checkpoint = z.infer<typeof CheckpointSchema>
 
@@ -134,6 +136,8 @@ export const SessionRecordSchema = z.looseObject({
   pid: opt(z.number()),
   exit_code: opt(z.number()),
   prompt: opt(z.string()),
+  /** A prompt too long for the record: in `<id>.prompt` beside it, `prompt` its first characters (bounds.ts). */
+  prompt_file: opt(z.looseObject({ sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)), bytes: amount() })),
   created_at: TimeSchema,
   updated_at: opt(TimeSchema),
   completed_at: opt(TimeSchema),
@@ -148,6 +152,8 @@ export const SessionRecordSchema = z.looseObject({
   runs: opt(z.array(RunSchema)),
   checkpoints: opt(z.array(CheckpointSchema)),
   files_modified: opt(z.array(z.string())),
+  /** How many paths changed when `files_modified` lists only the first of them (bounds.ts). */
+  files_modified_total: opt(amount()),
   metadata: opt(MetadataSchema),
   cost: opt(CostSchema),
   /** Set when this session's run made `git_branch`: only then may harness delete it (docs/security.md). */

@@ -25,11 +25,13 @@ import {
 } from '../../durable.js'
 import {
   CorruptRecordError,
+  HarnessError,
   IllegalStateError,
   SessionExistsError,
   SessionNotFoundError,
 } from '../../errors.js'
 import { processExists } from '../../process/identity.js'
+import { boundRecord, checkedText, promptPathFor, writePromptFile } from './bounds.js'
 import { assertValidSessionId } from './ids.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import type { RecordStore } from './record-store.js'
@@ -197,8 +199,13 @@ export class SessionStore implements RecordStore {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const next = this.sealed(stamp(record, 1), true)
-        this.linkNewLocked(id, serialize(next))
+        // Under the lock no one else creates it: a taken id is refused before its prompt file is touched.
+        if (this.exists(id)) throw new SessionExistsError(id)
+        const bounded = boundRecord(stamp(record, 1))
+        const next = this.sealed(bounded.record, true)
+        const text = writableText(next)
+        if (bounded.promptText !== null) writePromptFile(this.dir, id, bounded.promptText)
+        this.linkNewLocked(id, text)
         return next
       })
     })
@@ -262,16 +269,16 @@ export class SessionStore implements RecordStore {
           mutate(structuredClone(current)) ?? (options.adopt ? structuredClone(current) : undefined)
         if (changed === undefined) return current
         before = current
+        const bounded = boundRecord(stamp(changed, (current.rev ?? 0) + 1))
         // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
-        const next = this.sealed(
-          stamp(changed, (current.rev ?? 0) + 1),
-          current.sealed === true || !!options.adopt,
-        )
+        const next = this.sealed(bounded.record, current.sealed === true || !!options.adopt)
+        const text = writableText(next)
+        if (bounded.promptText !== null) writePromptFile(this.dir, id, bounded.promptText)
         const temp = join(
           this.dir,
           `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}${UPDATE_TEMP_SUFFIX}`,
         )
-        replaceFileDurably(this.recordPath(id), temp, serialize(next), this.io)
+        replaceFileDurably(this.recordPath(id), temp, text, this.io)
         return next
       }),
     )
@@ -305,6 +312,8 @@ export class SessionStore implements RecordStore {
         await prepare?.(current)
         // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
         await unlinkFile(this.recordPath(id))
+        // A long prompt's file goes with its record (after it: a record never names a missing file).
+        if (current.prompt_file) await unlinkFile(promptPathFor(this.dir, id))
         // The mark comes after `prepare`: what it wrote must be in the listing this sweep reads. Deletions
         // that reach this point in the same turn of the event loop share one listing taken on the next.
         const swept = ++this.marks
@@ -646,6 +655,22 @@ function stamp(record: SessionRecord, rev: number): SessionRecord {
 function serialize(record: SessionRecord): string {
   const { sealed: _computed, seal_problem: _problem, ...stored } = record
   return `${JSON.stringify(stored, null, 2)}\n`
+}
+
+/**
+ * The text of a record about to be written: valid by the schema that reads it (a count below 0, a status
+ * unknown, would make it corrupt on the next read) and small enough to be read back (RecordTooBigError);
+ * otherwise nothing is written (docs/security.md, "Limits at write time").
+ */
+function writableText(record: SessionRecord): string {
+  const parsed = parseSessionRecord(record)
+  if (!parsed.ok) {
+    throw new HarnessError(
+      'RECORD_INVALID',
+      `the record of session "${record.id}" would not be valid (${parsed.reason}): it was not written`,
+    )
+  }
+  return checkedText(record.id, serialize(record))
 }
 
 function mtimeOf(path: string): number {

@@ -8,6 +8,7 @@ import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
+import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
@@ -226,8 +227,9 @@ async function recordOutcome(
       }),
     )
   } catch (error) {
-    if (!(error instanceof DiskFaultError)) throw error
-    // Still no room for the whole record: the outcome alone, which is what must not be lost.
+    if (!(error instanceof DiskFaultError) && !(error instanceof RecordTooBigError)) throw error
+    // Still no room for the whole record (on the disk, or under the size a record may have): the outcome alone,
+    // which is what must not be lost.
     return store.update(plan.id, (current) => {
       const ended = applyRunExit(current, plan.runN, runExit)
       return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
