@@ -33,14 +33,29 @@ export function statusLabel(session: SessionView): string {
   return notes.length ? `${session.status} (${notes.join(', ')})` : session.status
 }
 
-/** The prompt on one line; an exec session's command; else "-". */
+/** The most of a task a table shows, terminal or not: what a record keeps of a long prompt (record/bounds.ts). */
+const TASK_LABEL_CHARS = 1000
+
+/**
+ * A session as a table row needs it: its prompt cut to what the row shows (a copy, so the whole text is not
+ * kept alive), so that a table of shipped records of a megabyte each does not hold them all (docs/security.md).
+ */
+export function rowOf<T extends { prompt?: string | null }>(view: T): T {
+  const prompt = view.prompt
+  if (typeof prompt !== 'string' || prompt.length <= TASK_LABEL_CHARS + 1) return view
+  return { ...view, prompt: Buffer.from(prompt.slice(0, TASK_LABEL_CHARS + 1), 'utf8').toString('utf8') }
+}
+
+/** The prompt on one line (its first TASK_LABEL_CHARS characters); an exec session's command; else "-". */
 export function taskLabel(session: {
   provider: string
   prompt?: string | null
   extra_args?: readonly string[] | null
 }): string {
-  const prompt = (session.prompt ?? '').replace(/\s+/g, ' ').trim()
-  if (prompt) return prompt
+  const whole = session.prompt ?? ''
+  // Cut first: a shipped record's prompt may be a megabyte, and every row of a table is made of it.
+  const prompt = whole.slice(0, TASK_LABEL_CHARS).replace(/\s+/g, ' ').trim()
+  if (prompt) return whole.length > TASK_LABEL_CHARS ? `${prompt}…` : prompt
   const command = session.extra_args ?? []
   if (session.provider === 'exec' && command.length) return command.map(quoteArg).join(' ')
   return '-'

@@ -1,8 +1,9 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
-import { cli, json } from '../helpers/cli.js'
+import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { branchExists, editRecord, recordPath, type SessionJson } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
@@ -130,4 +131,48 @@ describe('checkpoints', () => {
     expect(json<SessionJson[]>(listed).map((s) => s.id)).toEqual([id])
     expect(listed.stderr).toBe('')
   })
+})
+
+describe('a listing', () => {
+  test('shipped records of 1 MiB each: a few read whole, the rest reported too large, the others listed, in bounded memory', async () => {
+    const repo = tmpGitRepo()
+    const mine = await finishedSession(repo, 'true')
+    const sessions = join(repo.dir, '.harness', 'sessions')
+    const pad = 'x'.repeat(MiB - 600)
+    for (let i = 0; i < 80; i++) {
+      const id = `big${String(i).padStart(5, '0')}`
+      const record = {
+        id,
+        provider: 'claude',
+        status: 'COMPLETED',
+        worktree_dir: repo.dir,
+        created_at: '2026-01-01T00:00:00.000Z',
+        prompt: pad,
+      }
+      writeFileSync(join(sessions, `${id}.json`), JSON.stringify(record))
+    }
+    const listed = spawnSync('/usr/bin/time', ['-f', '%M', HARNESS_BIN, 'session', 'list', '--json'], {
+      cwd: repo.dir,
+      env: repo.env,
+      encoding: 'utf8',
+      maxBuffer: 256 * MiB,
+      timeout: 300_000,
+    })
+    expect(listed.status, listed.stderr).toBe(0)
+    const ids = (JSON.parse(listed.stdout) as SessionJson[]).map((s) => s.id)
+    expect(ids).toContain(mine.id)
+    const big = ids.filter((id) => id.startsWith('big'))
+    // Records over 256 KiB are read whole until 32 MiB of them were; the others are refused at their size.
+    expect(big.length).toBeGreaterThan(0)
+    expect(big.length).toBeLessThanOrEqual(33)
+    const refused = listed.stderr.split('\n').filter((line) => line.includes('too large for this listing'))
+    expect(refused).toHaveLength(80 - big.length)
+    expect(refused[0]).toMatch(/"harness session show big\d+" reads it/)
+    const peakMiB = Number(listed.stderr.trim().split('\n').at(-1)) / 1024
+    expect(peakMiB).toBeLessThan(300)
+    // One of them is still shown whole.
+    const left = refused[0]?.match(/show (big\d+)/)?.[1] as string
+    const shown = await cli(['--json', 'session', 'show', left], { cwd: repo.dir, env: repo.env })
+    expect(shown.exitCode, shown.stderr).toBe(0)
+  }, 300_000)
 })

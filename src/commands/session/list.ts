@@ -45,7 +45,11 @@ Examples:
     .action(
       action(LIST_FLAGS, async (options) => {
         const { listSessions } = await import('../../sessions/query/query.js')
-        const { renderSessionList } = await import('../../render/session.js')
+        const { renderSessionList, rowOf } = await import('../../render/session.js')
+        // A table keeps every row until it is drawn: each as the row needs it, not the whole record.
+        async function* rows() {
+          for await (const view of listSessions(ctx, options)) yield rowOf(view)
+        }
         if (options.watch) {
           if (ctx.options.json || !ctx.out.stdout.isTTY) {
             throw new UsageError('--watch needs a terminal on stdout (and no --json)')
@@ -53,7 +57,7 @@ Examples:
           const { watchScreen } = await import('../../cli/watch.js')
           await watchScreen(async () => {
             const views = []
-            for await (const view of listSessions(ctx, options)) views.push(view)
+            for await (const view of rows()) views.push(view)
             const table = renderSessionList(views, {
               width: ctx.out.stdout.columns,
               color: ctx.out.color,
@@ -65,7 +69,7 @@ Examples:
           return
         }
         await ctx.out.resultList(
-          listSessions(ctx, options),
+          ctx.options.json ? listSessions(ctx, options) : rows(),
           (data) =>
             renderSessionList(data, { width: ctx.out.width, color: ctx.out.color, ageFrom: options.sort }),
           { escaped: true },

@@ -72,11 +72,19 @@ export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | '
 }
 
 /**
- * Up to this many records a listing holds them all in memory (one read each). A bigger store is listed in two
- * passes, so that memory stays bounded whatever its size (docs/performance.md): the first keeps only each
- * record's sort keys, the second reads, validates and yields the records one at a time in order.
+ * Up to this many records, and this much of their text, a listing holds them all in memory (one read each). A
+ * bigger store is listed in two passes, so that memory stays bounded whatever its size (docs/performance.md):
+ * the first keeps only each record's sort keys, the second reads, validates and yields the records one at a
+ * time in order. 10,000 records as harness writes them are about 32 MB.
  */
 export const IN_MEMORY_LISTING = 20_000
+export const IN_MEMORY_LISTING_BYTES = 48 * 1024 * 1024
+/**
+ * The most record text one listing reads, both passes together (docs/security.md, "Limits at write time"):
+ * 100,000 records as harness writes them read about 640 MB. Records past it are not read, and a warning says
+ * how many; the rest still show.
+ */
+export const LISTING_READ_BYTES = 1024 * 1024 * 1024
 
 /** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
 export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {
@@ -101,9 +109,10 @@ export async function* listStore(
     (!filters.status || filters.status.includes(view.status))
   const limit = filters.limit ?? Number.POSITIVE_INFINITY
   const ids = store.ids()
-  if (ids.length <= inMemory) {
-    // store.list reads the folder once for all the records (and sweeps leftovers, as recordIds does).
-    const records = store.list().filter((record) => !filters.agent || filters.agent.includes(record.provider))
+  // store.listWithin reads the folder once for all the records (and sweeps leftovers, as recordIds does).
+  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES) : null
+  if (all) {
+    const records = all.filter((record) => !filters.agent || filters.agent.includes(record.provider))
     const views = sortSessions(
       (await reconcileViews(store, records, false, check, now)).filter(wanted),
       filters.sort,
@@ -111,22 +120,36 @@ export async function* listStore(
     yield* views.slice(0, limit)
     return
   }
-  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept: they are few.
+  const budget = readBudget(store)
+  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept while they
+  // hold little (they are few); one past that is read again in the second pass.
   const entries: (SortKeys & { view?: SessionView })[] = []
+  let held = 0
   for (const id of store.recordIds()) {
-    const raw = store.peek(id)
+    if (budget.spent()) {
+      budget.skip()
+      continue
+    }
+    const raw = store.peek(id, { listing: true })
     if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
-      const record = store.read(id)
-      if (record)
-        entries.push({ ...keysOf(record), view: await reconcileView(store, record, false, check, now) })
+      const before = store.bytesRead
+      const record = store.read(id, { listing: true })
+      if (!record) continue
+      const view = await reconcileView(store, record, false, check, now)
+      held += store.bytesRead - before
+      entries.push(held <= IN_MEMORY_LISTING_BYTES ? { ...keysOf(record), view } : keysOf(view))
     } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
   }
   let shown = 0
   for (const entry of sortSessions(entries, filters.sort)) {
-    if (shown >= limit) return
+    if (shown >= limit) break
     let view = entry.view
     if (!view) {
-      const record = store.read(entry.id)
+      if (budget.spent()) {
+        budget.skip()
+        continue
+      }
+      const record = store.read(entry.id, { listing: true })
       if (!record) continue
       // Resumed since the first pass: shown with its liveness, reconciled by the next command that reads it.
       view = record.status === 'RUNNING' ? await reconcileView(store, record, true, check, now) : record
@@ -134,6 +157,26 @@ export async function* listStore(
     if (!wanted(view)) continue
     shown++
     yield view
+  }
+  budget.report()
+}
+
+/** What one listing may still read (LISTING_READ_BYTES); the records it had to leave out are counted. */
+function readBudget(store: RecordStore) {
+  const start = store.bytesRead
+  let skipped = 0
+  return {
+    spent: () => store.bytesRead - start > LISTING_READ_BYTES,
+    skip: () => {
+      skipped++
+    },
+    report: () => {
+      if (skipped === 0) return
+      store.warnOnce(
+        'listing-budget',
+        `${skipped} session records not read: one listing reads at most ${LISTING_READ_BYTES} bytes of records ("harness session show <id>" reads one)`,
+      )
+    },
   }
 }
 

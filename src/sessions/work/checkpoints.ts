@@ -71,7 +71,7 @@ export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
  * many it holds), so that numbers stay consecutive, every ref names its recorded commit, and the latest state is
  * always the newest checkpoint. Manual, run-end and before-restore checkpoints are always added.
  */
-export const MAX_INTERVAL_CHECKPOINTS = 500
+export const MAX_INTERVAL_CHECKPOINTS = 200
 
 /** The checkpoint a new one folds into (the newest, past the cap), or null when it is added. */
 export function foldsInto(existing: readonly Checkpoint[], trigger: CheckpointTrigger): Checkpoint | null {
