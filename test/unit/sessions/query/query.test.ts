@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
@@ -198,6 +198,24 @@ describe('path through the port', () => {
     })
     expect(await sessionPath(env, 'path0001')).toEqual({ id: 'path0001', path: folder })
     expect(await sessionPath(env, 'path0002')).toEqual({ id: 'path0002', path: root })
+  })
+
+  test("a worktree root of the user's config outside the project is harness's too", async () => {
+    const top = tmpDir()
+    const root = join(top, 'repo')
+    const worktree = join(top, 'repo.worktrees', 'wtrt0001')
+    mkdirSync(worktree, { recursive: true })
+    const config = join(top, 'config')
+    mkdirSync(join(config, 'harness'), { recursive: true })
+    writeFileSync(
+      join(config, 'harness', 'config.json'),
+      JSON.stringify({ worktree: { root: '../repo.worktrees' } }),
+    )
+    const records = [finishedRecord('wtrt0001', { worktree_dir: worktree })]
+    const allowed = fakeEnv({ root, env: { XDG_CONFIG_HOME: config }, records })
+    expect(await sessionPath(allowed.env, 'wtrt0001')).toEqual({ id: 'wtrt0001', path: worktree })
+    const other = fakeEnv({ root, env: { XDG_CONFIG_HOME: tmpDir() }, records })
+    await expect(sessionPath(other.env, 'wtrt0001')).rejects.toMatchObject({ code: 'PATH_REFUSED' })
   })
 
   test('only a verified, absolute folder of the project is given to a shell (docs/security.md, "hcd")', async () => {
