@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
+import { sealerFor } from '../bench/seal.mjs'
 import { evalModule } from './eval-module.mjs'
 import { buildNative } from './native.mjs'
 
@@ -113,14 +114,19 @@ try {
     worktree_dir: dir,
     created_at: now,
   }
-  writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
+  // Sealed, as harness seals its own (bench/seal.mjs): `session path` gives a shell only a sealed record's folder.
+  const stateHome = join(dir, 'state')
+  writeFileSync(
+    join(dir, '.harness', 'sessions', 'warm0001.json'),
+    JSON.stringify(sealerFor(stateHome)(record, dir)),
+  )
   // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
   // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
   rmSync(`${bundle}.cache`, { force: true })
   for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
     execFileSync(process.execPath, [harness, ...args], {
       cwd: dir,
-      env: fullCliEnv({ HARNESS_WRITE_CODE_CACHE: '1' }),
+      env: fullCliEnv({ HARNESS_WRITE_CODE_CACHE: '1', XDG_STATE_HOME: stateHome }),
       stdio: 'ignore',
     })
   }

@@ -6,7 +6,7 @@
  * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
  * width the help would wrap to) it returns null and the full CLI answers.
  */
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import {
   fdMayBeTerminal,
   parseJson,
@@ -19,6 +19,7 @@ import {
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
 import { mayBeName, namesDirFor, readNameIndex } from '../sessions/record/names.js'
+import { projectScope, RecordSealer, sealKeyFile } from '../sessions/record/seal.js'
 import { fastCall } from './fast-path.js'
 import { type JsonShape, matchesShape } from './record-shape.js'
 
@@ -108,7 +109,8 @@ function sessionPath(
     if (named !== null && statOrNull(file(named))?.isFile()) {
       const record: unknown = parseJson(readText(file(named), 'record'))
       if (!matchesShape(shape, record)) return null
-      if ((record as { name?: unknown }).name === input) return settledPath(named, record, shape)
+      if ((record as { name?: unknown }).name === input)
+        return settledPath(named, record, shape, harnessDir, around)
     }
     const names = readDirNames(paths.sessionsDir)
     const resolution = resolveIdAmong(
@@ -120,12 +122,28 @@ function sessionPath(
     if (!isValidSessionId(id)) return null
   }
   // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
-  return settledPath(id, parseJson(readText(file(id), 'record')), shape)
+  return settledPath(id, parseJson(readText(file(id), 'record')), shape, harnessDir, around)
 }
 
-/** The answer for record `id` as read: a valid, settled record named by its id, whose folder is there. */
-function settledPath(id: string, record: unknown, shape: JsonShape): { id: string; path: string } | null {
+/** The answer for record `id` as read: a valid, settled, sealed record named by its id, whose folder is there in the project. */
+function settledPath(
+  id: string,
+  record: unknown,
+  shape: JsonShape,
+  harnessDir: string,
+  around: Surroundings,
+): { id: string; path: string } | null {
   if (!isSettledRecord(shape, record) || record.id !== id || !pathExists(record.worktree_dir)) return null
+  // Only a folder of a sealed record, absolute, inside the project (docs/security.md, "hcd"); a worktree.root
+  // elsewhere needs the config, and a refusal its message: the full CLI answers those.
+  const project = projectScope(dirname(harnessDir))
+  // The store checks the seal of the record as zod reads it, its status upper-cased: only then is it the same.
+  if (record.status !== record.status.toUpperCase()) return null
+  if (new RecordSealer(sealKeyFile(around.env)).check(record, project) !== null) return null
+  if (!isAbsolute(record.worktree_dir)) return null
+  const folder = projectScope(record.worktree_dir)
+  if (folder !== project && !folder.startsWith(project.endsWith(sep) ? project : `${project}${sep}`))
+    return null
   return { id, path: record.worktree_dir }
 }
 

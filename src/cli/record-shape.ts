@@ -20,6 +20,8 @@ const KNOWN = new Set([
   'additionalProperties',
   'items',
   'anyOf',
+  'minimum',
+  'exclusiveMinimum',
 ])
 
 const patterns = new Map<string, RegExp>()
@@ -37,6 +39,13 @@ export function matchesShape(shape: JsonShape, value: unknown): boolean {
     if (!types.some((type) => isType(type, value))) return false
   }
   if ('const' in shape && value !== shape.const) return false
+  if (shape.minimum !== undefined || shape.exclusiveMinimum !== undefined) {
+    if (typeof value !== 'number') return false
+    const { minimum, exclusiveMinimum } = shape
+    if (minimum !== undefined && !(typeof minimum === 'number' && value >= minimum)) return false
+    if (exclusiveMinimum !== undefined && !(typeof exclusiveMinimum === 'number' && value > exclusiveMinimum))
+      return false
+  }
   if (shape.enum !== undefined && !(Array.isArray(shape.enum) && shape.enum.includes(value))) return false
   if (shape.pattern !== undefined) {
     if (typeof shape.pattern !== 'string' || typeof value !== 'string') return false

@@ -102,14 +102,17 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
   const { parseBudget } = await import('../sessions/budget.js')
   const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
   const explicitStdin = prompt.length === 1 && prompt[0] === '-'
+  // At most what a prompt may be (sessions/record/bounds.ts): a longer one is refused before anything is made.
+  const { PROMPT_MAX_BYTES } = await import('../sessions/record/bounds.js')
+  const fromStdin = () => ctx.readStdin(PROMPT_MAX_BYTES, 'the prompt on stdin')
   const start = {
     ...options,
     detach: options.detach === true,
     tmux: options.attach || options.tmux,
-    prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
+    prompt: explicitStdin ? [await fromStdin()] : prompt,
     budget,
     extraArgs: ctx.passthrough,
-    promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
+    promptFromStdin: ctx.stdinIsTerminal ? undefined : fromStdin,
   }
   if (options.dryRun) {
     const { dryRunSession } = await import('../sessions/run/start.js')

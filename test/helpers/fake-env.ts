@@ -76,6 +76,12 @@ export class MemoryStore implements RecordStore {
     return record ? structuredClone(record) : null
   }
 
+  listWithin(_maxBytes: number): SessionRecord[] | null {
+    return this.list()
+  }
+
+  readonly bytesRead = 0
+
   list(): SessionRecord[] {
     return this.recordIds().flatMap((id) => this.read(id) ?? [])
   }

@@ -16,9 +16,9 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { getSession } = await import('../../sessions/query/query.js')
+        const { getSession, withFullPrompt } = await import('../../sessions/query/query.js')
         const { renderSessionDetail } = await import('../../render/session.js')
-        const view = await getSession(ctx, id)
+        const view = await withFullPrompt(ctx, await getSession(ctx, id))
         ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }), {
           escaped: true,
         })

@@ -275,6 +275,26 @@ export class WaitTimeoutError extends HarnessError {
   }
 }
 
+/**
+ * A reading command never waits on what it cannot verify (docs/security.md, "Wait"): a foreign record's status is
+ * a claim (a clone's RUNNING record would hold a CI job for ever, its COMPLETED one would pass it), and an
+ * unverified RUNNING one has no process harness can see end. Checked at every look: a record swapped meanwhile
+ * is refused too.
+ */
+async function refuseToWait(view: SessionView): Promise<void> {
+  if (view.sealed !== true) {
+    const { ForeignSessionError } = await import('../record/seal.js')
+    throw new ForeignSessionError(view.id, 'waits on it', view.seal_problem ?? undefined)
+  }
+  if (view.status === 'RUNNING' && view.liveness === 'unverified') {
+    throw new IllegalStateError(
+      `session "${view.id}" cannot be verified (no process start times, or recorded on another host or pid namespace): harness never waits on it`,
+      `if it is really gone, run "harness session recover ${view.id}"; then wait returns its status`,
+      'SESSION_UNVERIFIED',
+    )
+  }
+}
+
 /** `session wait`: blocks until the session is no longer RUNNING (stale ones are reconciled on the way). */
 export async function waitForSession(
   ctx: SessionEnv,
@@ -290,6 +310,7 @@ export async function waitForSession(
   try {
     for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
       const view = await getSession(ctx, id)
+      await refuseToWait(view)
       if (view.status !== 'RUNNING') return view
       if (clock.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
       const running = computeLiveness(view, seen(ctx)[0]) === 'running'

@@ -15,7 +15,9 @@ export type CompiledCheck = (value: unknown) => unknown
 interface Def {
   type: string
   check?: string
-  checks?: Array<{ _zod: { def: { check: string; format?: string; pattern?: RegExp } } }>
+  checks?: Array<{
+    _zod: { def: { check: string; format?: string; pattern?: RegExp; value?: unknown; inclusive?: boolean } }
+  }>
   format?: string
   pattern?: RegExp
   shape?: Record<string, Schema>
@@ -40,8 +42,7 @@ function compile(schema: Schema): CompiledCheck | null {
     case 'string':
       return compileString(def)
     case 'number':
-      // JSON never holds NaN or Infinity; zod refuses them, and so does this.
-      return def.checks?.length ? null : (v) => (typeof v === 'number' && Number.isFinite(v) ? v : REFER)
+      return compileNumber(def)
     case 'boolean':
       return def.checks?.length ? null : (v) => (typeof v === 'boolean' ? v : REFER)
     case 'unknown':
@@ -65,6 +66,23 @@ function compile(schema: Schema): CompiledCheck | null {
     default:
       return null
   }
+}
+
+/** A number, with lower bounds (`z.gte`, `z.gt`: amounts and counts are never negative) and nothing else. */
+function compileNumber(def: Def): CompiledCheck | null {
+  const bounds: { value: number; inclusive: boolean }[] = []
+  for (const check of def.checks ?? []) {
+    const { check: kind, value, inclusive } = check._zod.def
+    if (kind !== 'greater_than' || typeof value !== 'number') return null
+    bounds.push({ value, inclusive: inclusive === true })
+  }
+  // JSON never holds NaN or Infinity; zod refuses them, and so does this.
+  return (v) =>
+    typeof v === 'number' &&
+    Number.isFinite(v) &&
+    bounds.every((bound) => (bound.inclusive ? v >= bound.value : v > bound.value))
+      ? v
+      : REFER
 }
 
 function compileString(def: Def): CompiledCheck | null {

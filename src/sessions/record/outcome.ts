@@ -2,6 +2,7 @@ import { constants } from 'node:os'
 import type { Usage } from '../../history/events.js'
 import { sumCost } from '../../history/usage.js'
 import type { AgentExit } from '../../process/supervisor.js'
+import { boundFiles } from './bounds.js'
 import { type SessionEvent, transition } from './lifecycle.js'
 import { lastRun } from './liveness.js'
 import type { Run, SessionRecord } from './schema.js'
@@ -166,14 +167,28 @@ export function endedRecord(
   return {
     ...withUsage,
     ...(facts.agentSessionId ? { agent_session_id: facts.agentSessionId } : {}),
-    ...(facts.files
-      ? {
-          files_modified: facts.files.files,
-          files_added: facts.files.added,
-          files_deleted: facts.files.deleted,
-        }
-      : {}),
+    ...(facts.files ? filesModified(facts.files) : {}),
     ...(facts.logError ? { log_error: facts.logError } : {}),
+  }
+}
+
+/**
+ * `files_modified`, bounded (an agent can make any number of files): the first of them, and how many; with
+ * which of those it added and deleted (the rest it modified).
+ */
+function filesModified(files: {
+  files: readonly string[]
+  added: readonly string[]
+  deleted: readonly string[]
+}): Pick<SessionRecord, 'files_modified' | 'files_modified_total' | 'files_added' | 'files_deleted'> {
+  const { kept, total } = boundFiles(files.files)
+  const listed = new Set(kept)
+  return {
+    files_modified: kept,
+    // Not null when all are listed: a record written without the cut stays as it was.
+    files_modified_total: kept.length < total ? total : undefined,
+    files_added: files.added.filter((file) => listed.has(file)),
+    files_deleted: files.deleted.filter((file) => listed.has(file)),
   }
 }
 

@@ -14,6 +14,11 @@ export const SCHEMA_VERSION = 1
 /** ISO 8601 with a zone; records written by older tools may lack milliseconds. */
 const TimeSchema = z.iso.datetime({ offset: true })
 const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
+/**
+ * A count or an amount (tokens, USD, bytes): finite and never negative, at read and at write. Such numbers come
+ * from an agent's output (docs/security.md, "Numbers from agent output").
+ */
+const amount = () => z.number().check(z.gte(0))
 
 /** The permission levels of docs/providers.md (a type-only tie keeps the providers' module unloaded here). */
 const RECORD_PERMISSIONS = ['readonly', 'supervised', 'autonomous'] as const satisfies readonly Permission[]
@@ -33,18 +38,18 @@ export type StopRequest = z.infer<typeof StopRequestSchema>
 
 /** Tokens and cost a provider reported for one run (docs/history.md); null fields were not reported. */
 export const UsageSchema = z.looseObject({
-  input_tokens: opt(z.number()),
-  output_tokens: opt(z.number()),
-  cached_tokens: opt(z.number()),
-  cost_usd: opt(z.number()),
+  input_tokens: opt(amount()),
+  output_tokens: opt(amount()),
+  cached_tokens: opt(amount()),
+  cost_usd: opt(amount()),
   /** `pricing` when `cost_usd` is the tokens priced by config `pricing.<model>`; absent: the agent's own figure. */
   cost_source: opt(z.string()),
 })
 
 /** The sum over the runs that reported usage. */
 export const CostSchema = z.looseObject({
-  total_tokens: opt(z.number()),
-  estimated_cost_usd: opt(z.number()),
+  total_tokens: opt(amount()),
+  estimated_cost_usd: opt(amount()),
 })
 
 export const RunSchema = z.looseObject({
@@ -85,8 +90,10 @@ export const CheckpointSchema = z.looseObject({
   /** Kept as a string: a newer version's trigger must not make the record unreadable. */
   trigger: opt(z.string()),
   /** Paths that differ from the previous checkpoint (the first: from its HEAD). */
-  files_changed: opt(z.number()),
-  tokens_used: opt(z.number()),
+  files_changed: opt(amount()),
+  tokens_used: opt(amount()),
+  /** How many interval checkpoints were folded into this one (docs/continuity.md, "How many are kept"). */
+  folded: opt(amount()),
 })
 export type Checkpoint = z.infer<typeof CheckpointSchema>
 
@@ -129,6 +136,8 @@ export const SessionRecordSchema = z.looseObject({
   pid: opt(z.number()),
   exit_code: opt(z.number()),
   prompt: opt(z.string()),
+  /** A prompt too long for the record: in `<id>.prompt` beside it, `prompt` its first characters (bounds.ts). */
+  prompt_file: opt(z.looseObject({ sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)), bytes: amount() })),
   created_at: TimeSchema,
   updated_at: opt(TimeSchema),
   completed_at: opt(TimeSchema),
@@ -143,6 +152,8 @@ export const SessionRecordSchema = z.looseObject({
   runs: opt(z.array(RunSchema)),
   checkpoints: opt(z.array(CheckpointSchema)),
   files_modified: opt(z.array(z.string())),
+  /** How many paths changed when `files_modified` lists only the first of them (bounds.ts). */
+  files_modified_total: opt(amount()),
   metadata: opt(MetadataSchema),
   cost: opt(CostSchema),
   /** Set when this session's run made `git_branch`: only then may harness delete it (docs/security.md). */
@@ -180,7 +191,7 @@ export const SessionRecordSchema = z.looseObject({
   merged_head: opt(z.string()),
   context_from: opt(z.array(z.string())),
   /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
-  budget_usd: opt(z.number()),
+  budget_usd: opt(z.number().check(z.gt(0))),
   /** `run --name`: unique in the project, accepted wherever an id is (docs/commands.md, "Names"). */
   name: opt(z.string()),
   /** When it last became PAUSED (set by the store on every such write). */

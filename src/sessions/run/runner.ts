@@ -7,6 +7,7 @@ import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
+import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
 import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
@@ -211,7 +212,7 @@ async function recordOutcome(
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state, signal)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
-    runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
+    runUsage(logFd, logStart, earlierRunsUsage(plan, store), plan.headlessOutput ?? null),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state, signal)),
   ])
@@ -233,8 +234,9 @@ async function recordOutcome(
       }),
     )
   } catch (error) {
-    if (!(error instanceof DiskFaultError)) throw error
-    // Still no room for the whole record: the outcome alone, which is what must not be lost.
+    if (!(error instanceof DiskFaultError) && !(error instanceof RecordTooBigError)) throw error
+    // Still no room for the whole record (on the disk, or under the size a record may have): the outcome alone,
+    // which is what must not be lost.
     return store.update(plan.id, (current) => {
       const ended = applyRunExit(settled(current), plan.runN, runExit)
       return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }

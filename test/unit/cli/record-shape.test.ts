@@ -90,8 +90,16 @@ describe('the check the fast entry makes of a record (JSON Schema from the zod s
     expect(refused).toBeLessThan(checked)
   })
 
+  test('lower bounds of amounts and counts: minimum and exclusiveMinimum', () => {
+    expect(matchesShape({ type: 'number', minimum: 0 }, 0)).toBe(true)
+    expect(matchesShape({ type: 'number', minimum: 0 }, -0.5)).toBe(false)
+    expect(matchesShape({ type: 'number', exclusiveMinimum: 0 }, 0)).toBe(false)
+    expect(matchesShape({ type: 'number', exclusiveMinimum: 0 }, 0.01)).toBe(true)
+    expect(matchesShape({ minimum: 0 }, 'x')).toBe(false)
+  })
+
   test('refuses a schema keyword it does not know, and a format without its pattern', () => {
-    expect(matchesShape({ type: 'number', minimum: 0 } as JsonShape, 1)).toBe(false)
+    expect(matchesShape({ type: 'number', maximum: 0 } as JsonShape, -1)).toBe(false)
     expect(matchesShape({ type: 'string', format: 'date-time' }, '2026-09-24T18:00:00Z')).toBe(false)
     expect(
       matchesShape({ type: 'string', format: 'date-time', pattern: '^\\d{4}-' }, '2026-09-24T18:00:00Z'),

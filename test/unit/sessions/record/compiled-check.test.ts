@@ -159,8 +159,21 @@ describe('the compiled record check', () => {
     expect(parseSessionRecord({ ...base, status: 'DONE' })).toMatchObject({ ok: false })
   })
 
+  test('lower bounds on numbers are checked as zod checks them (amounts are never negative)', () => {
+    const bounded = compileCheck(
+      z.looseObject({ a: z.number().check(z.gte(0)), b: z.optional(z.number().check(z.gt(0))) }),
+    )
+    expect(bounded?.({ a: 0, b: 1 })).toEqual({ a: 0, b: 1 })
+    expect(bounded?.({ a: -1 })).toBe(REFER)
+    expect(bounded?.({ a: 1, b: 0 })).toBe(REFER)
+    expect(parseSessionRecord({ ...SPEC_EXAMPLE, cost: { estimated_cost_usd: -95 } })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('cost.estimated_cost_usd'),
+    })
+  })
+
   test('a schema with something it does not know is not compiled at all', () => {
-    expect(compileCheck(z.looseObject({ a: z.number().check(z.minimum(1)) }))).toBeNull()
+    expect(compileCheck(z.looseObject({ a: z.number().check(z.maximum(1)) }))).toBeNull()
     expect(compileCheck(z.strictObject({ a: z.string() }))).toBeNull()
     expect(compileCheck(z.looseObject({ constructor: z.optional(z.string()) }))).toBeNull()
     expect(compileCheck(z.union([z.string(), z.number()]))).toBeNull()
