@@ -7,7 +7,7 @@ import type { SlurmConfig } from './options.js'
 import { makeRunDir, removeSessionSpool, type Spool } from './spool.js'
 import { stopJob } from './stop.js'
 import { sbatchArgs, submitJob } from './submit.js'
-import type { SlurmExec } from './tools.js'
+import { type SlurmExec, slurmText } from './tools.js'
 
 /** One line of `harness doctor` (the shape of doctor.ts's checks). */
 export interface SlurmCheck {
@@ -40,9 +40,9 @@ export async function slurmChecks(exec: SlurmExec, config: SlurmConfig): Promise
   }
   const checks: SlurmCheck[] = []
   try {
-    const shown = await exec('scontrol', ['show', 'config'])
-    const cluster = /^ClusterName\s*=\s*(\S+)/m.exec(shown.stdout)?.[1]
-    if (shown.exitCode !== 0 || !cluster) throw new Error(firstLine(shown.stderr) || 'no ClusterName')
+    const shown = await slurmText(exec, 'scontrol', ['show', 'config'], 'read the configuration')
+    const cluster = /^ClusterName\s*=\s*(\S+)/m.exec(shown)?.[1]
+    if (!cluster) throw new Error('scontrol show config names no ClusterName')
     checks.push({ name: 'slurm', status: 'ok', detail: `${version}, cluster ${cluster}` })
   } catch (error) {
     checks.push(failed('slurm', error))

@@ -6,6 +6,7 @@ import {
   readText,
   realPath,
   removeFolderTree,
+  setFileMode,
   setMode,
   writeFileNew,
 } from '../../../disk/door.js'
@@ -119,7 +120,8 @@ export interface RunInput {
 
 /**
  * Writes a run's inputs into its folder, each file new and 0600: `argv` and `env` NUL-separated (read by the
- * script as data, never as shell), the script, and the empty log and message files Slurm then appends to.
+ * script as data, never as shell), the script, and the empty log and message files Slurm then appends to. The
+ * bundle and agent files already there (written by git and tar with the process's umask) are made 0600 too.
  */
 export function stageRun(runDir: string, input: RunInput): void {
   if (input.argv.length === 0) throw new UsageError('no agent command to run')
@@ -135,6 +137,9 @@ export function stageRun(runDir: string, input: RunInput): void {
   writeFileNew(join(runDir, RUN_FILES.script), input.script)
   writeFileNew(join(runDir, RUN_FILES.log), '')
   writeFileNew(join(runDir, RUN_FILES.jobErr), '')
+  for (const name of [RUN_FILES.bundleIn, RUN_FILES.agentIn]) {
+    if (entryExists(join(runDir, name))) setFileMode(join(runDir, name), 0o600)
+  }
 }
 
 function nulJoined(items: readonly string[]): string {

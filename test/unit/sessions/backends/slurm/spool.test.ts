@@ -71,6 +71,7 @@ describe('the spool', () => {
     writeFileSync(join(runDir, 'leftover'), '')
     expect(makeRunDir(spool, 'sess1', 1)).toBe(runDir)
     expect(() => readFileSync(join(runDir, 'leftover'))).toThrow()
+    writeFileSync(join(runDir, 'in.bundle'), 'bundle', { mode: 0o644 })
     const prompt = `it's "quoted" $(touch /tmp/x) \`y\`\nline two`
     stageRun(runDir, {
       argv: ['claude', '-p', prompt],
