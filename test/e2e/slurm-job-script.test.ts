@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test } from 'vitest'
 import { jobScript } from '../../src/sessions/backends/slurm/job-script.js'
 import { makeRunDir, openSpool, readRunReport, stageRun } from '../../src/sessions/backends/slurm/spool.js'
 import { exitOf } from '../helpers/processes.js'
@@ -38,6 +38,7 @@ function startJob(
   } = {},
 ): LocalJob {
   const id = options.id ?? `s${Math.random().toString(36).slice(2, 8)}`
+  started.add(id)
   const spool = openSpool(tmpDir(), repo.dir)
   const runDir = makeRunDir(spool, id, 1)
   const { branch, base } = writeRunInputs(repo, id, runDir, options)
@@ -75,6 +76,19 @@ function startJob(
   })
   return { runDir, branch, base, scratch, child, done }
 }
+
+/** The sessions this file started: whatever of theirs still runs after a test (one that failed) is killed. */
+const started = new Set<string>()
+afterEach(() => {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+      const id = environ.find((entry) => entry.startsWith('HARNESS_SESSION_ID='))?.slice(19)
+      if (id && started.has(id)) process.kill(Number(pid), 'SIGKILL')
+    } catch {}
+  }
+  started.clear()
+})
 
 const agentStarted = (job: LocalJob) =>
   waitFor(

@@ -310,6 +310,24 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
     await e.stop(job.identity, { graceMs: 0 })
   })
 
+  test('a node that fails under a running job: NODE_FAIL, interrupted (PAUSED, resumable)', async () => {
+    const c = cluster()
+    const e = engine()
+    const job = await submit(e, tmpGitRepo(), 'exec sleep 600')
+    const node = await waitFor(
+      'the agent to start',
+      () => e.report(job.runDir).started && e.report(job.runDir).node,
+    )
+    const scontrol = (...args: string[]) => execFileSync('scontrol', args, { env: c.env, encoding: 'utf8' })
+    scontrol('update', `NodeName=${node}`, 'State=DOWN', 'Reason=harness-test')
+    expect(await ended(e, job.identity)).toEqual({ kind: 'interrupted', state: 'NODE_FAIL' })
+    await waitFor('no process of the job on the node', () => c.jobProcesses(node ?? '').length === 0)
+    // Back in service for the tests after this one: by itself (ReturnToService=2: its slurmd still answers).
+    await waitFor('the node to be idle', () =>
+      scontrol('-o', 'show', 'node', node ?? '').includes('State=IDLE'),
+    )
+  })
+
   test('liveness of many sessions is one squeue', async () => {
     const calls: string[] = []
     const real = slurmExec(cluster().env)
