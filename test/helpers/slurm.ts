@@ -1,6 +1,6 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
 
@@ -61,9 +61,12 @@ function readEnvFile(path: string): Map<string, string> {
 
 /**
  * Starts a cluster owned by this process (its watchdog stops it if this process dies without stopping it).
- * `hide`: folders the nodes must not see (default: the temp folder, where the tests make repositories).
+ * `hide`: folders the nodes must not see. By default the temp folder, where the tests make repositories, and
+ * the user's home: the nodes are other hosts, and a job's start runs the user's login shell there (Slurm loads
+ * the login environment), which on this machine ran `pyenv rehash` and, with several jobs starting at once,
+ * waited a minute on its lock.
  */
-export async function startSlurmCluster(hide: string[] = [tmpdir()]): Promise<SlurmCluster> {
+export async function startSlurmCluster(hide: string[] = [tmpdir(), homedir()]): Promise<SlurmCluster> {
   const args = ['start', '--owner', String(process.pid), ...hide.flatMap((dir) => ['--hide', dir])]
   const dir = await new Promise<string>((resolve, reject) =>
     execFile(CLUSTER_SCRIPT, args, { timeout: 300_000, encoding: 'utf8' }, (error, stdout, stderr) =>
