@@ -20,6 +20,10 @@ const runs = runsWith('slurm', 'Slurm cluster tests', slurmMissing())
 
 type Engine = ReturnType<typeof slurmEngine>
 
+/** A prompt that would run commands if any shell read it: in the spool, where the nodes could write. */
+const PROMPT = (spool: string) =>
+  `it's "done" $(touch ${spool}/pwned1) \`touch ${spool}/pwned2\` \${HOME}; touch ${spool}/pwned3\nline two\n\t'x'"y"\\`
+
 describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
   const cluster = useSlurmCluster()
 
@@ -70,13 +74,14 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
     const runDir = e.makeRunDir(spool, id, options.run ?? 1)
     const { branch, base } = writeRunInputs(repo, id, runDir, { agentFiles: options.agentFiles })
     if (options.agentTarFrom) writeFileSync(join(runDir, 'agent-in.tar'), readFileSync(options.agentTarFrom))
+    const argv = options.argv?.map((arg) => (arg === 'AGENT' ? name : arg)) ?? [name]
     const identity = await e.submit({
       runDir,
       session: id,
       run: options.run ?? 1,
       branch,
       workRel: '',
-      argv: options.argv ?? [name],
+      argv,
       env: options.env ?? {},
       timeoutMs: options.timeoutMs ?? null,
       worktreeState: false,
@@ -114,6 +119,7 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
       repo,
       [
         'set -e',
+        `printf '%s\\0' "$@" > "$HOME/argv"`,
         'hostname > "$HOME/host"',
         'pwd > "$HOME/pwd"',
         'if ls "$USER_REPO" >/dev/null 2>&1; then echo seen; else echo unseen; fi > "$HOME/user-repo"',
@@ -121,7 +127,7 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
         'echo loose > loose.txt',
         'echo "output on $(hostname)"',
       ].join('\n'),
-      { env: { USER_REPO: repo.dir } },
+      { env: { USER_REPO: repo.dir }, argv: ['AGENT', '-p', PROMPT(c.spool)] },
     )
     expect(job.identity).toMatchObject({ cluster: c.name, submit_time: expect.stringMatching(/^\d{4}-/) })
     expect(Number(job.identity.job_id)).toBeGreaterThanOrEqual(c.firstJobId)
@@ -133,6 +139,9 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
     const home = readAgentTar(job.runDir)
     expect(home.get('home/host')?.trim()).toBe(report.node)
     expect(home.get('home/user-repo')).toBe('unseen\n')
+    // The prompt reached the agent byte for byte, and nothing in it ran (on the node, or here).
+    expect(home.get('home/argv')).toBe(`-p\0${PROMPT(c.spool)}\0`)
+    expect(readdirSync(c.spool).filter((name) => name.startsWith('pwned'))).toEqual([])
     expect(home.get('home/pwd')?.trim()).toBe(join(c.scratch, 'harness-0', job.id, 'work'))
     expect(readFileSync(join(job.runDir, 'log'), 'utf8')).toBe(`output on ${report.node}\n`)
     const out = readOutBundle(job.runDir, repo)
@@ -224,11 +233,15 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
       repo,
       [
         "trap 'echo stopped > stopped.txt; exit 143' TERM",
-        'echo working > "$HOME/working"',
+        'echo "working on it"',
         'while :; do sleep 0.1; done',
       ].join('\n'),
     )
-    await waitFor('the agent to start', () => e.report(job.runDir).started)
+    // The log is the job's --output, in the spool while it runs (what `logs -f` follows).
+    await waitFor('the output while the agent runs', () =>
+      readFileSync(join(job.runDir, 'log'), 'utf8').includes('working on it'),
+    )
+    expect(await e.view(job.identity)).toEqual({ kind: 'running', state: 'RUNNING' })
     const outcome = await e.stop(job.identity, { graceMs: 60_000 })
     expect(outcome).toEqual({
       kind: 'stopped',
