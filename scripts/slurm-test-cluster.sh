@@ -283,8 +283,7 @@ start() {
   } >"$dir/cluster.env"
   if [[ $owner != none ]]; then
     # The watchdog: stops the cluster once its owner is gone. In its own session, with no terminal or pipe.
-    setsid bash -c 'while [[ $(cut -d" " -f22 "/proc/$1/stat" 2>/dev/null) == "$2" ]]; do sleep 1; done
-      exec "$3" stop "$4"' watchdog "$owner" "$owner_start" "$SELF" "$dir" </dev/null >/dev/null 2>&1 &
+    setsid "$SELF" watch "$owner" "$owner_start" "$dir" </dev/null >/dev/null 2>&1 &
     echo "$! $(start_time $!)" >"$dir/run/watchdog.pid"
   fi
   trap - EXIT
@@ -315,9 +314,10 @@ wait_gone() { # FILE...: until none of the processes named lives (ceiling 30 s, 
 
 stop() { # DIR
   local dir=${1%/}
-  [[ -n $dir && -d $dir && -f $dir/owner ]] || die "not a test cluster's folder: $1"
+  # Only a slot folder of $ROOT: everything in it is removed.
+  [[ -d $dir && ${dir##*/} =~ ^c[0-9]+$ && $(readlink -f "${dir%/*}") == "$(readlink -f "$ROOT")" ]] ||
+    die "not a test cluster's folder (one of $ROOT/c<N>): $1"
   local n=${dir##*/c}
-  [[ $n =~ ^[0-9]+$ ]] || die "not a test cluster's folder: $1"
   # The watchdog first, unless it is the one stopping.
   local wpid wstart
   if [[ -f $dir/run/watchdog.pid ]]; then
@@ -349,6 +349,12 @@ stop() { # DIR
   rm -rf "$dir"
 }
 
+# The watchdog: waits while OWNER (with its start time) lives, then stops the cluster (exec: it is the stop).
+watch() { # OWNER START DIR
+  while alive "$1" "$2"; do sleep 1; done
+  exec "$SELF" stop "$3"
+}
+
 sweep() {
   [[ -d $ROOT ]] || return 0
   local dir
@@ -371,6 +377,7 @@ case ${1:-} in
   start) shift; start "$@" ;;
   stop) stop "${2:?stop DIR}" ;;
   sweep) sweep ;;
+  watch) watch "$2" "$3" "$4" ;;
   exec) shift; run_on "$@" ;;
   *) die "usage: $0 start [--owner PID] [--hide DIR]... | stop DIR | exec DIR NODE -- COMMAND... | sweep" ;;
 esac

@@ -24,8 +24,10 @@ const runs = runsWith('slurm', 'Slurm test cluster tests', slurmMissing())
 
 /** What of a cluster is still there: its namespaces, its bridge, its daemons, its folder. */
 function remains(cluster: SlurmCluster, pids: number[]): string[] {
-  const namespaces = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
-  const links = execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' })
+  // `ip` may complain of a veth whose peer's namespace just went: its complaint is not what is asked.
+  const quiet = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] } as const
+  const namespaces = execFileSync('ip', ['netns', 'list'], quiet)
+  const links = execFileSync('ip', ['-o', 'link'], quiet)
   const slot = cluster.name.slice(2)
   return [
     ...namespaces
