@@ -25,7 +25,7 @@ const runs = runsWith('slurm', 'Slurm test cluster tests', slurmMissing())
 /** What of a cluster is still there: its namespaces, its bridge, its daemons, its folder. */
 function remains(cluster: SlurmCluster, pids: number[]): string[] {
   // `ip` may complain of a veth whose peer's namespace just went: its complaint is not what is asked.
-  const quiet = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] } as const
+  const quiet = { encoding: 'utf8' as const, stdio: ['ignore', 'pipe', 'ignore'] as ('ignore' | 'pipe')[] }
   const namespaces = execFileSync('ip', ['netns', 'list'], quiet)
   const links = execFileSync('ip', ['-o', 'link'], quiet)
   const slot = cluster.name.slice(2)
