@@ -59,15 +59,18 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
-/** Polls `probe` until it holds; the ceiling is generous so that a busy machine only makes it slower. */
+/**
+ * Polls `probe` (which may be async) until it holds; the ceiling is generous so that a busy machine only makes
+ * it slower.
+ */
 export async function waitFor<T>(
   what: string,
-  probe: () => T | undefined | false,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const value = probe()
+    const value = await probe()
     if (value) return value
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
