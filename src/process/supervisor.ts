@@ -4,7 +4,7 @@ import { access, stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
-import { identify, type ProcessIdentity } from './identity.js'
+import { identify, identifyChild, type ProcessIdentity } from './identity.js'
 import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
@@ -34,7 +34,7 @@ export interface AgentHooks {
    * without an outcome. A stop signal received before the agent is spawned means it never starts.
    */
   beforeSpawn?(): Promise<void>
-  /** The agent has a pid; identity is null only if it already exited. Resolves once recorded. */
+  /** The agent has a pid; identity is null only if it already exited and was reaped. Resolves once recorded. */
   started(pid: number, identity: ProcessIdentity | null): Promise<void>
   /**
    * harness was told to stop (SIGTERM/SIGHUP; SIGINT in the background; in the foreground also SIGINT/SIGQUIT
@@ -136,7 +136,9 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
 
   if (child.pid !== undefined) {
     const pid = child.pid
-    identity = identify(pid)
+    // Read before the event loop turns, so the child cannot have been reaped yet: even an agent that already
+    // exited is still a zombie with its start time (bun may reap sooner: then it is recorded as exited).
+    identity = identifyChild(pid)
     started = hooks.started(pid, identity)
     await started
   }

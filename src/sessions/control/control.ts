@@ -190,6 +190,7 @@ export function commitStopRequest(
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
 function agentGone(record: SessionRecord | null, processes: Processes): boolean {
+  if (record && lastRun(record)?.agent_exited) return true
   const agent = record ? runProcesses(record).agent : null
   return !!agent?.start_time && processes.check(agent) === 'dead'
 }

@@ -175,23 +175,25 @@ function recordUsage(
 
 /**
  * The record once run `runN`'s agent has a pid (pure): on the run and the record, with its start time and,
- * for a run with a log, where this run's output starts in it. Undefined when the run is no longer the last.
+ * for a run with a log, where this run's output starts in it. A pid is never written without its start time
+ * (docs/security.md, "Liveness of a pid without a start time"): an agent already gone when it was to be recorded
+ * is recorded as exited instead (`agent_exited`), so that a supervisor killed before it records the outcome
+ * leaves a record that is verifiably stale. Undefined when the run is no longer the last.
  */
 export function startedRecord(
   record: SessionRecord,
   runN: number,
-  pid: number,
-  startTime: string | null,
+  agent: { pid: number; startTime: string | null },
   logOffset: number | undefined,
 ): SessionRecord | undefined {
   const run = lastRun(record)
   if (!run || run.n !== runN) return undefined
   const runs = [...(record.runs ?? [])]
-  runs[runs.length - 1] = {
-    ...run,
-    pid,
-    pid_start_time: startTime,
-    ...(logOffset === undefined ? {} : { log_offset: logOffset }),
+  const offset = logOffset === undefined ? {} : { log_offset: logOffset }
+  if (!agent.startTime) {
+    runs[runs.length - 1] = { ...run, pid: null, pid_start_time: null, agent_exited: true, ...offset }
+    return { ...record, pid: null, runs }
   }
-  return { ...record, pid, runs }
+  runs[runs.length - 1] = { ...run, pid: agent.pid, pid_start_time: agent.startTime, ...offset }
+  return { ...record, pid: agent.pid, runs }
 }

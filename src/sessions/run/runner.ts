@@ -133,7 +133,7 @@ export async function supervise(
       started: async (pid, identity) => {
         const logOffset = launch.logFd === undefined ? undefined : logStart
         await store.update(plan.id, (current) =>
-          startedRecord(current, plan.runN, pid, identity?.start_time ?? null, logOffset),
+          startedRecord(current, plan.runN, { pid, startTime: identity?.start_time ?? null }, logOffset),
         )
         extras.started?.()
       },
@@ -427,7 +427,8 @@ export async function waitForAgentStart(watch: {
     const gone = watch.supervisorGone()
     const record = watch.read()
     const run = record && lastRun(record)
-    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
+    const started = run?.pid || run?.agent_exited
+    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || started)) return record
     if (gone) {
       throw new ExternalToolError(
         `the background supervisor of session "${plan.id}" stopped before starting the agent`,

@@ -114,7 +114,13 @@ describe('checkIdentity', () => {
     expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: '12345', ...hostFacts() })).toBe('dead')
   })
 
-  it('says unverifiable without a start time or from another host or pid namespace', () => {
+  it('says dead for a pid recorded here without a start time that holds no process (docs/security.md)', () => {
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...hostFacts() })).toBe('dead')
+    const elsewhere = { ...hostFacts(), hostname: `${hostFacts().hostname}-elsewhere` }
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...elsewhere })).toBe('unverifiable')
+  })
+
+  it('says unverifiable for a live process without a start time, or from another host or pid namespace', () => {
     const id = identify(process.pid)
     if (!id) throw new Error('no identity for this process')
     expect(checkIdentity({ ...id, start_time: null })).toBe('unverifiable')

@@ -149,13 +149,21 @@ describe('runExitOf', () => {
 
 describe('startedRecord', () => {
   it("puts the agent's pid and start time on the run and the record, and where its output starts in the log", () => {
-    const started = startedRecord(running(), 1, 4242, '123456', 80)
+    const started = startedRecord(running(), 1, { pid: 4242, startTime: '123456' }, 80)
     expect(started?.pid).toBe(4242)
     expect(started?.runs?.[0]).toMatchObject({ pid: 4242, pid_start_time: '123456', log_offset: 80 })
+    expect(started?.runs?.[0]).not.toHaveProperty('agent_exited')
   })
 
   it('a run without a log (interactive) gets no offset; another run is not touched', () => {
-    expect(startedRecord(running(), 1, 4242, null, undefined)?.runs?.[0]).not.toHaveProperty('log_offset')
-    expect(startedRecord(running(), 2, 4242, '1', 0)).toBeUndefined()
+    const agent = { pid: 4242, startTime: '1' }
+    expect(startedRecord(running(), 1, agent, undefined)?.runs?.[0]).not.toHaveProperty('log_offset')
+    expect(startedRecord(running(), 2, agent, 0)).toBeUndefined()
+  })
+
+  it('never writes a pid without its start time: an agent already gone is recorded as exited', () => {
+    const started = startedRecord(running({ pid: null }), 1, { pid: 4242, startTime: null }, 80)
+    expect(started?.pid).toBeNull()
+    expect(started?.runs?.[0]).toMatchObject({ pid: null, pid_start_time: null, agent_exited: true, log_offset: 80 })
   })
 })
