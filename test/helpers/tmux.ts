@@ -43,6 +43,16 @@ export class TmuxServer {
     this.tmux('send-keys', '-t', name, ...keys)
   }
 
+  /** Whether the session still exists (its script still runs); false too once the server has no session. */
+  hasSession(name: string): boolean {
+    try {
+      this.tmux('has-session', '-t', `=${name}`)
+      return true
+    } catch {
+      return false
+    }
+  }
+
   killSession(name: string): void {
     this.tmux('kill-session', '-t', name)
   }

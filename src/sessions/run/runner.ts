@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
-import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
+import { DiskFaultError, ExternalToolError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
@@ -9,7 +9,7 @@ import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
 import { lastRun } from '../record/liveness.js'
-import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
+import { applyRunExit, endedRecord, runExitOf, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
@@ -213,7 +213,7 @@ async function recordOutcome(
   // The agent stopped at the budget itself (claude's --max-budget-usd), or its output shows it reached it.
   const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
   const reached = read.budgetExceeded || (!!plan.budget && budgetReached(plan.budget, spent))
-  const runExit = { ...runExitOf(exit, reportedError), budgetReached: reached }
+  const runExit = { ...runExitOf(exit, reportedError, plan.mode), budgetReached: reached }
   // The room kept for this write: a log that filled the disk must not cost the run its outcome.
   reserve?.release()
   try {
@@ -466,29 +466,6 @@ export async function superviseDetached(input: string): Promise<void> {
   } finally {
     if (logFd !== undefined) closeFd(logFd)
   }
-}
-
-/**
- * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
- * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too).
- */
-export function foregroundExit(result: RunResult): ExitRequest {
-  const exit = result.exit
-  if (!exit) return new ExitRequest(0)
-  if (exit.spawnError) return new ExitRequest(5)
-  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
-  if (result.record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
-  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
-  if (exit.notStarted && exit.stopSignal) {
-    return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)
-  }
-  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
-    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
-  }
-  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
-  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
-  if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
-  return new ExitRequest(exit.exitCode ?? 1)
 }
 
 /** The agent's session id from its own session list, where its output names none (sessions/run/agent-id.ts). */

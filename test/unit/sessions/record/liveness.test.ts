@@ -56,7 +56,9 @@ describe('computeLiveness', () => {
     expect(computeLiveness(running({ pid: NO_PROCESS, pid_start_time: null }, elsewhere))).toBe('unverified')
     if (here.pid_namespace) {
       const container = { pid_namespace: 'pid:[1]' }
-      expect(computeLiveness(running({ pid: NO_PROCESS, pid_start_time: null }, container))).toBe('unverified')
+      expect(computeLiveness(running({ pid: NO_PROCESS, pid_start_time: null }, container))).toBe(
+        'unverified',
+      )
     }
     // Without the facts that say where it ran, a pid may belong to any machine.
     const nowhere = { hostname: null, boot_id: null, pid_namespace: null }
