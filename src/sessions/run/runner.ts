@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExternalToolError } from '../../errors.js'
 import type { WorktreeState } from '../../git/snapshot.js'
+import { type LongTimer, longTimeout } from '../../long-timer.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
@@ -316,13 +317,14 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
   const intervalMs = plan.checkpoints?.intervalMs ?? 0
   if (intervalMs <= 0) return { stop: async () => {} }
   let stopped = false
-  let timer: NodeJS.Timeout | undefined
+  let timer: LongTimer | undefined
   let wake: (() => void) | undefined
   const loop = (async () => {
     while (!stopped) {
       await new Promise<void>((resolve) => {
         wake = resolve
-        timer = setTimeout(resolve, intervalMs)
+        // Any length: `checkpoint.interval: 30d` is past what one timer holds.
+        timer = longTimeout(resolve, intervalMs)
       })
       if (stopped) return
       await checkpointQuietly(plan, store, 'interval')
@@ -331,7 +333,7 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
   return {
     async stop() {
       stopped = true
-      clearTimeout(timer)
+      timer?.clear()
       wake?.()
       await loop
     },
