@@ -16,7 +16,7 @@ import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
 import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
-import { type StopWatch, watchStopRequest } from './stop-watch.js'
+import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
 // The plan's shape lives with its builder; the supervisor's callers name it here.
 export { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
@@ -108,28 +108,21 @@ export async function supervise(
   let logStart = 0
   const interval = intervalCheckpoints(plan, store)
   const stopRequested = new AbortController()
-  let stopWatch: StopWatch | undefined
   let requested: StopRequest | undefined
+  const onRequest = (request: StopRequest) => {
+    requested = request
+    stopRequested.abort()
+  }
+  let watches: StopWatch[] = []
   let reserve: SpaceReserve | undefined
-  let budgetWatch: { close(): void } | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
     supervised = await superviseAgent(launch, {
       beforeSpawn: async () => {
         launch.logFd = await begin()
         logStart = launch.logFd === undefined ? 0 : fdSize(launch.logFd)
-        // From the moment the run is committed: a kill that dies before signalling us is still carried out.
-        stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
-          requested = request
-          stopRequested.abort()
-        })
+        watches = stopWatches(plan, store, launch.logFd, logStart, onRequest)
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
-        if (launch.logFd !== undefined && plan.budget) {
-          budgetWatch = watchBudget(plan, store, launch.logFd, logStart, (request) => {
-            requested = request
-            stopRequested.abort()
-          })
-        }
       },
       started: async (pid, identity) => {
         const logOffset = launch.logFd === undefined ? undefined : logStart
@@ -149,8 +142,7 @@ export async function supervise(
     reserve?.release()
     throw error
   } finally {
-    stopWatch?.close()
-    budgetWatch?.close()
+    for (const watch of watches) watch.close()
   }
   try {
     await extras.ended?.()
@@ -162,6 +154,26 @@ export async function supervise(
     reserve?.release()
     supervised.release()
   }
+}
+
+/**
+ * What may stop the run besides a signal, from the moment it is committed: a committed stop_request (so a kill
+ * that dies before signalling the supervisor is still carried out), its `--timeout`, and its budget.
+ */
+function stopWatches(
+  plan: RunPlan,
+  store: SessionStore,
+  logFd: number | undefined,
+  logStart: number,
+  onRequest: (request: StopRequest) => void,
+): StopWatch[] {
+  const watches = [watchStopRequest(store, plan.id, plan.runN, onRequest)]
+  if (plan.timeoutMs) {
+    const deadline = { ms: plan.timeoutMs, graceMs: DEFAULT_GRACE_MS, pid: process.pid }
+    watches.push(watchDeadline(store, plan.id, plan.runN, deadline, onRequest))
+  }
+  if (logFd !== undefined && plan.budget) watches.push(watchBudget(plan, store, logFd, logStart, onRequest))
+  return watches
 }
 
 /**
