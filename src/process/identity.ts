@@ -67,6 +67,9 @@ function readPsStat(pid: number): ProcStat | null {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
       env: PS_ENV,
+      // A deadline like every command harness runs for itself (docs/security.md, "Deadlines").
+      timeout: 10_000,
+      killSignal: 'SIGKILL',
     }).trim()
     const m = /^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.+)$/.exec(out)
     if (!m) return null

@@ -21,7 +21,11 @@ import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js
 // The plan's shape lives with its builder; the supervisor's callers name it here.
 export { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 
-/** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
+/**
+ * The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. A
+ * background supervisor (detached, tmux) waits for each hook up to its deadline, so the deadline holds; a
+ * foreground run, whose user waits, only a few seconds.
+ */
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   const env = plan.supervisorEnv ?? plan.env
   const sealer = RecordSealer.forEnv(env)
@@ -30,7 +34,7 @@ export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   return new SessionStore(plan.sessionsDir, {
     sealer,
     env,
-    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
+    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env, plan.mode === 'background' || !!plan.tmux),
   })
 }
 
