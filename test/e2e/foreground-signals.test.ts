@@ -70,15 +70,31 @@ describe('foreground signals', () => {
     )
     try {
       // Each attempt at the lock makes a temporary file named after harness's pid: it is waiting to commit.
-      await new Promise<void>((resolve) => {
-        const watcher = watch(sessions, (_event, name) => {
-          if (!name?.startsWith(`pre-spawn.lock.${child.pid}.`)) return
-          watcher.close()
-          resolve()
-        })
+      // Each attempt's temporary file has a name of its own (several events each: made, written, removed).
+      const attempts = new Set<string>()
+      let wake: (() => void) | undefined
+      const watcher = watch(sessions, (_event, name) => {
+        if (!name?.startsWith(`pre-spawn.lock.${child.pid}.`) || !name.endsWith('.tmp')) return
+        attempts.add(name)
+        wake?.()
       })
-      child.kill('SIGINT')
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      const attempted = (n: number) =>
+        new Promise<void>((resolve) => {
+          const target = attempts.size + n
+          wake = () => {
+            if (attempts.size >= target) resolve()
+          }
+          wake()
+        })
+      try {
+        await attempted(1)
+        child.kill('SIGINT')
+        // An attempt after the kill means harness ran again since (the signal was delivered); one more, that its
+        // event loop went round, past the handler: no fixed wait, however busy the machine.
+        await attempted(2)
+      } finally {
+        watcher.close()
+      }
     } finally {
       lock.release()
     }

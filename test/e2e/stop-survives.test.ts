@@ -80,9 +80,9 @@ describe('stops that survive their requester', () => {
           stdio: 'ignore',
         })
         foreground = exitOf(run)
-        id = await waitFor('the session', () => onlySession(dir), 30_000)
+        id = await waitFor('the session', () => onlySession(dir))
       }
-      await waitFor('the agent and its children', () => agents.pids().length >= 3, 30_000)
+      await waitFor('the agent and its children', () => agents.pids().length >= 3)
       const pids = agents.pids()
 
       await killThatDies(dir, agents.env, id)
@@ -98,7 +98,7 @@ describe('stops that survive their requester', () => {
       expect(record.status).toBe('KILLED')
       expect(record.stop_reason).toBe('killed')
       expect(record.runs.at(-1)?.signal).toBe('SIGKILL')
-      await waitFor('every process of the tree to be gone', () => pids.every((pid) => !isAlive(pid)), 30_000)
+      await waitFor('every process of the tree to be gone', () => pids.every((pid) => !isAlive(pid)))
       if (foreground) expect((await foreground).code).toBe(128 + 9)
     },
     90_000,
@@ -127,10 +127,10 @@ describe('stops that survive their requester', () => {
         stdio: 'ignore',
       })
       const killed = exitOf(kill)
-      await waitFor('the committed stop request', () => recordIfAny<Rec>(dir, id)?.stop_request, 30_000)
+      await waitFor('the committed stop request', () => recordIfAny<Rec>(dir, id)?.stop_request)
       // The agent ends by itself, before anything signalled it.
       writeFileSync(go, '')
-      await waitFor('the agent to exit', () => !isAlive(agent), 30_000)
+      await waitFor('the agent to exit', () => !isAlive(agent))
       process.kill(supervisor, 'SIGCONT')
       expect((await killed).code).toBe(4)
     } finally {

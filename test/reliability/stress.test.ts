@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
@@ -79,8 +79,11 @@ describe('stress', () => {
           if (i % 4 >= 2) args.splice(1, 0, '--no-worktree')
           const child = spawn(HARNESS_BIN, args, { cwd: repo.dir, env, stdio: 'ignore' })
           const exited = new Promise((resolve) => child.on('exit', resolve))
-          // A run takes from a few tens of milliseconds to a second or two here: the kills span that.
-          const timer = setTimeout(() => {
+          let over = false
+          void exited.then(() => {
+            over = true
+          })
+          const kill = () => {
             try {
               child.kill('SIGKILL')
             } catch {}
@@ -91,7 +94,14 @@ describe('stress', () => {
                 process.kill(supervisor, 'SIGKILL')
               } catch {}
             }
-          }, Math.random() * 1500)
+          }
+          // A third of the kills at any instant of the run, from its set-up on; the others within 400 ms of its
+          // record's first write, where a run's agent starts and ends (however slow the runtime's start).
+          const record = join(repo.dir, '.harness', 'sessions', `${id}.json`)
+          if (i % 3 !== 0) {
+            while (!over && !existsSync(record)) await new Promise((resolve) => setTimeout(resolve, 5))
+          }
+          const timer = setTimeout(kill, Math.random() * (i % 3 === 0 ? 1500 : 400))
           await exited
           clearTimeout(timer)
         }

@@ -84,7 +84,7 @@ describe('checkIdentity', () => {
     const exited = new Promise((resolve) => fx.child.on('exit', resolve))
     fx.child.kill('SIGKILL')
     await exited
-    await until(() => checkIdentity(id) === 'dead', 5000, 'the child to be reaped')
+    await until(() => checkIdentity(id) === 'dead', 60_000, 'the child to be reaped')
     expect(identify(id.pid)).toBeNull()
   })
 
@@ -93,7 +93,7 @@ describe('checkIdentity', () => {
     const [child] = await fx.pids(1)
     if (!child?.start_time) throw new Error('the short-lived child was not identified in time')
     expect(checkIdentity(child)).toBe('alive')
-    await until(() => readProcStat(child.pid)?.state === 'Z', 5000, 'the child to become a zombie')
+    await until(() => readProcStat(child.pid)?.state === 'Z', 60_000, 'the child to become a zombie')
     // Still in the process table, same start time, but it will never run again.
     expect(readProcStat(child.pid)?.startTime).toBe(child.start_time)
     expect(isDeadState('Z')).toBe(true)
@@ -145,7 +145,7 @@ describe('checkIdentity', () => {
     if (!id) throw new Error('no identity for a child that was just started')
     process.kill(id.pid, 'SIGSTOP')
     try {
-      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 5000, 'the child to stop')
+      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 60_000, 'the child to stop')
       expect(checkIdentity(id)).toBe('alive')
     } finally {
       process.kill(id.pid, 'SIGCONT')
