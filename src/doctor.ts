@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
 import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
-import { HarnessError } from './errors.js'
+import { HarnessError, shellWord } from './errors.js'
 import type { ProjectPaths } from './project.js'
 import type { SessionEnv } from './sessions/ports.js'
 
@@ -95,7 +95,7 @@ function harnessCheck(paths: ProjectPaths): DoctorCheck {
           name: '.harness',
           status: 'warn',
           detail: `${paths.harnessDir} is mode ${mode.toString(8)}: others can read prompts and logs`,
-          hint: `chmod 700 ${paths.harnessDir}`,
+          hint: `chmod 700 ${shellWord(paths.harnessDir)}`,
         }
       : { name: '.harness', status: 'ok', detail: `${paths.harnessDir} (mode ${mode.toString(8)})` }
   } catch (error) {

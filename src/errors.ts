@@ -186,3 +186,11 @@ export class ExitRequest extends Error {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
+
+/**
+ * A word of a hint's command line as a shell reads it back: as it is when it holds nothing a shell would read
+ * (`$`, spaces, quotes, globs), else single-quoted. Hints are pasted into shells.
+ */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
+}

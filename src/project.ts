@@ -4,12 +4,14 @@ import {
   ensureDir,
   entryExists,
   lstatOrNull,
+  readText,
   statOrNull,
   statPath,
   UnsafeFileError,
+  writeFileAtomic,
   writeFileNew,
 } from './disk/door.js'
-import { IllegalStateError, UsageError } from './errors.js'
+import { IllegalStateError, shellWord, UsageError } from './errors.js'
 
 /** Where a project's state lives (docs/commands.md, "Where things live"). */
 export interface ProjectPaths {
@@ -76,7 +78,7 @@ export async function findProject(options: {
 }
 
 /** The folders harness keeps in `.harness/`: none of them, nor `.harness/` itself, may be a symlink. */
-const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains', 'tmp']
+const OWN_FOLDERS = ['sessions', 'logs', 'agents', 'worktrees', 'corrupt', 'chains', 'tmp', 'names']
 
 /**
  * Refuses a `.harness` that is a file (usage error, exit 2) or that is, or holds, a symlink where harness keeps
@@ -146,7 +148,7 @@ export function assertUsersFolder(dir: string): string {
   if ((stat.mode & 0o002) !== 0) {
     throw new IllegalStateError(
       `${dir} is writable by every user (mode ${(stat.mode & 0o7777).toString(8)}): harness does not use it`,
-      `if it is yours: chmod o-w ${dir}`,
+      `if it is yours: chmod o-w ${shellWord(dir)}`,
       'UNSAFE_PROJECT',
     )
   }
@@ -154,8 +156,19 @@ export function assertUsersFolder(dir: string): string {
 }
 
 /**
- * Creates `.harness/` (0700) for commands that write. A `.gitignore` of `*` inside keeps it out of
- * `git status` of the user's repository without touching their files.
+ * `.harness/.gitignore`: everything in `.harness/` stays out of `git status` of the user's repository but
+ * `config.json`, which a team may commit (docs/configuration.md). The file ignores itself too, so that a
+ * project without a config shows nothing untracked.
+ */
+const HARNESS_GITIGNORE =
+  '# Written by harness: its state stays out of git; config.json may be committed.\n*\n!config.json\n'
+
+/** What versions before 2026-12 wrote, replaced by the next command that writes (a file edited by hand stays). */
+const OLD_GITIGNORE = '*\n'
+
+/**
+ * Creates `.harness/` (0700) for commands that write, with its `.gitignore` (HARNESS_GITIGNORE), without
+ * touching the user's files.
  */
 export function ensureProjectDirs(paths: ProjectPaths): void {
   ensureDir(paths.sessionsDir)
@@ -170,10 +183,12 @@ export function ensureProjectDirs(paths: ProjectPaths): void {
     )
   if (!present) {
     try {
-      writeFileNew(ignore, '*\n')
+      writeFileNew(ignore, HARNESS_GITIGNORE)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
+  } else if (present.size === OLD_GITIGNORE.length && readText(ignore, 'small') === OLD_GITIGNORE) {
+    writeFileAtomic(ignore, HARNESS_GITIGNORE)
   }
   paths.exists = true
 }

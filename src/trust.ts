@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { sha256Hex } from './digest.js'
 import { ensureDir, readBytes, readJson, realPath } from './disk/door.js'
 import { replaceFileDurably } from './durable.js'
-import { ExitCode, HarnessError, UsageError } from './errors.js'
+import { ExitCode, HarnessError } from './errors.js'
 import { userStateDir } from './project.js'
 
 /**
@@ -64,6 +64,8 @@ export interface TrustResult {
   config_file: string
   sha256: string | null
   trusted: boolean
+  /** False when the project has no config: nothing was stored, and nothing needs trust. */
+  exists?: boolean
   /** What the config sets that can run commands or change where harness works. */
   keys: string[]
 }
@@ -71,14 +73,10 @@ export interface TrustResult {
 /** `harness trust`: remembers the project's config as it is now. */
 export function trustProject(projectRoot: string, configFile: string, env: NodeJS.ProcessEnv): TrustResult {
   const bytes = configBytes(configFile)
-  if (!bytes) {
-    throw new UsageError(
-      `there is no project config to trust: ${configFile} does not exist`,
-      undefined,
-      'NO_CONFIG',
-    )
-  }
   const root = realRoot(projectRoot)
+  // Nothing to trust yet: every command works without a project config, so a CI step that trusts is done.
+  if (!bytes)
+    return { project: root, config_file: configFile, sha256: null, trusted: true, exists: false, keys: [] }
   const trust = readTrust(env)
   const digest = sha256(bytes)
   trust.projects[root] = { sha256: digest, trusted_at: new Date().toISOString() }

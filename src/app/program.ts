@@ -26,6 +26,7 @@ import { registerPath } from '../commands/session/path.js'
 import { registerPrune } from '../commands/session/prune.js'
 import { registerRecover } from '../commands/session/recover.js'
 import { registerResume } from '../commands/session/resume.js'
+import { registerSend } from '../commands/session/send.js'
 import { registerShow } from '../commands/session/show.js'
 import { registerStats } from '../commands/session/stats.js'
 import { registerStop } from '../commands/session/stop.js'
@@ -124,9 +125,11 @@ Examples:
 /** Before any action: refuse stray `--` arguments, and put the global flags where output reads them. */
 function readGlobalsBeforeEachAction(program: Command, out: Output, passthrough: string[]): void {
   program.hook('preAction', (_root, leaf) => {
-    const takesPassthrough = ['run', 'add', '__complete'].includes(leaf.name())
+    const takesPassthrough = ['run', 'add', 'send', '__complete'].includes(leaf.name())
     if (passthrough.length && !takesPassthrough) {
-      throw new UsageError('arguments after -- are only for "harness run" and "harness chain add"')
+      throw new UsageError(
+        'arguments after -- are only for "harness run", "harness chain add" and "harness session send"',
+      )
     }
     const globals = leaf.optsWithGlobals() as Partial<GlobalOptions>
     Object.assign(out.options, {
@@ -160,6 +163,7 @@ function registerSessionCommands(session: CliCommand, ctx: Context): void {
   registerPath(session, ctx)
   registerResume(session, ctx)
   registerAttach(session, ctx)
+  registerSend(session, ctx)
   registerStop(session, ctx, 'kill')
   registerStop(session, ctx, 'pause')
   registerWait(session, ctx)

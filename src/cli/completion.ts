@@ -133,6 +133,8 @@ async function optionValues(option: Option & OfferedValues, sources: CompletionS
       return values(await sources.agents())
     case 'sessions':
       return values(await sources.sessions())
+    case 'session-ids':
+      return values((await sources.sessions()).filter((c) => !c.isName))
     case 'dirs':
       return { kind: 'dirs' }
     default:

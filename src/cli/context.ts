@@ -112,6 +112,16 @@ export class Context implements SessionEnv {
     return new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(this.env))
   }
 
+  async storeOf(paths: ProjectPaths): Promise<SessionStore> {
+    const { SessionStore } = await import('../sessions/record/store.js')
+    const { RecordSealer } = await import('../sessions/record/seal.js')
+    return new SessionStore(paths.sessionsDir, {
+      sealer: RecordSealer.forEnv(this.env),
+      env: this.env,
+      warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
+    })
+  }
+
   async store(): Promise<SessionStore> {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()

@@ -18,6 +18,7 @@ import {
 } from '../disk/door.js'
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
+import { mayBeName, namesDirFor, readNameIndex } from '../sessions/record/names.js'
 import { fastCall } from './fast-path.js'
 import { type JsonShape, matchesShape } from './record-shape.js'
 
@@ -102,6 +103,13 @@ function sessionPath(
   const file = (id: string) => join(paths.sessionsDir, `${id}.json`)
   let id = input
   if (!statOrNull(file(input))?.isFile()) {
+    // A name comes before a prefix (resolveSessionId): its index, when the record it names carries that name.
+    const named = mayBeName(input) ? readNameIndex(namesDirFor(paths.sessionsDir), input) : null
+    if (named !== null && statOrNull(file(named))?.isFile()) {
+      const record: unknown = parseJson(readText(file(named), 'record'))
+      if (!matchesShape(shape, record)) return null
+      if ((record as { name?: unknown }).name === input) return settledPath(named, record, shape)
+    }
     const names = readDirNames(paths.sessionsDir)
     const resolution = resolveIdAmong(
       input,
@@ -112,7 +120,11 @@ function sessionPath(
     if (!isValidSessionId(id)) return null
   }
   // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
-  const record: unknown = parseJson(readText(file(id), 'record'))
+  return settledPath(id, parseJson(readText(file(id), 'record')), shape)
+}
+
+/** The answer for record `id` as read: a valid, settled record named by its id, whose folder is there. */
+function settledPath(id: string, record: unknown, shape: JsonShape): { id: string; path: string } | null {
   if (!isSettledRecord(shape, record) || record.id !== id || !pathExists(record.worktree_dir)) return null
   return { id, path: record.worktree_dir }
 }

@@ -26,8 +26,11 @@ export interface Flag<S extends z.ZodMiniType = z.ZodMiniType> {
   values?: ValueSource
 }
 
-/** Values completion finds at the time: agent names, session ids, or the shell's directory names. */
-export type ValueSource = 'agents' | 'sessions' | 'dirs'
+/**
+ * Values completion finds at the time: agent names, session ids and names (`session-ids`: ids alone), or the
+ * shell's directory names.
+ */
+export type ValueSource = 'agents' | 'sessions' | 'session-ids' | 'dirs'
 
 /** A command's flags, keyed by the name commander gives their value (`--dry-run` → `dryRun`). */
 export type Flags = Readonly<Record<string, Flag>>

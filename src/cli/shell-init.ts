@@ -14,7 +14,7 @@ export function shellInitScript(shell: Shell): string {
       return `# harness shell-init ${shell}: eval "$(harness shell-init ${shell})"
 hcd() {
   if [ "$#" -ne 1 ] || [ -z "$1" ]; then
-    printf '%s\\n' 'usage: hcd <session-id>  (an id or a unique prefix of 4+ characters)' >&2
+    printf '%s\\n' 'usage: hcd <session-id>  (an id, a name, or a unique prefix of 4+ characters)' >&2
     return 2
   fi
   case "$1" in
@@ -33,7 +33,7 @@ ${shell === 'bash' ? BASH_COMPLETION : ZSH_COMPLETION}`
       return `# harness shell-init fish: harness shell-init fish | source
 function hcd --description "cd into a harness session's worktree"
     if test (count $argv) -ne 1; or test -z "$argv[1]"
-        echo 'usage: hcd <session-id>  (an id or a unique prefix of 4+ characters)' >&2
+        echo 'usage: hcd <session-id>  (an id, a name, or a unique prefix of 4+ characters)' >&2
         return 2
     end
     if string match -q -- '-*' $argv[1]

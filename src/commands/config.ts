@@ -2,7 +2,6 @@ import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
 import { boolFlag } from '../cli/options.js'
-import { ensureProjectDirs } from '../project.js'
 
 const SCOPE_FLAGS = { user: boolFlag('--user', 'your own config file instead of the project one') }
 const LIST_FLAGS = { ...SCOPE_FLAGS, keys: boolFlag('--keys', 'list the keys the schema knows instead') }
@@ -80,7 +79,10 @@ Examples:
       action(SCOPE_FLAGS, async (options, key: string, value: string) => {
         const { configSet, parseValue } = await import('../config-edit.js')
         // A project file goes inside a .harness that git does not see (its .gitignore).
-        if (!options.user) ensureProjectDirs(await ctx.project())
+        if (!options.user) {
+          const { ensureProject } = await import('../sessions/project-index.js')
+          await ensureProject(ctx.env, await ctx.project())
+        }
         const change = configSet(
           await target(ctx, options.user),
           key,

@@ -21,7 +21,7 @@ Examples:
         const { runDoctor } = await import('../doctor.js')
         const { renderDoctor } = await import('../render/doctor.js')
         const report = await runDoctor(ctx)
-        ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color))
+        ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color, ctx.out.width))
         if (!report.usable) throw new ExitRequest(1)
       }),
     )

@@ -22,9 +22,15 @@ const RUN_FLAGS = {
   worktree: negatedFlag('--no-worktree', 'run in the current directory instead of a new worktree'),
   base: textFlag('--base <ref>', 'start the worktree from this commit or branch (default: HEAD)'),
   branch: textFlag('--branch <name>', 'branch name for the worktree (default: harness/<id>)'),
-  sessionId: textFlag('--session-id <id>', 'use this id; resumes the session if it already exists', {
-    values: 'sessions',
-  }),
+  sessionId: textFlag(
+    '--session-id <id>',
+    'use this exact id; resumes the session if it already exists (never a prefix or a name)',
+    { values: 'session-ids' },
+  ),
+  name: textFlag(
+    '--name <name>',
+    'a name unique in the project, accepted wherever an id is (hcd, show, resume, ...)',
+  ),
   detach: boolFlag('-d, --detach', 'run in the background; return once the agent has started'),
   tmux: boolFlag('--tmux', 'run the interactive agent in its own tmux session; return once it has started'),
   attach: boolFlag('--attach', 'with --tmux: attach to it at once (detach: Ctrl-b, then d)'),
@@ -84,7 +90,8 @@ Examples:
   harness run --context-from 3f9a "now add the tests for it"
   harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt
   harness run -a claude --detach --budget 1.00 "add tests"   # then: resume <id> --budget 2.00
-  harness run -a codex --detach --timeout 2h "fix lint"      # PAUSED after 2 h; resume goes on`
+  harness run -a codex --detach --timeout 2h "fix lint"      # PAUSED after 2 h; resume goes on
+  harness run --name auth -a claude "add auth endpoints"   # then: hcd auth, harness session show auth`
 
 export function registerRun(program: CliCommand, ctx: Context): void {
   program
@@ -120,10 +127,14 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
     return
   }
   const { startSession } = await import('../sessions/run/start.js')
-  const { renderDetachedRun, runSummary } = await import('../render/run.js')
+  const { renderDetachedRun, resumeSummary, runSummary } = await import('../render/run.js')
   const outcome = await startSession(ctx, start)
   if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
   else ctx.out.result(outcome.record, renderDetachedRun)
+  // --session-id of an existing session resumed it: the same summary as `session resume`.
+  if (outcome.exit && outcome.record.runs?.at(-1)?.kind === 'resume') {
+    ctx.out.info(resumeSummary(outcome.record, new Date(ctx.clock.now())))
+  }
   if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
   if (outcome.exit) throw outcome.exit
   if (options.attach) await attachAfterStart(ctx, outcome.record.id)

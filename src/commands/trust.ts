@@ -10,7 +10,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     )
     .addHelpText(
       'after',
-      '\nExample:\n  cat .harness/config.json && harness trust\n\nA changed file is untrusted again; your own config (~/.config/harness/config.json) needs no trust.',
+      '\nExample:\n  cat .harness/config.json && harness trust\n\nA changed file is untrusted again; your own config (~/.config/harness/config.json) needs no trust.\nWithout a project config there is nothing to trust: exit 0, and one line says so.',
     )
     .action(
       action(NO_FLAGS, async () => {
@@ -18,7 +18,9 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
         const { trustProject } = await import('../trust.js')
         const result = trustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) =>
-          [`trusted ${r.config_file} (sha256 ${r.sha256})`, ...r.keys.map((k) => `  ${k}`)].join('\n'),
+          r.exists === false
+            ? `nothing to trust yet: ${r.config_file} does not exist`
+            : [`trusted ${r.config_file} (sha256 ${r.sha256})`, ...r.keys.map((k) => `  ${k}`)].join('\n'),
         )
       }),
     )

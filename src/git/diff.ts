@@ -67,14 +67,49 @@ export async function filesModified(
   base: string,
   options: GitEnvOptions,
   state?: WorktreeState,
-): Promise<string[]> {
+): Promise<ChangedFiles> {
   const [baseCommit, { tree, topLevel }] = await Promise.all([
     // A full commit id (what a record holds) needs no lookup: `git diff` fails on one that is gone.
     /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(base) ? base : resolveCommit(worktreeDir, base, options),
     state ?? writeWorktreeTree(worktreeDir, options),
   ])
-  if (state && state.head === baseCommit && state.headTree === tree) return []
-  return changedPaths(topLevel, baseCommit, tree, options)
+  if (state && state.head === baseCommit && state.headTree === tree)
+    return { files: [], added: [], deleted: [] }
+  return changedPathKinds(topLevel, baseCommit, tree, options)
+}
+
+/** The sorted changed paths, and which of them were added and which deleted (the rest were modified). */
+export interface ChangedFiles {
+  files: string[]
+  added: string[]
+  deleted: string[]
+}
+
+async function changedPathKinds(
+  cwd: string,
+  base: string,
+  target: string,
+  options: GitEnvOptions,
+): Promise<ChangedFiles> {
+  // "<status letter>" then "<path>", each ending in NUL; no rename pairing, as in changedPaths.
+  const fields = await gitAt(cwd, options).fields([
+    'diff',
+    '--name-status',
+    '-z',
+    '--no-renames',
+    base,
+    target,
+    '--',
+  ])
+  const kinds = new Map<string, string>()
+  for (let i = 0; i + 1 < fields.length; i += 2)
+    kinds.set(fields[i + 1] as string, (fields[i] as string).charAt(0))
+  const files = [...kinds.keys()].sort()
+  return {
+    files,
+    added: files.filter((file) => kinds.get(file) === 'A'),
+    deleted: files.filter((file) => kinds.get(file) === 'D'),
+  }
 }
 
 async function diffEnds(

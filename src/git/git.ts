@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { pathExists } from '../disk/door.js'
 import { diskFaultInText, ExternalToolError } from '../errors.js'
+import { gitDeadlineMs, guardedArgs, SAFE_GIT_CONFIG, subcommandIndex } from './rules.js'
 
 /**
  * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
@@ -22,6 +23,11 @@ export interface GitEnvOptions {
    * by the next one); without it the system's temp folder.
    */
   tempDir?: string
+  /**
+   * Aborts every git call made with these options (a run's end, given up when a stop is requested): the git
+   * running is stopped and the call rejects with an AbortError.
+   */
+  signal?: AbortSignal
 }
 
 export interface GitCallOptions {
@@ -38,16 +44,10 @@ const LOCATION_VARS = [
   'GIT_COMMON_DIR',
   'GIT_PREFIX',
   'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
 ]
 
-/**
- * Given before every git command harness runs (docs/security.md, "git"): a bare repository is used
- * only when named explicitly (one embedded in a clone is never found by walking up) and no fsmonitor command
- * runs. Command-line config wins over every config file. The repository's own hooks still run: a clone never
- * carries them (they are the user's, e.g. git-lfs's post-checkout), and git runs only in the project's
- * repository and its verified worktrees, never in a repository a record or archive names.
- */
-export const SAFE_GIT_CONFIG = ['-c', 'safe.bareRepository=explicit', '-c', 'core.fsmonitor=false'] as const
+export { SAFE_GIT_CONFIG } from './rules.js'
 
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
@@ -58,12 +58,7 @@ export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): strin
 
 /** The subcommand of an argument list (after `-c key=value` and global flags), for error messages. */
 function subcommand(args: string[]): string {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? ''
-    if (arg === '-c' || arg === '-C') i++
-    else if (!arg.startsWith('-')) return arg
-  }
-  return ''
+  return args[subcommandIndex(args)] ?? ''
 }
 
 /** The one error of a git command that failed: `git <subcommand> failed: <summary>` (exit 5, GIT_FAILED). */
@@ -90,16 +85,18 @@ export class Git {
     readonly cwd: string,
     readonly env: NodeJS.ProcessEnv,
     private readonly extraEnv: NodeJS.ProcessEnv = {},
+    /** Aborts every call of this Git (GitEnvOptions.signal). */
+    readonly signal?: AbortSignal,
   ) {}
 
   /** The same environment in another directory (a worktree, the repository's top). */
   at(cwd: string): Git {
-    return new Git(cwd, this.env, this.extraEnv)
+    return new Git(cwd, this.env, this.extraEnv, this.signal)
   }
 
   /** With variables added after the location variables are stripped (a temporary index, an identity). */
   with(extraEnv: NodeJS.ProcessEnv): Git {
-    return new Git(this.cwd, this.env, { ...this.extraEnv, ...extraEnv })
+    return new Git(this.cwd, this.env, { ...this.extraEnv, ...extraEnv }, this.signal)
   }
 
   /** Runs git; a non-zero exit is a `gitFailed` error. */
@@ -112,9 +109,18 @@ export class Git {
     return result
   }
 
-  /** Runs git and returns whatever it exits with (git missing or an abort still throw). */
-  try(args: string[], options: GitCallOptions = {}): Promise<GitResult & { error?: Error }> {
-    return spawnGit(args, this.cwd, this.gitEnv(), options)
+  /**
+   * Runs git under the rules of rules.ts and returns whatever it exits with. Git missing, an abort, a git past
+   * its deadline (GIT_TIMEOUT, exit 5) and a call the rules refuse still throw.
+   */
+  async try(args: string[], options: GitCallOptions = {}): Promise<GitResult & { error?: Error }> {
+    const signals = [options.signal, this.signal].filter((s): s is AbortSignal => s !== undefined)
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
+    const argv = [...SAFE_GIT_CONFIG, ...guardedArgs(args)]
+    const deadlineMs = gitDeadlineMs(this.env)
+    const result = await spawnGit(argv, this.cwd, this.gitEnv(), { input: options.input, signal, deadlineMs })
+    if (result === 'timeout') throw gitTimedOut(args, deadlineMs)
+    return result
   }
 
   /** stdout of a command that must succeed, trimmed. */
@@ -149,7 +155,7 @@ export class Git {
 
 /** git in `cwd` with the caller's environment. */
 export function gitAt(cwd: string, options: GitEnvOptions): Git {
-  return new Git(cwd, options.env)
+  return new Git(cwd, options.env, {}, options.signal)
 }
 
 /** NUL-separated output without the empty tail. */
@@ -164,19 +170,43 @@ function gitMissing(cause: unknown): ExternalToolError {
   return new ExternalToolError('git is not installed or not on PATH', 'install git', 'GIT_MISSING', cause)
 }
 
+/** A git that did not finish within its deadline: stopped, and said so (exit 5, GIT_TIMEOUT). */
+function gitTimedOut(args: string[], deadlineMs: number): ExternalToolError {
+  const seconds = Math.round(deadlineMs / 1000)
+  return new ExternalToolError(
+    `git ${subcommand(args)} did not finish within ${seconds} s and was stopped`,
+    'something in the repository may block git (a FIFO where a file or ref should be, a filter that never ends); HARNESS_GIT_TIMEOUT sets the limit',
+    'GIT_TIMEOUT',
+  )
+}
+
+interface SpawnOptions {
+  input?: string
+  signal?: AbortSignal
+  deadlineMs: number
+}
+
+type Spawned = (GitResult & { error?: Error }) | 'timeout'
+
 function spawnGit(
-  args: string[],
+  argv: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: GitCallOptions,
-): Promise<GitResult & { error?: Error }> {
-  if (BunSpawn) return spawnGitInBun(BunSpawn, [...SAFE_GIT_CONFIG, ...args], cwd, env, options)
+  options: SpawnOptions,
+): Promise<Spawned> {
+  if (BunSpawn) return spawnGitInBun(BunSpawn, argv, cwd, env, options)
   return new Promise((resolve, reject) => {
+    let timedOut = false
     const child = execFile(
       'git',
-      [...SAFE_GIT_CONFIG, ...args],
-      { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8', signal: options.signal },
+      argv,
+      { cwd, env, maxBuffer: MAX_OUTPUT, encoding: 'utf8', signal: options.signal, killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
+        clearTimeout(timer)
+        if (timedOut) {
+          resolve('timeout')
+          return
+        }
         if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
           const code = (error as NodeJS.ErrnoException).code
           if (code === 'ENOENT') {
@@ -192,7 +222,17 @@ function spawnGit(
         resolve(error ? { stdout, stderr, exitCode, error } : { stdout, stderr, exitCode })
       },
     )
-    if (options.input !== undefined) child.stdin?.end(options.input)
+    // Past the deadline git is killed, and its pipes closed: a child it left (a filter) may hold them open.
+    const timer = setTimeout(() => {
+      timedOut = true
+      child.kill('SIGKILL')
+      child.stdout?.destroy()
+      child.stderr?.destroy()
+    }, options.deadlineMs)
+    if (options.input !== undefined) {
+      child.stdin?.on('error', () => {}) // git exited without reading it: its exit code says why
+      child.stdin?.end(options.input)
+    }
   })
 }
 
@@ -228,8 +268,8 @@ async function spawnGitInBun(
   argv: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: GitCallOptions,
-): Promise<GitResult & { error?: Error }> {
+  options: SpawnOptions,
+): Promise<Spawned> {
   const { signal, input } = options
   if (signal?.aborted) throw abortError()
   const plainEnv: Record<string, string> = {}
@@ -247,20 +287,32 @@ async function spawnGitInBun(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw gitMissing(error)
     throw error
   }
-  const abort = () => child.kill('SIGTERM')
-  signal?.addEventListener('abort', abort, { once: true })
+  const readers = [child.stdout.getReader(), child.stderr.getReader()]
+  // An abort, or the deadline, stops git and stops reading its pipes (a child it left may hold them open).
+  const stop = () => {
+    child.kill('SIGKILL')
+    for (const reader of readers) reader.cancel().catch(() => {})
+  }
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    stop()
+  }, options.deadlineMs)
+  signal?.addEventListener('abort', stop, { once: true })
   let overflow = false
-  const collect = async (stream: ReadableStream<Uint8Array>): Promise<string> => {
+  const collect = async (reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> => {
     const chunks: Uint8Array[] = []
     let size = 0
-    for await (const chunk of stream) {
-      size += chunk.length
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
+      if (done || !value) break
+      size += value.length
       if (size > MAX_OUTPUT) {
         overflow = true
         child.kill('SIGTERM')
         break
       }
-      chunks.push(chunk)
+      chunks.push(value)
     }
     return Buffer.concat(chunks).toString('utf8')
   }
@@ -271,14 +323,20 @@ async function spawnGitInBun(
         child.stdin?.end()
       } catch {} // git exited without reading it: its exit code says why
     }
-    const [stdout, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr), child.exited])
+    const [stdout, stderr] = await Promise.all([
+      collect(readers[0] as ReadableStreamDefaultReader<Uint8Array>),
+      collect(readers[1] as ReadableStreamDefaultReader<Uint8Array>),
+      child.exited,
+    ])
     if (signal?.aborted) throw abortError()
+    if (timedOut) return 'timeout'
     const exitCode = overflow ? 1 : (child.exitCode ?? 1)
     if (exitCode === 0) return { stdout, stderr, exitCode }
     const reason = overflow ? `output over ${MAX_OUTPUT} bytes` : stderr
     return { stdout, stderr, exitCode, error: new Error(`Command failed: git ${argv.join(' ')}\n${reason}`) }
   } finally {
-    signal?.removeEventListener('abort', abort)
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', stop)
   }
 }
 

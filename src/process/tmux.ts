@@ -153,6 +153,26 @@ export async function capturePane(
 }
 
 /**
+ * Types `text` into the session's pane as it is (`send-keys -l`: no key names, no bindings), then Enter; an
+ * empty text sends Enter alone. tmux reads an argument that ends in ";" as the end of a command, and "\;" as
+ * a ";": a final ";" is written "\;" so that it is typed too.
+ */
+export async function sendLine(
+  socket: string,
+  name: string,
+  text: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const target = `${exact(name)}:`
+  const literal = text.endsWith(';') ? `${text.slice(0, -1)}\\;` : text
+  const typed = text === '' ? [] : ['send-keys', '-t', target, '-l', '--', literal, ';']
+  const result = await run(socket, [...typed, 'send-keys', '-t', target, 'Enter'], env)
+  if (result.code !== 0) {
+    throw new ExternalToolError(`tmux send-keys failed: ${result.stderr.trim()}`, undefined, 'TMUX_FAILED')
+  }
+}
+
+/**
  * Copies everything the pane shows to `logPath`. tmux runs the pipe command through the shell, so the one
  * value in it, harness's own log path, is single-quoted.
  */

@@ -1,5 +1,5 @@
 import type { DoctorReport } from '../doctor.js'
-import { type Colour, paint } from './text.js'
+import { type Colour, paint, wrapWords } from './text.js'
 
 const MARKS: Record<string, [string, Colour | undefined]> = {
   ok: ['ok  ', 'green'],
@@ -8,14 +8,29 @@ const MARKS: Record<string, [string, Colour | undefined]> = {
   info: ['-   ', undefined],
 }
 
-/** One line per check (`ok    git  2.43.0`), hints under their line, then the verdict. */
-export function renderDoctor(report: DoctorReport, color = false): string {
+/** Where a line is wrapped when the output is not a terminal (or its width is unknown). */
+const DEFAULT_COLUMNS = 80
+/** Below this many columns for the text, it is not wrapped at all: a line per word helps nobody. */
+const NARROWEST = 20
+
+/**
+ * One line per check (`ok    git  2.43.0`), hints under their line, then the verdict. A detail or hint longer
+ * than `columns` (the terminal's width, else 80) continues on lines of its own, under where it began.
+ */
+export function renderDoctor(report: DoctorReport, color = false, columns = DEFAULT_COLUMNS): string {
   const width = Math.max(...report.checks.map((c) => c.name.length))
   const lines: string[] = []
+  const wrapped = (first: string, indent: number, text: string) => {
+    const room = columns - indent
+    const parts = room >= NARROWEST ? wrapWords(text, room) : [text]
+    lines.push(`${first}${parts[0] ?? ''}`, ...parts.slice(1).map((part) => `${' '.repeat(indent)}${part}`))
+  }
   for (const check of report.checks) {
     const [mark, colour] = MARKS[check.status] ?? ['?', undefined]
-    lines.push(`${paint(mark, colour, color)}  ${check.name.padEnd(width)}  ${check.detail}`)
-    if (check.hint && check.status !== 'ok') lines.push(`${' '.repeat(width + 8)}hint: ${check.hint}`)
+    wrapped(`${paint(mark, colour, color)}  ${check.name.padEnd(width)}  `, width + 8, check.detail)
+    if (check.hint && check.status !== 'ok') {
+      wrapped(`${' '.repeat(width + 8)}hint: `, width + 14, check.hint)
+    }
   }
   lines.push(
     '',

@@ -1,8 +1,11 @@
+import { formatUsd } from '../sessions/budget.js'
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
+import type { SendResult } from '../sessions/control/send.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
-import { quoteArg, taskLabel } from './session.js'
+import { quoteArg, sessionDuration, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
+import { plural } from './text.js'
 
 /** One line about how a run ended (or started, in the background). */
 export function runSummary(record: SessionRecord): string {
@@ -24,6 +27,19 @@ export function runSummary(record: SessionRecord): string {
   return `harness: session ${record.id} ${record.status}${code}${why}`
 }
 
+/**
+ * The line a foreground resume ends with (stderr): `<id>: <time the agent ran, all runs, pauses left out>,
+ * <cost so far, or "no cost reported">, <files changed against the base>`.
+ */
+export function resumeSummary(record: SessionRecord, now: Date): string {
+  const cost = record.cost?.estimated_cost_usd
+  return [
+    `${record.id}: ${sessionDuration(record, now) ?? '0ms'}`,
+    typeof cost === 'number' ? formatUsd(cost) : 'no cost reported',
+    plural(record.files_modified?.length ?? 0, 'file'),
+  ].join(', ')
+}
+
 /** stdout of `run --detach` for people: the id alone, so `id=$(harness run -d …)` works too. */
 export function renderDetachedRun(record: SessionRecord): string {
   return record.id
@@ -32,6 +48,11 @@ export function renderDetachedRun(record: SessionRecord): string {
 export function renderStopResult(result: StopResult): string {
   const verb = result.action === 'kill' ? 'killed' : 'paused'
   return `session ${result.record.id} ${verb}${result.via === 'direct' ? ' (its supervisor was gone: stopped directly)' : ''}`
+}
+
+/** `session send` for people: what was typed, and where. */
+export function renderSend(result: SendResult): string {
+  return `sent to ${result.id} (tmux session ${result.tmux_session}): ${JSON.stringify(result.text)} and Enter`
 }
 
 export function renderWaitResult(record: SessionRecord): string {
@@ -98,7 +119,7 @@ export function renderRecoverResult(result: RecoverResult): string {
 export function renderRunDryRun(plan: RunDryRun): string {
   const lines = [
     `dry run: nothing was started or created`,
-    `session:  ${plan.id} (not reserved)`,
+    `session:  ${plan.id}${plan.name ? `, named ${plan.name}` : ''} (not reserved)`,
     `agent:    ${plan.agent} (${plan.permission}${plan.model ? `, model ${plan.model}` : ''}), ${plan.tmux ? 'interactive in tmux' : plan.mode}`,
     `argv:     ${[plan.command, ...plan.args].map(quoteArg).join(' ')}`,
     `cwd:      ${plan.cwd}`,

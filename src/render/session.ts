@@ -3,6 +3,7 @@ import { runTimeMs } from '../history/usage.js'
 import { budgetLeft, formatUsd } from '../sessions/budget.js'
 import type { SessionView } from '../sessions/query/reconcile.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
+import { SEAL_PROBLEM_TEXT, type SealProblem } from '../sessions/record/seal.js'
 import { formatCost, formatUsage } from './log.js'
 import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
@@ -15,6 +16,16 @@ export interface RenderOptions {
   color?: boolean
   /** `list --sort updated`: AGE is the time since the last update instead of since creation. */
   ageFrom?: 'created' | 'updated'
+  /** The user's home folder: a PROJECT under it is shown as `~/…`. */
+  home?: string
+}
+
+/** A project folder for a table: under the home folder as `~/…`. */
+function projectLabel(dir: string, home: string | undefined): string {
+  if (home && home !== '/' && (dir === home || dir.startsWith(`${home.replace(/\/+$/, '')}/`))) {
+    return `~${dir.slice(home.replace(/\/+$/, '').length)}`
+  }
+  return dir
 }
 
 const STATUS_COLOURS: Record<string, Colour> = {
@@ -62,11 +73,29 @@ export function renderSessionList(sessions: SessionView[], options: RenderOption
   if (sessions.length === 0) return 'No sessions.'
   const now = options.now ?? new Date()
   const color = options.color ?? false
-  const columns: Column<SessionView>[] = [
-    { header: 'ID', value: (s) => terminalSafeLine(s.id) },
+  const columns: Column<SessionView>[] = [{ header: 'ID', value: (s) => terminalSafeLine(s.id) }]
+  // `list --all-projects`: where each session was found.
+  if (sessions.some((s) => typeof s.project_dir === 'string')) {
+    columns.push({
+      header: 'PROJECT',
+      value: (s) => terminalSafeLine(projectLabel(String(s.project_dir ?? '-'), options.home)),
+      shrink: 3,
+      min: 10,
+      max: 32,
+    })
+  }
+  // Only when some session has one (`run --name`): other listings keep their columns.
+  if (sessions.some((s) => typeof s.name === 'string')) {
+    columns.push({
+      header: 'NAME',
+      value: (s) => terminalSafeLine(typeof s.name === 'string' ? s.name : '-'),
+      max: 24,
+    })
+  }
+  columns.push(
     { header: 'AGENT', value: (s) => terminalSafeLine(s.provider), max: 12, drop: 1 },
     { header: 'STATUS', value: (s) => paint(statusLabel(s), STATUS_COLOURS[s.status], color) },
-  ]
+  )
   // Only when some session shows one (tmux-hosted runs): other listings keep their columns.
   if (sessions.some((s) => agentState(s))) {
     columns.push({
@@ -162,36 +191,75 @@ const KNOWN_FIELDS = new Set([
   'merged_head',
   'context_from',
   'budget_usd',
+  'name',
+  'paused_at',
+  'files_added',
+  'files_deleted',
+  'backend',
+  'container',
+  // Shown under "Record" (harness's own fields), or not at all (`seal_problem` is said by "Sealed").
+  'project',
+  'seal_key',
+  'seal_problem',
+  'project_dir',
 ])
 
-/** Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files. */
+/**
+ * Every field of a record, for people: aligned "label  value" lines, then runs, checkpoints and files, then
+ * harness's own bookkeeping under "Record:" and fields this version does not know under "Other fields:".
+ */
 export function renderSessionDetail(session: SessionView, options: RenderOptions = {}): string {
-  const fields = detailFields(session, options.now ?? new Date(), options.color ?? false)
-  for (const [key, value] of Object.entries(session)) {
-    if (!KNOWN_FIELDS.has(key) && value !== undefined) fields.push([key, JSON.stringify(value)])
-  }
-  const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
-  const labelWidth = Math.max(...shown.map(([label]) => label.length))
-  // A multi-line value (a prompt) continues under its first line, so that the labels stay a column.
-  const indent = `\n${' '.repeat(labelWidth + 2)}`
-  const lines = shown.map(
-    ([label, value]) =>
-      `${`${label}:`.padEnd(labelWidth + 2)}${(label === 'Status'
-        ? String(value)
-        : terminalSafe(String(value))
-      )
-        .trimEnd()
-        .replace(/\r?\n/g, indent)}`,
-  )
+  const lines = alignedFields(detailFields(session, options.now ?? new Date(), options.color ?? false), '')
   lines.push(
     ...[
       ...renderRuns(session),
       ...renderCheckpoints(session),
       ...renderFiles(session),
-      ...renderMetadata(session),
+      ...renderRecordFields(session),
     ].map(terminalSafeLine),
   )
+  const other: DetailField[] = Object.entries(session)
+    .filter(([key, value]) => !KNOWN_FIELDS.has(key) && value !== undefined)
+    .map(([key, value]) => [key, JSON.stringify(value)])
+  if (other.length) lines.push('', 'Other fields:', ...alignedFields(other, '  '))
   return lines.join('\n')
+}
+
+/** How a container run's commits came back (docs/backends.md); a failure says where they are kept. */
+function collectedLine(session: SessionView): string | undefined {
+  const collected = session.container?.collected as
+    | { kind: string; reason?: string; commits?: number; ref?: string }
+    | undefined
+  if (!collected) return undefined
+  switch (collected.kind) {
+    case 'failed':
+      return `FAILED: ${collected.reason ?? 'unknown'}; the commits are kept in ${session.container?.git_dir ?? 'the private clone'} and the next resume brings them back first`
+    case 'fast-forward':
+      return `${collected.commits ?? 0} commit(s) onto ${session.git_branch ?? 'its branch'}`
+    case 'diverged':
+      return `history rewritten inside: kept under ${collected.ref ?? 'refs/harness/<id>/container'}, the branch not moved`
+    case 'none':
+      return 'no new commits'
+    default:
+      return collected.kind
+  }
+}
+
+/** "label:  value" lines with the values in one column; empty values left out; values made terminal-safe. */
+function alignedFields(fields: DetailField[], indent: string): string[] {
+  const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
+  const labelWidth = Math.max(0, ...shown.map(([label]) => label.length))
+  // A multi-line value (a prompt) continues under its first line, so that the labels stay a column.
+  const continued = `\n${indent}${' '.repeat(labelWidth + 2)}`
+  return shown.map(
+    ([label, value]) =>
+      `${indent}${`${label}:`.padEnd(labelWidth + 2)}${(label === 'Status'
+        ? String(value)
+        : terminalSafe(String(value))
+      )
+        .trimEnd()
+        .replace(/\r?\n/g, continued)}`,
+  )
 }
 
 /** The session's cost, and where it comes from. */
@@ -210,6 +278,7 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
   const when = (iso: string | null | undefined) => (iso ? `${iso} (${relativeTime(iso, now)})` : undefined)
   return [
     ['ID', session.id],
+    ['Name', typeof session.name === 'string' ? session.name : undefined],
     ['Status', paint(statusLabel(session), STATUS_COLOURS[session.status], color)],
     ['State', agentState(session) || undefined],
     ['Agent', session.provider],
@@ -218,7 +287,7 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
     [
       'Sealed',
       session.sealed === false
-        ? 'no: foreign, shown but never acted on (see "harness session adopt")'
+        ? `no: foreign, shown but never acted on (see "harness session adopt")${sealProblem(session)}`
         : session.sealed
           ? 'yes'
           : undefined,
@@ -238,15 +307,19 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
         ? session.extra_args.map(quoteArg).join(' ')
         : undefined,
     ],
+    ['Backend', typeof session.backend === 'string' ? session.backend : undefined],
+    ['Container', containerLine(session)],
     ['Tmux session', typeof session.tmux_session === 'string' ? session.tmux_session : undefined],
     ['Tmux socket', typeof session.tmux_socket === 'string' ? session.tmux_socket : undefined],
     ['PID', session.pid],
     ['Exit code', session.exit_code],
     ['Stop reason', session.stop_reason],
+    ['Paused at', session.status === 'PAUSED' ? when(session.paused_at) : undefined],
     [
       'Stop request',
       session.stop_request ? `${session.stop_request.action} at ${session.stop_request.at}` : undefined,
     ],
+    ['Work collected', collectedLine(session)],
     ['Created', when(session.created_at)],
     ['Updated', when(session.updated_at)],
     ['Completed', when(session.completed_at)],
@@ -255,14 +328,45 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
     ['Cost', costLine(session)],
     ['Budget', budgetLine(session)],
     ['Agent session', session.agent_session_id],
-    ['Task hash', session.task_hash],
     ['Merged', when(session.merged_at)],
     ['Merge commit', session.merge_commit],
     ['Merged head', session.merged_head],
     ['Context from', session.context_from?.length ? session.context_from.join(', ') : undefined],
+  ]
+}
+
+/** Why a foreign record is foreign, in words: "; sealed by another key: another HOME or user?". */
+function sealProblem(session: SessionView): string {
+  const problem = session.seal_problem
+  if (typeof problem !== 'string') return ''
+  return `; ${Object.hasOwn(SEAL_PROBLEM_TEXT, problem) ? SEAL_PROBLEM_TEXT[problem as SealProblem] : problem}`
+}
+
+/** A container session's container: engine, short id, image, network. */
+function containerLine(session: SessionRecord): string | undefined {
+  const c = session.container
+  return c ? `${c.engine} ${c.id.slice(0, 12)}, image ${c.image}, network ${c.network}` : undefined
+}
+
+/** What harness keeps for itself (the seal's facts, revision, schema, hashes, host facts), under one heading. */
+function renderRecordFields(session: SessionRecord): string[] {
+  const meta = Object.entries(session.metadata ?? {})
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+  const fields: DetailField[] = [
+    ['Project', session.project],
+    ['Seal key', session.seal_key],
     ['Revision', session.rev],
     ['Schema', session.schema_version],
+    ['Task hash', session.task_hash],
+    [
+      'Branch made',
+      typeof session.branch_created === 'boolean' ? (session.branch_created ? 'yes' : 'no') : undefined,
+    ],
+    ['Host', meta.length ? meta.join('  ') : undefined],
   ]
+  const lines = alignedFields(fields, '  ')
+  return lines.length ? ['', "Record (harness's own fields):", ...lines] : []
 }
 
 function renderRuns(session: SessionRecord): string[] {
@@ -305,22 +409,31 @@ function renderCheckpoints(session: SessionRecord): string[] {
   ]
 }
 
+/**
+ * The changed files, each marked `+` added, `~` modified or `-` deleted. A record written before harness kept
+ * which were added and deleted (`files_added`, `files_deleted`) lists them without marks.
+ */
 function renderFiles(session: SessionRecord): string[] {
-  if (!session.files_modified?.length) return []
+  const files = session.files_modified ?? []
+  if (!files.length) return []
+  if (!Array.isArray(session.files_added) || !Array.isArray(session.files_deleted)) {
+    return ['', `Files modified (${files.length}):`, ...files.map((f) => `  ${f}`)]
+  }
+  const added = new Set(session.files_added)
+  const deleted = new Set(session.files_deleted)
+  const mark = (file: string) => (added.has(file) ? '+' : deleted.has(file) ? '-' : '~')
+  const counts = { '+': 0, '~': 0, '-': 0 }
+  for (const file of files) counts[mark(file)]++
+  const summary = [
+    counts['+'] ? `${counts['+']} new` : '',
+    counts['~'] ? `${counts['~']} modified` : '',
+    counts['-'] ? `${counts['-']} deleted` : '',
+  ].filter(Boolean)
   return [
     '',
-    `Files modified (${session.files_modified.length}):`,
-    ...session.files_modified.map((f) => `  ${f}`),
+    `Files modified (${files.length}: ${summary.join(', ')}):`,
+    ...files.map((f) => `  ${mark(f)} ${f}`),
   ]
-}
-
-function renderMetadata(session: SessionRecord): string[] {
-  const meta = session.metadata
-  if (!meta) return []
-  const parts = Object.entries(meta)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-  return parts.length ? ['', `Metadata: ${parts.join('  ')}`] : []
 }
 
 /**

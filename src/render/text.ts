@@ -41,3 +41,20 @@ export function paint(text: string, colour: Colour | undefined, enabled: boolean
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`
 }
+
+/**
+ * `text` in lines of at most `width` terminal columns, broken at spaces; a word longer than a line (a path) keeps
+ * a line of its own, whole, so that it can still be copied.
+ */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    if (line && stringWidth(line) + 1 + stringWidth(word) > width) {
+      lines.push(line)
+      line = word
+    } else line = line ? `${line} ${word}` : word
+  }
+  if (line || lines.length === 0) lines.push(line)
+  return lines
+}

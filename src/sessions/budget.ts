@@ -166,19 +166,27 @@ export function resumeBudget(
   if (limit === undefined) return null
   if (given !== undefined && given <= spent) {
     throw new UsageError(
-      `--budget ${formatUsd(given)} is not more than session "${id}" has already spent (${formatUsd(spent)})`,
-      `give a larger amount, e.g. --budget ${formatUsd(Math.ceil((spent + 0.01) * 100) / 100)}`,
+      `--budget ${budgetArg(given)} is not more than session "${id}" has already spent (${formatUsd(spent)})`,
+      `give a larger amount, e.g. --budget ${budgetArg(Math.ceil((spent + 0.01) * 100) / 100)}`,
       'BUDGET_SPENT',
     )
   }
   if (given === undefined && spent >= limit) {
     throw new IllegalStateError(
       `session "${id}" has spent its budget: ${formatUsd(spent)} of ${formatUsd(limit)}`,
-      `resume it with a larger one: harness session resume ${id} --budget ${formatUsd(Math.ceil((spent + 0.01) * 100) / 100)}`,
+      `resume it with a larger one: harness session resume ${id} --budget ${budgetArg(Math.ceil((spent + 0.01) * 100) / 100)}`,
       'BUDGET_SPENT',
     )
   }
   return { limit_usd: limit, spent_usd: spent }
+}
+
+/**
+ * An amount as `--budget` takes it in a line to paste: no `$`, which a shell would expand (`--budget $1.21`
+ * becomes `--budget .21` in bash).
+ */
+export function budgetArg(usd: number): string {
+  return formatUsd(usd).slice(1)
 }
 
 /** USD for messages: cents when whole, else up to 4 places ($1.00, $0.0123). */

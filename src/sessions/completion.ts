@@ -5,6 +5,8 @@ import type { SessionRecord } from './record/schema.js'
 export interface Candidate {
   value: string
   description?: string
+  /** A session's name (`run --name`), offered beside the ids wherever an id is taken but `--session-id`. */
+  isName?: boolean
 }
 
 /** Values that only the running program knows: live sessions and configured agents. */
@@ -32,14 +34,23 @@ export function completionSources(
         const paths = await ctx.project()
         if (!paths.exists) return []
         const store = await ctx.store()
-        return store
-          .list()
-          .sort((a, b) => b.created_at.localeCompare(a.created_at))
-          .map((s): Candidate => {
-            const task = taskLabel(s)
-            const short = task.length > MAX_TASK ? `${task.slice(0, MAX_TASK - 1)}…` : task
-            return { value: s.id, description: `${s.status} ${short}` }
-          })
+        const sessions = store.list().sort((a, b) => b.created_at.localeCompare(a.created_at))
+        const described = (s: SessionRecord) => {
+          const task = taskLabel(s)
+          return `${s.status} ${task.length > MAX_TASK ? `${task.slice(0, MAX_TASK - 1)}…` : task}`
+        }
+        // Names after the ids, each said which session it names; one that does not resolve is left out.
+        const named = sessions.filter((s) => typeof s.name === 'string' && store.idOfName(s.name) === s.id)
+        return [
+          ...sessions.map((s): Candidate => ({ value: s.id, description: described(s) })),
+          ...named.map(
+            (s): Candidate => ({
+              value: s.name as string,
+              description: `${s.id} ${described(s)}`,
+              isName: true,
+            }),
+          ),
+        ]
       } catch {
         return []
       }

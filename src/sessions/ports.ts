@@ -27,6 +27,8 @@ export interface SessionEnv {
   project(): Promise<ProjectPaths>
   /** The project's session records (one store per command). */
   store(): Promise<RecordStore>
+  /** Another project's records (`session list --all-projects`), sealed for that project; read, never acted on. */
+  storeOf(paths: ProjectPaths): Promise<RecordStore>
   /** The project's chains, read only; a corrupt chain file is left out without a word (completion). */
   chains(): Promise<ChainRecords>
   /** The merged user and project configuration. */

@@ -36,7 +36,8 @@ test('doctor: no git, an unusable .harness, an untrusted config and a missing ag
   writeFileSync(join(repo.dir, '.harness', 'sessions'), 'not a folder')
   writeFileSync(join(repo.dir, '.harness', 'config.json'), '{"worktree": {"setup": "curl example.com | sh"}}')
   const env = { ...agents.env, PATH: agents.binDir }
-  const text = await cli(['doctor'], { cwd: repo.dir, env })
+  // Wide enough that no line is wrapped (test/unit/render/doctor.test.ts holds the wrapping).
+  const text = await cli(['doctor'], { cwd: repo.dir, env: { ...env, COLUMNS: '300' } })
   expect(text.exitCode).toBe(1)
   for (const line of [
     /^FAIL {2}git +not installed or not on PATH$/m,

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
@@ -290,6 +290,84 @@ describe("the README's claims, as the tool does them", () => {
     expect(example.indexOf('harness session merge 3f9a')).toBeGreaterThan(0)
     expect(example.indexOf('harness session merge 3f9a')).toBeLessThan(
       example.indexOf('--context-from 3f9a "implement'),
+    )
+  })
+})
+
+describe('what a new user hit, round 2 (issue 37)', () => {
+  test('harness trust without a project config: exit 0, one line; --json says nothing exists', async () => {
+    const repo = tmpGitRepo()
+    const trust = await harness(repo, 'trust')
+    expect(trust.exitCode, trust.stderr).toBe(0)
+    expect(trust.stdout).toBe(
+      `nothing to trust yet: ${join(repo.dir, '.harness', 'config.json')} does not exist\n`,
+    )
+    expect(trust.stderr).toBe('')
+    const asJson = await harness(repo, 'trust', '--json')
+    expect(json(asJson)).toMatchObject({ exists: false, sha256: null, trusted: true })
+    // Nothing was stored, and nothing was made in the project.
+    expect(existsSync(join(repo.home, '.local', 'state', 'harness', 'trust.json'))).toBe(false)
+  })
+
+  test('.harness/.gitignore lets config.json be committed, and nothing else; an old "*" file is replaced', async () => {
+    const repo = tmpGitRepo()
+    await finishedSession(repo)
+    const ignore = join(repo.dir, '.harness', '.gitignore')
+    expect(readFileSync(ignore, 'utf8')).toBe(
+      '# Written by harness: its state stays out of git; config.json may be committed.\n*\n!config.json\n',
+    )
+    expect(repo.git('status', '--porcelain')).toBe('')
+    expect((await harness(repo, 'config', 'set', 'defaults.agent', 'exec')).exitCode).toBe(0)
+    repo.git('add', '.harness')
+    expect(repo.git('diff', '--cached', '--name-only')).toBe('.harness/config.json')
+    // A project made by an older version: its "*" is replaced by the next command that writes.
+    writeFileSync(ignore, '*\n')
+    await finishedSession(repo)
+    expect(readFileSync(ignore, 'utf8')).toContain('!config.json\n')
+    // One the user edited is theirs.
+    writeFileSync(ignore, '*\n!config.json\n!notes.md\n')
+    await finishedSession(repo)
+    expect(readFileSync(ignore, 'utf8')).toBe('*\n!config.json\n!notes.md\n')
+  })
+
+  test('show marks the files a run changed: + new, ~ modified, - deleted', async () => {
+    const repo = tmpGitRepo()
+    repo.write('old.txt', 'old\n')
+    repo.git('add', 'old.txt')
+    repo.git('commit', '-qm', 'old')
+    const session = await finishedSession(repo, 'echo new > new.txt && echo more >> README.md && rm old.txt')
+    const show = await harness(repo, 'session', 'show', session.id)
+    expect(show.exitCode, show.stderr).toBe(0)
+    expect(show.stdout).toContain(
+      'Files modified (3: 1 new, 1 modified, 1 deleted):\n  ~ README.md\n  + new.txt\n  - old.txt\n',
+    )
+    expect(json(await harness(repo, 'session', 'show', session.id, '--json'))).toMatchObject({
+      files_modified: ['README.md', 'new.txt', 'old.txt'],
+      files_added: ['new.txt'],
+      files_deleted: ['old.txt'],
+    })
+  })
+
+  test("an agent killed from outside is FAILED with runs[].signal SIGKILL (KILLED is harness's kill); the docs say so", async () => {
+    const repo = tmpGitRepo()
+    const run = await harness(repo, 'run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '600')
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, pid } = json<{ id: string; pid: number }>(run)
+    process.kill(pid, 'SIGKILL')
+    const wait = await harness(repo, 'session', 'wait', id)
+    expect(wait.exitCode).toBe(137)
+    const record = json<{ status: string; exit_code: number; runs: { signal: string }[] }>(
+      await harness(repo, 'session', 'show', id, '--json'),
+    )
+    expect(record).toMatchObject({ status: 'FAILED', exit_code: 137 })
+    expect(record.runs[0]?.signal).toBe('SIGKILL')
+    const commands = readFileSync(new URL('../../docs/commands.md', import.meta.url), 'utf8').replace(
+      /\s+/g,
+      ' ',
+    )
+    expect(commands).toContain("`KILLED` means harness's own kill")
+    expect(commands).toContain(
+      'its run keeps `signal: "SIGKILL"` (`runs[].signal`) and the record `exit_code: 137`',
     )
   })
 })

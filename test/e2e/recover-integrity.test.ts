@@ -37,10 +37,17 @@ describe('recover: integrity', () => {
 
     const recover = await h('session', 'recover', session.id, '--json')
     expect(recover.exitCode, recover.stderr).toBe(0)
-    expect(json<{ repaired: { id: string; what: string[] }[] }>(recover).repaired[0]?.what).toHaveLength(2)
+    const what = json<{ repaired: { id: string; what: string[] }[] }>(recover).repaired[0]?.what
+    expect(what).toHaveLength(2)
+    expect(what?.[1]).toBe(
+      `worktree ${session.worktree_dir} recreated from branch ${session.git_branch}, with the files of checkpoint 0`,
+    )
     expect(repo.git('rev-parse', checkpoint.ref)).toBe(checkpoint.commit)
-    // Checked out again from its branch (uncommitted work lives on in the checkpoint: "session restore").
+    // Checked out again from its branch, with the work the run left uncommitted (its run-end checkpoint), as
+    // resume would (test/e2e/resume-recreate.test.ts).
     expect(repo.git('-C', session.worktree_dir, 'symbolic-ref', '--short', 'HEAD')).toBe(session.git_branch)
+    expect(readFileSync(join(session.worktree_dir, 'work.txt'), 'utf8')).toBe('work\n')
+    expect(repo.git('-C', session.worktree_dir, 'status', '--porcelain')).toBe('?? work.txt')
     expect(json<Candidate[]>(await h('session', 'recover', '--scan', '--json'))).toEqual([])
     // Nothing left to do: exit 4.
     expect((await h('session', 'recover', session.id)).exitCode).toBe(4)

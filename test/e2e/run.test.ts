@@ -211,12 +211,19 @@ describe('harness run', () => {
       '-p',
       'more',
     ])
-    // An id is never a prefix here: "task" exists only as a prefix of both.
+    // An id is never a prefix here: "task", a prefix of both, is refused as a new id (it would take "task"
+    // from them), naming them; one too short to be a prefix is a new session.
     const prefix = await cli(['run', '-a', 'gemini', '--json', '--session-id', 'task', 'c'], {
       cwd: repo.dir,
       env: agents.env,
     })
-    expect(json<Rec>(prefix).id).toBe('task')
+    expect(prefix.exitCode).toBe(4)
+    expect(JSON.parse(prefix.stderr).error.message).toContain('is a prefix of sessions task-1, task-10')
+    const short = await cli(['run', '-a', 'gemini', '--json', '--session-id', 'tas', 'c'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(json<Rec>(short).id).toBe('tas')
   })
 
   test('git location variables inherited from a hook never redirect harness to another repository', async () => {

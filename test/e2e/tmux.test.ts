@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
-import { readRecords } from '../helpers/sessions.js'
+import { readRecords, writeRecord } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
@@ -180,6 +180,52 @@ describe('interactive agents hosted in tmux', () => {
     const waited = await cli(['session', 'wait', id], { cwd: repo.dir, env })
     expect(waited.exitCode).toBe(143)
     expect(hasSession(`harness-${id}`)).toBe(false)
+  })
+
+  test('session send answers a waiting agent without attaching: the text typed as it is, then Enter', async () => {
+    const { repo, agents, askFile, env } = setup()
+    const run = await cli(['run', '--tmux', '--json', '--name', 'asker', '-a', 'claude', 'ask'], {
+      cwd: repo.dir,
+      env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const id = json<Rec>(run).id
+    await waitFor('state busy', () => record(repo.dir, id)?.state === 'busy')
+    writeFileSync(askFile, '')
+    await waitFor('state waiting', () => record(repo.dir, id)?.state === 'waiting')
+    // Words a shell or tmux would read otherwise: a quote, a variable, key names, a final ";" (tmux's separator).
+    const text = `it's $HOME -- Enter C-c ok;`
+    const send = await cli(['session', 'send', 'asker', '--json', '--', text], { cwd: repo.dir, env })
+    expect(send.exitCode, send.stderr).toBe(0)
+    expect(json(send)).toEqual({ id, tmux_session: `harness-${id}`, text })
+    await waitFor('the agent to read the line', () => agents.entries().find((e) => e.event === 'answer'))
+    expect(agents.entries().find((e) => e.event === 'answer')).toMatchObject({ text })
+    await waitFor('state busy again', () => record(repo.dir, id)?.state === 'busy')
+
+    // A control character is refused before anything is typed.
+    for (const bad of ['yes\n', '\u001b[A', 'a\tb', '\u0003']) {
+      const refused = await cli(['session', 'send', id, bad], { cwd: repo.dir, env })
+      expect(refused.exitCode, JSON.stringify(bad)).toBe(2)
+      expect(refused.stderr).toContain('control character')
+    }
+    // A foreign copy of its record names the same tmux session: it is never typed into.
+    const copy = { ...(record(repo.dir, id) as Rec), id: 'copy0001', name: null }
+    writeRecord(repo.dir, repo.env, copy, { seal: false })
+    const foreign = await cli(['session', 'send', 'copy0001', 'hello', '--json'], { cwd: repo.dir, env })
+    expect(foreign.exitCode).toBe(4)
+    expect(JSON.parse(foreign.stderr).error.code).toBe('FOREIGN')
+    expect(agents.entries().filter((e) => e.event === 'answer')).toHaveLength(1)
+
+    const kill = await cli(['session', 'kill', id], { cwd: repo.dir, env })
+    expect(kill.exitCode, kill.stderr).toBe(0)
+    const ended = await cli(['session', 'send', id, 'hello'], { cwd: repo.dir, env })
+    expect(ended.exitCode).toBe(4)
+    expect(ended.stderr).toContain(`session "${id}" is KILLED, not running`)
+    // A session not hosted in tmux has no terminal to type into.
+    const plain = json<Rec>(await cli(['run', '-a', 'exec', '--json', '--', 'true'], { cwd: repo.dir, env }))
+    const notTmux = await cli(['session', 'send', plain.id, 'hello'], { cwd: repo.dir, env })
+    expect(notTmux.exitCode).toBe(4)
+    expect(notTmux.stderr).toContain('is not hosted in tmux')
   })
 
   test('config interactive.host "tmux" hosts a run from a terminal in tmux; a failing hook is logged, never fatal', async () => {

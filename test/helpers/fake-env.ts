@@ -19,7 +19,8 @@ import type {
   SessionEnv,
 } from '../../src/sessions/ports.js'
 import { assertValidSessionId } from '../../src/sessions/record/ids.js'
-import { nextStatus, SESSION_EVENTS } from '../../src/sessions/record/lifecycle.js'
+import { nextStatus, SESSION_EVENTS, withPausedAt } from '../../src/sessions/record/lifecycle.js'
+import { assertValidName, mayBeName, nameTakenError } from '../../src/sessions/record/names.js'
 import { SCHEMA_VERSION, type SessionRecord } from '../../src/sessions/record/schema.js'
 import { RecordSealer } from '../../src/sessions/record/seal.js'
 import { tmpDir } from './tmp.js'
@@ -95,10 +96,20 @@ export class MemoryStore implements RecordStore {
     return record ? { ...record } : null
   }
 
+  idOfName(name: string): string | null {
+    if (!mayBeName(name)) return null
+    return [...this.records.values()].find((record) => record.name === name)?.id ?? null
+  }
+
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
     if (this.exists(id)) throw new SessionExistsError(id)
-    return this.commit(id, { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION }, 1)
+    if (typeof record.name === 'string') {
+      const name = assertValidName(record.name)
+      const owner = this.idOfName(name) ?? (this.exists(name) ? name : null)
+      if (owner !== null) throw nameTakenError(name, owner)
+    }
+    return this.commit(id, { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION }, 1, null)
   }
 
   async restore(id: string, text: Buffer): Promise<SessionRecord> {
@@ -118,7 +129,7 @@ export class MemoryStore implements RecordStore {
     const changed = mutate(structuredClone(current)) ?? (options.adopt ? current : undefined)
     if (changed === undefined) return current
     if (changed.status !== current.status) assertLegal(current.status, changed.status, id)
-    return this.commit(id, changed, (current.rev ?? 0) + 1)
+    return this.commit(id, changed, (current.rev ?? 0) + 1, current.status)
   }
 
   async delete(
@@ -160,13 +171,16 @@ export class MemoryStore implements RecordStore {
     return this
   }
 
-  private commit(id: string, record: SessionRecord, rev: number): SessionRecord {
-    const next: SessionRecord = sealed({
-      ...record,
-      rev,
-      updated_at: new Date(this.clock.now()).toISOString(),
-      sealed: true,
-    })
+  private commit(
+    id: string,
+    record: SessionRecord,
+    rev: number,
+    before: SessionRecord['status'] | null,
+  ): SessionRecord {
+    const at = new Date(this.clock.now()).toISOString()
+    const next: SessionRecord = sealed(
+      withPausedAt(before, { ...record, rev, updated_at: at, sealed: true }, at),
+    )
     this.records.set(id, structuredClone(next))
     this.writes.push(structuredClone(next))
     return next
@@ -320,6 +334,8 @@ export function fakeEnv(
     agentOutput: new PassThrough(),
     project: async () => paths,
     store: async () => store,
+    storeOf: async (other) =>
+      other.harnessDir === harnessDir ? store : new MemoryStore(other.sessionsDir, options.env ?? {}, clock),
     chains: async () => ({ list: () => structuredClone(options.chains ?? []) }),
     config: async () => structuredClone(options.config ?? {}),
     clock,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -63,6 +64,25 @@ describe('budget decisions', () => {
     expect(resumeBudget('s1', null, undefined, 5)).toBeNull()
     expect(() => resumeBudget('s1', 1, 1, 1.02)).toThrow(expect.objectContaining({ exitCode: 2 }))
     expect(() => resumeBudget('s1', 1, undefined, 1.02)).toThrow(expect.objectContaining({ exitCode: 4 }))
+  })
+
+  test('the hints of a spent budget are safe to paste: a shell reads the amount as written', () => {
+    const hints: string[] = []
+    for (const given of [1, undefined]) {
+      try {
+        resumeBudget('s1', 1, given, 1.2)
+      } catch (error) {
+        hints.push((error as { hint: string }).hint)
+      }
+    }
+    expect(hints).toEqual([
+      'give a larger amount, e.g. --budget 1.21',
+      'resume it with a larger one: harness session resume s1 --budget 1.21',
+    ])
+    // What bash makes of the pasted line: the words harness would get.
+    const line = (hints[1] as string).slice((hints[1] as string).indexOf('harness'))
+    const words = execFileSync('bash', ['-c', `printf '%s\\n' ${line}`], { encoding: 'utf8' })
+    expect(words.trim().split('\n')).toEqual(['harness', 'session', 'resume', 's1', '--budget', '1.21'])
   })
 })
 

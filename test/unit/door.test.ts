@@ -15,13 +15,16 @@ import { describe, expect, test } from 'vitest'
 import {
   appendText,
   chmodDir,
+  copyAgentFiles,
   copyPlainFile,
   emptyDirHeld,
   HeldDir,
   isEmptyFolder,
   makeDirs,
   parseJson,
+  readAgentFile,
   readText,
+  removeFileBelow,
   removeHeldSync,
   setMode,
   type UnsafeFileError,
@@ -142,6 +145,40 @@ describe('removal holds the folder it checked', () => {
     await emptyDirHeld(worktree)
     expect(readdirSync(worktree)).toEqual([])
     expect(existsSync(join(outside, 'keep.txt'))).toBe(true)
+  })
+
+  test('removeFileBelow never follows a link on the way: a folder turned into a link keeps its target', () => {
+    const { root, outside } = layout()
+    const worktree = join(root, 'wt')
+    mkdirSync(join(worktree, 'a', 'b'), { recursive: true })
+    writeFileSync(join(worktree, 'a', 'b', 'gone.txt'), 'x\n')
+    symlinkSync(outside, join(worktree, 'data'))
+    expect(removeFileBelow(worktree, 'data/keep.txt')).toBe('not-followed')
+    expect(existsSync(join(outside, 'keep.txt'))).toBe(true)
+    expect(removeFileBelow(worktree, 'a/b/gone.txt')).toBe('removed')
+    // The folders it left empty go too, up to the worktree.
+    expect(readdirSync(worktree)).toEqual(['data'])
+    expect(removeFileBelow(worktree, 'data')).toBe('removed')
+    expect(removeFileBelow(worktree, 'nothing/here')).toBe('absent')
+  })
+
+  test('an agent-written folder is read and copied without following a link or opening a FIFO', () => {
+    const { root, outside } = layout()
+    const agent = join(root, 'agent')
+    mkdirSync(join(agent, 'objects', 'ab'), { recursive: true })
+    writeFileSync(join(agent, 'objects', 'ab', 'cd'), 'object\n')
+    symlinkSync(join(outside, 'keep.txt'), join(agent, 'objects', 'ab', 'ef'))
+    execFileSync('mkfifo', [join(agent, 'objects', 'ab', 'ff')])
+    symlinkSync(outside, join(agent, 'objects', 'zz'))
+    expect(readAgentFile(agent, 'objects/ab/cd', 100)?.toString()).toBe('object\n')
+    expect(() => readAgentFile(agent, 'objects/ab/ff', 100)).toThrow(/is a FIFO/)
+    expect(() => readAgentFile(agent, 'objects/ab/ef', 100)).toThrow(/a symlink/)
+    expect(() => readAgentFile(agent, 'objects/ab/cd', 3)).toThrow(/over 3 bytes/)
+    expect(() => readAgentFile(agent, 'objects/zz/keep.txt', 100)).toThrow(/not a real folder/)
+    expect(readAgentFile(agent, 'objects/none', 100)).toBeNull()
+    const to = join(root, 'copy')
+    expect(copyAgentFiles(join(agent, 'objects'), to, () => true)).toBe(1)
+    expect(readdirSync(join(to, 'ab'))).toEqual(['cd'])
   })
 
   test('a worktree that is a link when opened is refused', () => {

@@ -1,7 +1,8 @@
+import { execFileSync } from 'node:child_process'
 import { PassThrough } from 'node:stream'
 import { describe, expect, test } from 'vitest'
 import { formatError, Output } from '../../src/cli/output.js'
-import { ExternalToolError, UsageError } from '../../src/errors.js'
+import { ExternalToolError, shellWord, UsageError } from '../../src/errors.js'
 import { runSetupCommand } from '../../src/process/setup.js'
 import { tmpDir } from '../helpers/tmp.js'
 
@@ -73,5 +74,16 @@ describe('error text', () => {
     expect(shown({ HARNESS_DEBUG: '1' }, true)).toBe(
       `${JSON.stringify({ error: { code: 'UNEXPECTED', message: 'x is not a function', exit_code: 1 } })}\n${unexpected.stack}\n`,
     )
+  })
+})
+
+describe('hints are safe to paste', () => {
+  test('a word with spaces, quotes or "$" is quoted so that a shell reads it back as it was', () => {
+    for (const word of ['/home/me/my project/.harness', "it's", '$HOME/x', 'a;b', 'plain/path-1.2', '']) {
+      const quoted = shellWord(word)
+      const read = execFileSync('bash', ['-c', `printf '%s' ${quoted}`], { encoding: 'utf8' })
+      expect(read, word).toBe(word)
+    }
+    expect(shellWord('plain/path-1.2')).toBe('plain/path-1.2')
   })
 })

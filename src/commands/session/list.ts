@@ -4,6 +4,7 @@ import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 import { boolFlag, choiceFlag, listFlag, parsedFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
+import type { SessionView } from '../../sessions/query/reconcile.js'
 import { statusFlag } from './cleanup.js'
 
 const LIST_FLAGS = {
@@ -21,6 +22,10 @@ const LIST_FLAGS = {
     },
   ),
   watch: boolFlag('-w, --watch', 'keep the table on screen, redrawn as sessions change (Ctrl-C to quit)'),
+  allProjects: boolFlag(
+    '--all-projects',
+    'the sessions of every project you ran harness in, with a PROJECT column (--json: project_dir)',
+  ),
 }
 
 export function registerList(session: CliCommand, ctx: Context): void {
@@ -40,12 +45,20 @@ shows its liveness: RUNNING (orphaned).
 Examples:
   harness session list --status running,paused
   harness session list --watch --status running
-  harness session ls --json | jq -r '.[] | select(.status == "FAILED") | .id'`,
+  harness session ls --json | jq -r '.[] | select(.status == "FAILED") | .id'
+  harness session list --all-projects --status running`,
     )
     .action(
       action(LIST_FLAGS, async (options) => {
         const { listSessions } = await import('../../sessions/query/query.js')
         const { renderSessionList } = await import('../../render/session.js')
+        // Every project's (loaded only then), or this one's.
+        const sessions = async function* (): AsyncGenerator<SessionView> {
+          if (!options.allProjects) return yield* listSessions(ctx, options)
+          const { listAllProjects } = await import('../../sessions/query/all-projects.js')
+          yield* await listAllProjects(ctx, options)
+        }
+        const home = ctx.env.HOME
         if (options.watch) {
           if (ctx.options.json || !ctx.out.stdout.isTTY) {
             throw new UsageError('--watch needs a terminal on stdout (and no --json)')
@@ -53,11 +66,12 @@ Examples:
           const { watchScreen } = await import('../../cli/watch.js')
           await watchScreen(async () => {
             const views = []
-            for await (const view of listSessions(ctx, options)) views.push(view)
+            for await (const view of sessions()) views.push(view)
             const table = renderSessionList(views, {
               width: ctx.out.stdout.columns,
               color: ctx.out.color,
               ageFrom: options.sort,
+              home,
             })
             // The table escapes what it shows from records (and keeps its colours).
             return `harness session list --watch (Ctrl-C to quit)\n\n${table}`
@@ -65,9 +79,14 @@ Examples:
           return
         }
         await ctx.out.resultList(
-          listSessions(ctx, options),
+          sessions(),
           (data) =>
-            renderSessionList(data, { width: ctx.out.width, color: ctx.out.color, ageFrom: options.sort }),
+            renderSessionList(data, {
+              width: ctx.out.width,
+              color: ctx.out.color,
+              ageFrom: options.sort,
+              home,
+            }),
           { escaped: true },
         )
       }),

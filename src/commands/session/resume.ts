@@ -33,8 +33,9 @@ export function registerResume(session: CliCommand, ctx: Context): void {
       'after',
       `
 Refuses a session that is still running (exit 4). In the foreground, exits with
-the agent's exit code (128+n if a signal ended it), like harness run; --json
-prints the final record (--detach: as soon as the agent has started). The
+the agent's exit code (128+n if a signal ended it), like harness run, after a
+line on stderr: "<id>: <time the agent ran, pauses left out>, <cost>, <n> files";
+--json prints the final record (--detach: as soon as the agent has started). The
 arguments given after -- at the start are passed again. A session paused at
 its budget (exit 6) goes on with a larger --budget; the cost so far counts.
 --timeout bounds this run only (exit 124, PAUSED): an earlier run's does not
@@ -54,7 +55,7 @@ Examples:
         const { runTimeoutFlag } = await import('../../duration.js')
         const timeoutMs = runTimeoutFlag(options.timeout)
         const { resumeSession } = await import('../../sessions/run/start.js')
-        const { renderDetachedRun, runSummary } = await import('../../render/run.js')
+        const { renderDetachedRun, resumeSummary, runSummary } = await import('../../render/run.js')
         const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
           detach: options.detach === true,
           tmux: options.attach || options.tmux,
@@ -64,6 +65,8 @@ Examples:
         })
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
         else ctx.out.result(outcome.record, renderDetachedRun)
+        // The session so far, once its run in the foreground ended (stderr, also under --json).
+        if (outcome.exit) ctx.out.info(resumeSummary(outcome.record, new Date(ctx.clock.now())))
         if (!outcome.exit) ctx.out.info(runSummary(outcome.record))
         if (outcome.exit) throw outcome.exit
         if (options.attach) await attachAfterStart(ctx, outcome.record.id)

@@ -146,6 +146,7 @@ function headless(ctx: SessionEnv): SessionEnv {
     agentOutput: ctx.agentOutput,
     project: () => ctx.project(),
     store: () => ctx.store(),
+    storeOf: (paths) => ctx.storeOf(paths),
     chains: () => ctx.chains(),
     config: () => ctx.config(),
     clock: ctx.clock,

@@ -1,6 +1,7 @@
 import { dirname, resolve, sep } from 'node:path'
 import { chmodDir, pathExists, realPath as realPathOf } from '../../disk/door.js'
 import type { SessionRecord } from '../record/schema.js'
+import { assertSealed } from '../record/seal.js'
 import { checkpointRef } from '../work/checkpoints.js'
 
 /**
@@ -241,12 +242,26 @@ export async function repairIntegrity(
         env: options.env,
       })
       chmodDir(record.worktree_dir, 0o700)
-      result.repaired.push(`worktree ${record.worktree_dir} recreated from branch ${record.git_branch}`)
+      result.repaired.push(
+        `worktree ${record.worktree_dir} recreated from branch ${record.git_branch}${await filesPutBack(record, repo, options.env)}`,
+      )
       continue
     }
     result.unrepaired.push(problem)
   }
   return result
+}
+
+/**
+ * As resume does (sessions/recreation.ts): the files of the latest checkpoint put back into a worktree just
+ * recreated, when it was taken on the branch's tip (the work the run left uncommitted). Its words for the report.
+ */
+async function filesPutBack(record: SessionRecord, repo: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const { planRecreation, putBackFiles, recreationFacts } = await import('../recreation.js')
+  const plan = planRecreation(record, await recreationFacts(assertSealed(record), repo, env))
+  if (plan.kind !== 'branch' || !plan.restore) return ''
+  await putBackFiles(record.worktree_dir, plan.restore, { env, why: `recover ${record.id}` })
+  return `, with the files of checkpoint ${plan.restore.n}`
 }
 
 /** The folder it would be made in lies under one of the roots (real paths: no way out through a symlink). */

@@ -4,12 +4,18 @@ import type { RecordStore, SessionEnv } from '../ports.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from '../record/ids.js'
 import type { IdentityCheckOf } from '../record/liveness.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
+import { assertSealed } from '../record/seal.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 
-/** Exact id, else a unique prefix of at least 4 characters; ambiguous prefixes list the candidates. */
+/**
+ * Exact id, else a name (`run --name`), else a unique prefix of at least 4 characters; ambiguous prefixes list
+ * the candidates.
+ */
 export function resolveSessionId(store: RecordStore, input: string): string {
   assertValidSessionId(input)
   if (store.exists(input)) return input
+  const named = store.idOfName(input)
+  if (named !== null) return named
   const resolution = resolveIdAmong(input, store.ids())
   switch (resolution.kind) {
     case 'exact':
@@ -136,11 +142,28 @@ export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id:
   if (!pathExists(session.worktree_dir)) {
     throw new IllegalStateError(
       `the folder of session "${session.id}" no longer exists: ${session.worktree_dir}`,
-      session.is_worktree && session.git_branch
-        ? `"harness session resume ${session.id}" recreates it from its branch ${session.git_branch}`
-        : 'it ran in that folder itself (no worktree of its own), so harness cannot recreate it',
+      await recreationHint(ctx, session),
       'WORKTREE_GONE',
     )
   }
   return { id: session.id, path: session.worktree_dir }
+}
+
+/** What `session resume` would do about a folder that is gone, as its own plan says (git is only read). */
+async function recreationHint(ctx: SessionEnv, session: SessionView): Promise<string> {
+  const id = session.id
+  if (session.sealed !== true) {
+    return `harness does not recreate it: the record is foreign (see "harness session adopt ${id}")`
+  }
+  const { describeRecreation, planRecreation, recreationFacts } = await import('../recreation.js')
+  const verified = assertSealed(session)
+  const repoDir = session.base_dir ?? (await ctx.project()).root
+  const facts = await recreationFacts(verified, repoDir, ctx.env).catch(() => null)
+  if (!facts) {
+    return `"harness session resume ${id}" recreates it from its branch ${session.git_branch ?? ''} if git still has it`
+  }
+  const plan = planRecreation(session, facts)
+  return plan.kind === 'none'
+    ? `harness cannot recreate it: ${plan.why}; snapshots of its work, if any, are under refs/harness/${id}/`
+    : `"harness session resume ${id}" recreates it ${describeRecreation(plan)}`
 }

@@ -49,3 +49,15 @@ export function nextStatus(from: TransitionFrom, event: SessionEvent): SessionSt
   if (event === 'resume' && FINISHED.includes(from)) return 'RUNNING'
   return undefined
 }
+
+/**
+ * The record as a store writes it at `at` (ISO time): `paused_at` is set whenever the write makes the session
+ * PAUSED (from RUNNING, or a new record that starts paused), and kept as it was otherwise.
+ */
+export function withPausedAt<T extends { status: SessionStatus; paused_at?: string | null }>(
+  before: SessionStatus | null,
+  record: T,
+  at: string,
+): T {
+  return record.status === 'PAUSED' && before !== 'PAUSED' ? { ...record, paused_at: at } : record
+}

@@ -67,6 +67,8 @@ function decideEnd(record: SessionRecord, exit: RunExit): { event: SessionEvent;
   const success = exit.exitCode === 0 && !exit.signal
   if (exit.budgetReached && !(success && !exit.reportedError)) return { event: 'pause', stopReason: 'budget' }
   if (success && exit.reportedError) return { event: 'exit-error', stopReason: 'agent-error' }
+  // The agent succeeded but its work could not be brought back (a container run's commits): not a success.
+  if (success && collectFailed(record)) return { event: 'exit-error', stopReason: 'collect-failed' }
   if (success) return { event: 'exit-ok', stopReason: 'exited' }
   return { event: 'exit-error', stopReason: exit.signal ? 'signal' : 'exit-code' }
 }
@@ -85,7 +87,7 @@ function sessionExitCode(
   if (event === 'interrupt') return signalExitCode(exit.interruptedBy)
   if (status === 'PAUSED') return stopReason === 'timeout' ? TIMEOUT_EXIT_CODE : null
   // A reported failure keeps the run's true exit code (0) but the session's is 1, so `wait` and scripts see it.
-  if (stopReason === 'agent-error') return 1
+  if (stopReason === 'agent-error' || stopReason === 'collect-failed') return 1
   return exit.exitCode ?? signalExitCode(exit.signal)
 }
 
@@ -153,6 +155,14 @@ export function interruptionOf(exit: AgentExit, mode: RunMode): string | null {
 /** How the agent ran: in the terminal, in the foreground without one, or in the background. */
 export type RunMode = AgentLaunch['mode']
 
+/**
+ * The run's work could not be collected (a container run whose commits did not come back: docs/backends.md):
+ * the record's container facts are this run's, set when it was settled, before its exit is applied.
+ */
+function collectFailed(record: SessionRecord): boolean {
+  return record.container?.collected?.kind === 'failed'
+}
+
 /** The run's exit as `applyRunExit` takes it, from how the supervisor saw the agent end (pure). */
 export function runExitOf(exit: AgentExit, reportedError: string | undefined, mode: RunMode): RunExit {
   return {
@@ -171,8 +181,8 @@ export interface RunEndFacts {
   usage?: { logStart: number; usage: Usage | null }
   /** The agent's own session id, found in its output. */
   agentSessionId?: string
-  /** Paths changed against the base commit; undefined when git could not tell. */
-  files?: string[]
+  /** Paths changed against the base commit, and which were added or deleted; undefined when git could not tell. */
+  files?: { files: string[]; added: string[]; deleted: string[] }
   /** Why the log is incomplete, if it is. */
   logError?: string
 }
@@ -195,7 +205,13 @@ export function endedRecord(
   return {
     ...withUsage,
     ...(facts.agentSessionId ? { agent_session_id: facts.agentSessionId } : {}),
-    ...(facts.files ? { files_modified: facts.files } : {}),
+    ...(facts.files
+      ? {
+          files_modified: facts.files.files,
+          files_added: facts.files.added,
+          files_deleted: facts.files.deleted,
+        }
+      : {}),
     ...(facts.logError ? { log_error: facts.logError } : {}),
   }
 }

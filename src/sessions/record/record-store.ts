@@ -11,9 +11,9 @@ export interface RecordProblem {
  * `SessionStore` (record/store.ts). It lives in `record/` so that the record kernel never imports the port.
  * Its contract,
  * which test/unit/sessions/record/store-contract.test.ts runs against the real store and the fake alike:
- * every create and update bumps `rev` and stamps `updated_at`; `get` of a missing id is null and `update` of
- * one throws SessionNotFoundError; `create` of a taken id throws SessionExistsError; an update whose function
- * returns undefined writes nothing.
+ * every create and update bumps `rev` and stamps `updated_at` (and `paused_at` when it pauses); `get` of a
+ * missing id is null and `update` of one throws SessionNotFoundError; `create` of a taken id throws
+ * SessionExistsError, and of a taken name NAME_TAKEN; an update whose function returns undefined writes nothing.
  */
 export interface RecordStore {
   /** The sessions folder (watched by `session wait`; a fake names one that need not exist). */
@@ -35,6 +35,9 @@ export interface RecordStore {
   read(id: string): SessionRecord | null
   /** The file's fields as they are (parsed, not validated), or null. */
   peek(id: string): Record<string, unknown> | null
+  /** The id of the session named `name` (`run --name`), or null. */
+  idOfName(name: string): string | null
+  /** A record with a `name` takes it atomically, or throws NAME_TAKEN (exit 4). */
   create(record: SessionRecord): Promise<SessionRecord>
   restore(id: string, text: Buffer): Promise<SessionRecord>
   update(

@@ -183,6 +183,13 @@ export const SessionRecordSchema = z.looseObject({
   context_from: opt(z.array(z.string())),
   /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
   budget_usd: opt(z.number()),
+  /** `run --name`: unique in the project, accepted wherever an id is (docs/commands.md, "Names"). */
+  name: opt(z.string()),
+  /** When it last became PAUSED (set by the store on every such write). */
+  paused_at: opt(TimeSchema),
+  /** Of `files_modified`: the paths the session added and deleted (the rest it modified). */
+  files_added: opt(z.array(z.string())),
+  files_deleted: opt(z.array(z.string())),
 })
 export type SessionRecord = z.infer<typeof SessionRecordSchema>
 

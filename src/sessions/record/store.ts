@@ -14,6 +14,7 @@ import {
   UnsafeFileError,
   unlinkFile,
   unlinkQuiet,
+  writeFileAtomic,
 } from '../../disk/door.js'
 import {
   asDiskFault,
@@ -31,7 +32,9 @@ import {
 } from '../../errors.js'
 import { processExists } from '../../process/identity.js'
 import { assertValidSessionId } from './ids.js'
+import { withPausedAt } from './lifecycle.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
+import { assertValidName, mayBeName, namesDirFor, nameTakenError, readNameIndex } from './names.js'
 import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
 import { projectScope, type RecordSealer } from './seal.js'
@@ -190,14 +193,60 @@ export class SessionStore implements RecordStore {
     }
   }
 
-  /** Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). */
+  /**
+   * Writes a new record. Throws SessionExistsError if the id is taken (also against a racing process). A record
+   * with a `name` takes the name too, as atomically: NAME_TAKEN (exit 4) when another session holds it.
+   */
   async create(record: SessionRecord): Promise<SessionRecord> {
     const id = assertValidSessionId(record.id)
+    if (typeof record.name === 'string') {
+      const name = assertValidName(record.name)
+      return this.withName(name, id, true, () => this.createUnnamed(id, record))
+    }
+    return this.createUnnamed(id, record)
+  }
+
+  /** The session named `name`: its index file, counted only when the record it names carries that name. */
+  idOfName(name: string): string | null {
+    if (!mayBeName(name)) return null
+    const id = readNameIndex(namesDirFor(this.dir), name)
+    if (id === null) return null
+    const read = this.readRecord(id)
+    return read.kind === 'ok' && read.record.name === name ? id : null
+  }
+
+  /**
+   * Runs `make` (which writes session `id`'s record) under the lock of `name`, once no other session holds the
+   * name, and indexes the name for `id` first: the index of a failed `make` is removed, and one left by a
+   * killed process names a record that is missing or not so named, which does not count. `strict`: a name
+   * held is NAME_TAKEN; otherwise (`restore`) the record is made all the same, the name left to its holder.
+   */
+  private async withName<T>(name: string, id: string, strict: boolean, make: () => Promise<T>): Promise<T> {
+    const dir = namesDirFor(this.dir)
+    const file = join(dir, name)
+    await this.writing(id, async () => ensureDir(dir))
+    return withLock(`${file}.lock`, { what: `name "${name}"`, ...this.options.lock }, async () => {
+      const owner = this.idOfName(name) ?? (this.exists(name) ? name : null)
+      if (owner !== null && owner !== id) {
+        if (strict) throw nameTakenError(name, owner)
+        return make()
+      }
+      await this.writing(id, async () => writeFileAtomic(file, `${id}\n`))
+      try {
+        return await make()
+      } catch (error) {
+        if (readNameIndex(dir, name) === id) unlinkQuiet(file)
+        throw error
+      }
+    })
+  }
+
+  private async createUnnamed(id: string, record: SessionRecord): Promise<SessionRecord> {
     const created = await this.writing(id, async () => {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const next = this.sealed(stamp(record, 1), true)
+        const next = this.sealed(stamp(record, 1, null), true)
         this.linkNewLocked(id, serialize(next))
         return next
       })
@@ -232,6 +281,19 @@ export class SessionStore implements RecordStore {
     assertValidSessionId(id)
     const parsed = parseRecordText(text.toString('utf8'), id)
     if (parsed.kind !== 'ok') throw new CorruptRecordError(this.recordPath(id), parsed.reason)
+    // Its name comes back with it, unless another session holds the name now (it is then reached by its id).
+    const name = parsed.record.name
+    if (typeof name === 'string' && mayBeName(name)) {
+      return this.withName(name, id, false, () => this.restoreUnnamed(id, text, parsed))
+    }
+    return this.restoreUnnamed(id, text, parsed)
+  }
+
+  private async restoreUnnamed(
+    id: string,
+    text: Buffer,
+    parsed: { kind: 'ok'; record: SessionRecord },
+  ): Promise<SessionRecord> {
     const restored = await this.writing(id, async () => {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
@@ -264,7 +326,7 @@ export class SessionStore implements RecordStore {
         before = current
         // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
         const next = this.sealed(
-          stamp(changed, (current.rev ?? 0) + 1),
+          stamp(changed, (current.rev ?? 0) + 1, current.status),
           current.sealed === true || !!options.adopt,
         )
         const temp = join(
@@ -610,7 +672,7 @@ function parseRecordText(
 
 /**
  * Temp files: `<id>.json.<pid>-<hex>.tmp` (update), `<id>.json.<hash>` (updates by versions that used
- * write-file-atomic), `<id>.json.<pid>-<hex>.create` (create),
+ * write-file-atomic), `<id>.json.tmp` (other tools' plain temp name), `<id>.json.<pid>-<hex>.create` (create),
  * `<id>.lock.<pid>.<hex>.tmp` (the lock), `<id>.lock.<dead holder pid>.<…>.break` (a lock breaker's guard).
  * Returns the id a leftover belongs to. A lock temp exists for a moment *before* its lock is held, so it is a
  * leftover only if its pid is dead.
@@ -626,21 +688,29 @@ function leftoverOwner(name: string): string | null {
   return null
 }
 
-/** A leftover of an update (a whole new record) can repair a record; a create's leftover never existed. */
+/**
+ * A leftover of an update (a whole new record) can repair a record; a create's leftover never existed. The
+ * plain `<id>.json.tmp`, the temp name other tools (and people) write a record under, counts as one.
+ */
 function isUpdateTemp(name: string, id: string): boolean {
   const prefix = `${id}${RECORD_SUFFIX}.`
   if (!name.startsWith(prefix)) return false
   const rest = name.slice(prefix.length)
-  return /^[0-9a-f]+$/.test(rest) || (rest.endsWith(UPDATE_TEMP_SUFFIX) && /^\d+-[0-9a-z]+\.tmp$/.test(rest))
+  return (
+    rest === 'tmp' ||
+    /^[0-9a-f]+$/.test(rest) ||
+    (rest.endsWith(UPDATE_TEMP_SUFFIX) && /^\d+-[0-9a-z]+\.tmp$/.test(rest))
+  )
 }
 
-function stamp(record: SessionRecord, rev: number): SessionRecord {
-  return {
-    ...record,
-    schema_version: record.schema_version ?? SCHEMA_VERSION,
-    rev,
-    updated_at: new Date().toISOString(),
-  }
+/** What every write stamps: the schema version, `rev`, `updated_at`, and `paused_at` when it pauses. */
+function stamp(record: SessionRecord, rev: number, before: SessionRecord['status'] | null): SessionRecord {
+  const at = new Date().toISOString()
+  return withPausedAt(
+    before,
+    { ...record, schema_version: record.schema_version ?? SCHEMA_VERSION, rev, updated_at: at },
+    at,
+  )
 }
 
 function serialize(record: SessionRecord): string {

@@ -76,6 +76,16 @@ export async function planSession(
     })
     return plan
   }
+  const collected = record.container?.collected
+  if (collected?.kind === 'failed') {
+    // The agent's commits are still only in its private clone (docs/backends.md): kept until they are back.
+    plan.reasons.push({
+      code: 'UNCOLLECTED',
+      kind: 'blocked',
+      message: `the commits of its last run are not on its branch yet (${String(collected.reason ?? 'collection failed')}): kept; "harness session resume ${record.id}" brings them back first`,
+    })
+    return plan
+  }
   const hasWorktree = record.is_worktree ?? Boolean(record.git_branch)
   if (!hasWorktree) return plan // ran in a plain folder: only the record and the log are its own
   const repoDir = record.base_dir ?? where.projectRoot

@@ -15,7 +15,7 @@ import {
   writeFileAtomic,
 } from '../../disk/door.js'
 import { asDiskFault, fsyncDir } from '../../durable.js'
-import { IllegalStateError, SessionNotFoundError, UsageError } from '../../errors.js'
+import { IllegalStateError, SessionNotFoundError, shellWord, UsageError } from '../../errors.js'
 import {
   type ArchivedSession,
   type ArchiveMember,
@@ -141,7 +141,7 @@ async function planRestore(scope: Scope, entry: ArchivedSession, resumed: boolea
     }
     throw new IllegalStateError(
       `session "${id}" exists: an archived session is never restored over it`,
-      `delete it first, or restore the others: harness session unarchive ${file} <id>...`,
+      `delete it first, or restore the others: harness session unarchive ${shellWord(file)} <id>...`,
       'SESSION_EXISTS',
     )
   }

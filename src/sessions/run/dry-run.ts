@@ -12,6 +12,8 @@ export interface RunDryRun {
   dry_run: true
   /** The id the session would get (a generated one is not reserved). */
   id: string
+  /** `--name`, free now (not reserved either). */
+  name: string | null
   agent: string
   permission: Permission
   model: string | null
@@ -75,6 +77,7 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
   return {
     dry_run: true,
     id,
+    name: options.name ?? null,
     agent: prepared.provider.name,
     permission: prepared.permission,
     model: prepared.model ?? null,

@@ -98,7 +98,9 @@ export function foregroundExit(result: RunResult): ExitRequest {
     return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
   }
   if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
-  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
-  if (exit.exitCode === 0 && record.stop_reason === 'agent-error') return new ExitRequest(1)
+  // The agent exited 0 but reported a failure (pi --mode json), or its work could not be brought back (a
+  // container run's commits, kept for the next resume): the recorded exit code says so.
+  const failedAfterAll = ['agent-error', 'collect-failed'].includes(record.stop_reason ?? '')
+  if (exit.exitCode === 0 && failedAfterAll) return new ExitRequest(1)
   return new ExitRequest(exit.exitCode ?? 1)
 }

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path'
-import { UsageError } from '../../errors.js'
+import { IllegalStateError, UsageError } from '../../errors.js'
 import type { RepoInfo } from '../../git/repo.js'
 import type { Permission } from '../../providers/schema.js'
+import { MIN_PREFIX_LENGTH } from '../record/ids.js'
 import { SCHEMA_VERSION, type SessionRecord } from '../record/schema.js'
 import { taskHash } from '../record/task.js'
 
@@ -104,6 +105,8 @@ export interface WorkspaceFacts {
 
 export interface NewSession {
   id: string
+  /** `run --name`. */
+  name?: string
   provider: string
   permission: Permission
   workspace: WorkspaceFacts
@@ -127,6 +130,7 @@ export function newSessionRecord(session: NewSession): SessionRecord {
   const at = session.now.toISOString()
   return {
     id: session.id,
+    ...(session.name ? { name: session.name } : {}),
     provider: session.provider,
     permission: session.permission,
     status: 'RUNNING',
@@ -164,6 +168,35 @@ export function newSessionRecord(session: NewSession): SessionRecord {
   }
 }
 
+/**
+ * Why `run --session-id <id>` may not make a new session of that id, or null: `id` is a session's name, or a
+ * prefix of at least MIN_PREFIX_LENGTH characters of existing ids, which from then on would reach the new session
+ * (an exact id wins) instead of theirs. `ids`: the ids on record; `named`: the session whose name `id` is.
+ */
+export function sessionIdClash(
+  id: string,
+  ids: readonly string[],
+  named: string | null,
+): IllegalStateError | null {
+  if (named !== null) {
+    return new IllegalStateError(
+      `--session-id "${id}" is the name of session ${named}`,
+      `resume that one with "harness session resume ${id}", or choose another id`,
+      'SESSION_ID_CLASH',
+    )
+  }
+  if (id.length < MIN_PREFIX_LENGTH) return null
+  const prefixed = ids.filter((other) => other !== id && other.startsWith(id)).sort()
+  if (prefixed.length === 0) return null
+  return new IllegalStateError(
+    `--session-id "${id}" is a prefix of session${prefixed.length > 1 ? 's' : ''} ${prefixed.join(', ')}: a new session "${id}" would be what "${id}" reaches from then on`,
+    prefixed.length === 1
+      ? `to resume it, give its whole id (--session-id ${prefixed[0]}); else choose another id`
+      : 'to resume one, give its whole id; else choose another id',
+    'SESSION_ID_CLASH',
+  )
+}
+
 /** The flags of `harness run` that a resume through --session-id looks at. */
 export interface ResumeFlags {
   agent?: string
@@ -174,6 +207,7 @@ export interface ResumeFlags {
   worktree: boolean
   extraArgs: string[]
   contextFrom?: string[]
+  name?: string
 }
 
 /**
@@ -190,6 +224,7 @@ export function resumeRefusal(id: string, flags: ResumeFlags): UsageError | null
     flags.branch !== undefined && '--branch',
     !flags.worktree && '--no-worktree',
     flags.extraArgs.length > 0 && 'arguments after --',
+    flags.name !== undefined && '--name',
   ].filter(Boolean)
   if (ignored.length) {
     return new UsageError(

@@ -14,9 +14,11 @@ import { assertBudgetable, pricingFor, type RunBudget } from '../budget.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
 import { assertValidSessionId, generateSessionId } from '../record/ids.js'
+import { assertValidName, nameTakenError } from '../record/names.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import { assertAllowedAsUser } from './launch.js'
 import { type BackendOptions, chosenBackend } from './place.js'
+import { sessionIdClash } from './plan.js'
 import { agentMode, hostedInTmux, invocationMode } from './run-mode.js'
 import type { RunPlan } from './runner.js'
 
@@ -30,6 +32,8 @@ export interface StartOptions {
   base?: string
   branch?: string
   sessionId?: string
+  /** `run --name`: unique in the project, accepted wherever an id is. */
+  name?: string
   detach: boolean
   /** Host the interactive agent in a tmux session (docs/tmux.md); undefined: as config `interactive.host` says. */
   tmux?: boolean
@@ -54,6 +58,7 @@ export interface StartOptions {
 /** Flags that are wrong on their own, before anything is read (a run and its dry run alike). */
 export function checkStartOptions(options: StartOptions): void {
   if (options.sessionId !== undefined) assertValidSessionId(options.sessionId)
+  if (options.name !== undefined) assertValidName(options.name)
   if (!options.worktree && (options.base || options.branch)) {
     throw new UsageError('--base and --branch need a worktree', 'drop --no-worktree')
   }
@@ -112,6 +117,15 @@ export async function prepareStart(
   const pricing = budget
     ? assertBudgetable({ budgetUsd: budget.limit_usd, provider, model, mode, config })
     : null
+  // Before anything is made (the name is taken for good, atomically, with the record).
+  if (options.sessionId !== undefined) {
+    const clash = sessionIdClash(options.sessionId, store.ids(), store.idOfName(options.sessionId))
+    if (clash) throw clash
+  }
+  if (options.name !== undefined) {
+    const owner = store.idOfName(options.name) ?? (store.exists(options.name) ? options.name : null)
+    if (owner !== null) throw nameTakenError(options.name, owner)
+  }
   const id = options.sessionId ?? (await unusedId(store))
   const invocation = buildAgentInvocation({
     provider,

@@ -1,6 +1,6 @@
 import type { HarnessConfig, ModelPricing } from '../../config.js'
 import { IllegalStateError, SessionNotFoundError } from '../../errors.js'
-import { ensureProjectDirs, type ProjectPaths } from '../../project.js'
+import type { ProjectPaths } from '../../project.js'
 import {
   buildAgentInvocation,
   type ResolvedProvider,
@@ -16,6 +16,7 @@ import {
   spentUsd,
 } from '../budget.js'
 import type { SessionEnv } from '../ports.js'
+import { ensureProject } from '../project-index.js'
 import { getSession } from '../query/query.js'
 import { agentDirFor, ensureAgentDir } from '../record/agent-files.js'
 import { transition } from '../record/lifecycle.js'
@@ -64,9 +65,9 @@ export async function resumeSession(
     const { assertExecutable } = await import('../../process/supervisor.js')
     await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
   }
-  await ensureWorktree(ctx, session, paths.sessionsDir)
+  await ensureWorktree(ctx, verified, paths.sessionsDir)
   if (options.checkpoint !== undefined) await restoreFirst(ctx, store, verified, options.checkpoint, paths)
-  ensureProjectDirs(paths)
+  await ensureProject(ctx.env, paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
   const planned = runPlan(ctx, {

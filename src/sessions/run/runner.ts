@@ -1,7 +1,6 @@
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExternalToolError } from '../../errors.js'
-import type { WorktreeState } from '../../git/snapshot.js'
 import { type LongTimer, longTimeout } from '../../long-timer.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
@@ -15,6 +14,7 @@ import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
+import { changedFiles, checkpointQuietly, settleRun, worktreeAtEnd } from './run-end.js'
 import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
@@ -110,14 +110,20 @@ export async function supervise(
     tee: plan.mode === 'headless' ? extras.tee : undefined,
   }
   let logStart = 0
-  const interval = intervalCheckpoints(plan, store)
+  // The run's end (collecting, checkpoints, files_modified) is given up when a stop is asked for after the
+  // agent exited: a git hung on what the agent left never holds the run for good.
+  const ending = new AbortController()
+  const interval = intervalCheckpoints(plan, store, ending.signal)
   const stopRequested = new AbortController()
+  let agentExited = false
   let requested: StopRequest | undefined
   const onRequest = (request: StopRequest) => {
     requested = request
     stopRequested.abort()
+    if (agentExited) ending.abort()
   }
-  let watches: StopWatch[] = []
+  let stopWatch: StopWatch | undefined
+  let limits: StopWatch[] = []
   let reserve: SpaceReserve | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
@@ -125,7 +131,9 @@ export async function supervise(
       beforeSpawn: async () => {
         launch.logFd = await begin()
         logStart = launch.logFd === undefined ? 0 : fdSize(launch.logFd)
-        watches = stopWatches(plan, store, launch.logFd, logStart, onRequest)
+        // From the moment the run is committed: a kill that dies before signalling us is still carried out.
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, onRequest)
+        limits = runLimits(plan, store, launch.logFd, logStart, onRequest)
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
       },
       started: async (pid, identity) => {
@@ -143,62 +151,59 @@ export async function supervise(
       stopRequested: stopRequested.signal,
     })
   } catch (error) {
+    stopWatch?.close()
     reserve?.release()
+    await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
-    for (const watch of watches) watch.close()
+    for (const limit of limits) limit.close()
   }
+  agentExited = true
   try {
-    await extras.ended?.()
-    if (plan.settle) await settleRun(plan, store)
-    await interval.stop()
-    const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
-    return { record, exit: supervised.exit }
+    const run = { logFd: launch.logFd, logStart, reserve, signal: ending.signal }
+    return await endRun(plan, store, supervised.exit, { ...run, ended: extras.ended, interval })
   } finally {
+    stopWatch?.close()
     reserve?.release()
     supervised.release()
   }
 }
 
 /**
- * What may stop the run besides a signal, from the moment it is committed: a committed stop_request (so a kill
- * that dies before signalling the supervisor is still carried out), its `--timeout`, and its budget.
+ * What stops the run while its agent runs, besides a signal or a stop request: its `--timeout` (any length:
+ * long-timer.ts) and its budget, each as a pause request harness commits itself.
  */
-function stopWatches(
+function runLimits(
   plan: RunPlan,
   store: SessionStore,
   logFd: number | undefined,
   logStart: number,
   onRequest: (request: StopRequest) => void,
 ): StopWatch[] {
-  const watches = [watchStopRequest(store, plan.id, plan.runN, onRequest)]
+  const limits: StopWatch[] = []
   if (plan.timeoutMs) {
     const deadline = { ms: plan.timeoutMs, graceMs: DEFAULT_GRACE_MS, pid: process.pid }
-    watches.push(watchDeadline(store, plan.id, plan.runN, deadline, onRequest))
+    limits.push(watchDeadline(store, plan.id, plan.runN, deadline, onRequest))
   }
-  if (logFd !== undefined && plan.budget) watches.push(watchBudget(plan, store, logFd, logStart, onRequest))
-  return watches
+  if (logFd !== undefined && plan.budget) limits.push(watchBudget(plan, store, logFd, logStart, onRequest))
+  return limits
 }
 
-/**
- * A container run's end (docs/backends.md): the container is forced down if its client was killed and
- * removed, and the agent's commits come back to the branch, before the outcome is recorded.
- */
-async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
-  const settle = plan.settle
-  if (!settle) return
-  const { backendFor } = await import('../backends/registry.js')
-  const backend = await backendFor('container')
-  const env = plan.supervisorEnv ?? plan.env
-  const collected = await backend.settle(settle, env, { ours: true }).catch((error: unknown) => ({
-    kind: 'failed',
-    reason: error instanceof Error ? error.message : String(error),
-  }))
-  await store.update(plan.id, (current) =>
-    current.container && current.container.id === settle.container.id
-      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
-      : undefined,
-  )
+/** Once the agent has exited: its work collected (a container run), the run-end steps, the outcome recorded. */
+async function endRun(
+  plan: RunPlan,
+  store: SessionStore,
+  exit: AgentExit,
+  run: Omit<Parameters<typeof recordOutcome>[3], 'settled'> & {
+    ended: SuperviseExtras['ended']
+    interval: { stop(): Promise<void> }
+  },
+): Promise<RunResult> {
+  await run.ended?.()
+  const settled = await settleRun(plan, run.signal)
+  await run.interval.stop()
+  const record = await recordOutcome(plan, store, exit, { ...run, settled })
+  return { record, exit }
 }
 
 /**
@@ -209,21 +214,27 @@ async function recordOutcome(
   plan: RunPlan,
   store: SessionStore,
   exit: AgentExit,
-  logFd: number | undefined,
-  logStart: number,
-  reserve: SpaceReserve | undefined,
+  run: {
+    logFd: number | undefined
+    logStart: number
+    reserve: SpaceReserve | undefined
+    /** The record with how a container run's work was collected (run-end.ts). */
+    settled: (record: SessionRecord) => SessionRecord
+    signal: AbortSignal
+  },
 ): Promise<SessionRecord> {
+  const { logFd, logStart, reserve, settled, signal } = run
   // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
   // checkpoint and files_modified.
-  const worktree = worktreeAtEnd(plan)
+  const worktree = worktreeAtEnd(plan, signal)
   const [, captured, read, reportedError, files] = await Promise.all([
-    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
+    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state, signal)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
     runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
-    worktree.then((state) => changedFiles(plan, state)),
+    worktree.then((state) => changedFiles(plan, state, signal)),
   ])
   const logError = exit.logFailure && describeLogFailure(exit.logFailure)
   const usage = withPricedCost(read.usage, plan.pricing ?? null)
@@ -235,7 +246,7 @@ async function recordOutcome(
   reserve?.release()
   try {
     return await store.update(plan.id, (current) =>
-      endedRecord(current, plan.runN, runExit, {
+      endedRecord(settled(current), plan.runN, runExit, {
         usage: logFd === undefined ? undefined : { logStart, usage },
         agentSessionId: captured,
         files,
@@ -246,7 +257,7 @@ async function recordOutcome(
     if (!(error instanceof DiskFaultError)) throw error
     // Still no room for the whole record: the outcome alone, which is what must not be lost.
     return store.update(plan.id, (current) => {
-      const ended = applyRunExit(current, plan.runN, runExit)
+      const ended = applyRunExit(settled(current), plan.runN, runExit)
       return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
     })
   }
@@ -285,51 +296,15 @@ function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
   }
 }
 
-/** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
-async function checkpointQuietly(
-  plan: RunPlan,
-  store: SessionStore,
-  trigger: 'interval' | 'run-end',
-  state?: WorktreeState,
-): Promise<void> {
-  if (!plan.checkpoints) return
-  try {
-    const { takeCheckpoint } = await import('../work/checkpoints.js')
-    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
-    const projectRoot = dirname(dirname(plan.sessionsDir))
-    await takeCheckpoint(store, plan.id, {
-      trigger,
-      onlyIfChanged: true,
-      env: plan.env,
-      state,
-      projectRoot,
-      now: new Date(),
-    })
-  } catch {}
-}
-
-/**
- * The worktree as the run left it, when both the run-end checkpoint and files_modified need it; undefined
- * otherwise, or when it cannot be read (each then reads it itself, or fails quietly as before).
- */
-async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> {
-  if (!plan.checkpoints || !plan.changesAgainst) return undefined
-  try {
-    const { readWorktreeState } = await import('../../git/snapshot.js')
-    return await readWorktreeState(plan.changesAgainst.dir, {
-      env: plan.env,
-      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
-    })
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
  * interval starts when the previous checkpoint is done, so a slow one never piles up.
  */
-function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Promise<void> } {
+function intervalCheckpoints(
+  plan: RunPlan,
+  store: SessionStore,
+  ending: AbortSignal,
+): { stop(): Promise<void> } {
   const intervalMs = plan.checkpoints?.intervalMs ?? 0
   if (intervalMs <= 0) return { stop: async () => {} }
   let stopped = false
@@ -343,7 +318,7 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
         timer = longTimeout(resolve, intervalMs)
       })
       if (stopped) return
-      await checkpointQuietly(plan, store, 'interval')
+      await checkpointQuietly(plan, store, 'interval', undefined, ending)
     }
   })()
   return {
@@ -353,17 +328,6 @@ function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Prom
       wake?.()
       await loop
     },
-  }
-}
-
-/** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
-async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<string[] | undefined> {
-  if (!plan.changesAgainst) return undefined
-  try {
-    const { filesModified } = await import('../../git/diff.js')
-    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env }, state)
-  } catch {
-    return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
   }
 }
 

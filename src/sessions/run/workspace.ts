@@ -1,16 +1,12 @@
 import { dirname, join } from 'node:path'
 import { type HarnessConfig, worktreeRoot, worktreeSetupCommand } from '../../config.js'
 import { entryExists, makeDirs, setMode } from '../../disk/door.js'
-import {
-  ExitRequest,
-  errorMessage,
-  HarnessError,
-  IllegalStateError,
-  SessionNotFoundError,
-} from '../../errors.js'
+import { ExitRequest, errorMessage, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
-import type { SessionRecord } from '../record/schema.js'
+import type { Checkpoint, SessionRecord } from '../record/schema.js'
+import type { VerifiedSession } from '../record/seal.js'
+import { describeRecreation, planRecreation, putBackFiles, recreationFacts } from '../recreation.js'
 import { planWorkspace, type WorkspaceFacts, type WorkspacePlan, type WorkspaceRequest } from './plan.js'
 import { isDir } from './run-plan.js'
 import { type SignalGuard, signalExit, throwIfSignalled } from './signal-guard.js'
@@ -48,10 +44,8 @@ export async function prepareWorkspace(
   }
   const { resolveCommit } = await import('../../git/worktree.js')
   const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
-  // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
-  return settingUp(paths.sessionsDir, id, () =>
-    makeWorktree(ctx, config, plan, baseCommit, abort, paths.sessionsDir),
-  )
+  // The caller holds the session's set-up claim (`claimSetUp`): no other run makes this worktree meanwhile.
+  return makeWorktree(ctx, config, plan, baseCommit, abort, paths.sessionsDir)
 }
 
 /** Makes the planned worktree and branch at `baseCommit`, then sets it up; undone if the set-up fails. */
@@ -169,20 +163,31 @@ const SHARED_GIT_PATIENCE_MS = 300_000
  * is refused at once (exit 4); a lock left by a dead command is broken.
  */
 export async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+  const claim = await claimSetUp(sessionsDir, id)
+  try {
+    return await fn()
+  } finally {
+    claim.release()
+  }
+}
+
+/**
+ * The claim on session `id`'s set-up (`sessions/<id>.worktree.lock`): a new run holds it from before it makes
+ * anything until its record is committed, so that what it made, and what it undoes when it fails, is its own;
+ * a second run with the same `--session-id` is refused at once (exit 4) and touches nothing. A lock left by a
+ * dead command is broken.
+ */
+export async function claimSetUp(sessionsDir: string, id: string): Promise<{ release(): void }> {
   const { FileLock } = await import('../record/lock.js')
   const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
   if (!lock) {
     throw new IllegalStateError(
-      `the worktree of session "${id}" is being set up by another command`,
+      `session "${id}" is being set up by another command`,
       undefined,
       'SESSION_BUSY',
     )
   }
-  try {
-    return await fn()
-  } finally {
-    lock.release()
-  }
+  return lock
 }
 
 /** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
@@ -210,44 +215,58 @@ async function setUpWorktree(
   })
 }
 
-/** Resume always runs inside the session's worktree: recreated from its branch if it was removed. */
+/**
+ * Resume always runs inside the session's worktree: recreated from its branch if it was removed, with the files
+ * of its latest checkpoint when that was taken on the branch's tip (what the run left uncommitted), or from
+ * that checkpoint when the branch is gone too (sessions/recreation.ts decides; `session path` says the same).
+ */
 export async function ensureWorktree(
   ctx: SessionEnv,
-  session: SessionRecord,
+  session: VerifiedSession<SessionRecord>,
   sessionsDir: string,
 ): Promise<void> {
   if (isDir(session.worktree_dir)) return
-  if (!session.is_worktree || !session.git_branch) {
-    throw new IllegalStateError(`the directory of session "${session.id}" is gone: ${session.worktree_dir}`)
-  }
-  const branch = session.git_branch
-  await settingUp(sessionsDir, session.id, async () => {
-    if (isDir(session.worktree_dir)) return
-    const { recreateWorktree } = await import('../../git/worktree.js')
-    const repoDir = session.base_dir ?? (await ctx.project()).root
-    try {
-      await sharedGitStep(sessionsDir, () =>
-        recreateWorktree({ repoDir, path: session.worktree_dir, branch, env: ctx.env }),
+  const { id, worktree_dir: dir } = session
+  const repoDir = session.base_dir ?? (await ctx.project()).root
+  await settingUp(sessionsDir, id, async () => {
+    if (isDir(dir)) return
+    const plan = planRecreation(session, await recreationFacts(session, repoDir, ctx.env))
+    if (plan.kind === 'none') {
+      throw new IllegalStateError(
+        `session "${id}" cannot be resumed: its worktree ${dir} is gone and ${plan.why}`,
+        `snapshots of its work, if any, are under refs/harness/${id}/ ("git for-each-ref refs/harness/${id}/")`,
+        session.is_worktree && session.git_branch ? 'BRANCH_MISSING' : 'WORKTREE_GONE',
       )
-      setMode(session.worktree_dir, 0o700)
+    }
+    const worktree = await import('../../git/worktree.js')
+    try {
+      await sharedGitStep(sessionsDir, async () => {
+        if (plan.kind === 'branch') {
+          await worktree.recreateWorktree({ repoDir, path: dir, branch: plan.branch, env: ctx.env })
+        } else {
+          const base = plan.checkpoint.head
+          await worktree.createWorktree({ repoDir, path: dir, branch: plan.branch, base, env: ctx.env })
+        }
+      })
+      setMode(dir, 0o700)
     } catch (error) {
       // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.
-      const store = await ctx.store()
-      if (!store.exists(session.id)) throw new SessionNotFoundError(session.id)
-      const { branchTip } = await import('../../git/repo.js')
-      const gone = await branchTip(repoDir, branch, { env: ctx.env }).then(
-        (tip) => tip === null,
-        () => false,
-      )
-      if (gone || (error instanceof HarnessError && error.code === 'BRANCH_MISSING')) {
-        throw new IllegalStateError(
-          `session "${session.id}" cannot be resumed: its worktree ${session.worktree_dir} and its branch "${branch}" are gone`,
-          `snapshots of its work, if any, are under refs/harness/${session.id}/ ("git for-each-ref refs/harness/${session.id}/")`,
-          'BRANCH_MISSING',
-        )
-      }
+      if (!(await ctx.store()).exists(id)) throw new SessionNotFoundError(id)
       throw error
     }
-    ctx.notice(`harness: recreated worktree ${session.worktree_dir} from branch ${branch}`)
+    const restore = plan.kind === 'branch' ? plan.restore : plan.checkpoint
+    if (restore) await restoreFiles(ctx, id, dir, restore)
+    ctx.notice(`harness: recreated worktree ${dir} ${describeRecreation(plan)}`)
   })
+}
+
+/** The files of a checkpoint put back into a worktree just made: a failure leaves it as made, and says how. */
+async function restoreFiles(ctx: SessionEnv, id: string, dir: string, checkpoint: Checkpoint): Promise<void> {
+  try {
+    await putBackFiles(dir, checkpoint, { env: ctx.env, why: `resume ${id}` })
+  } catch (error) {
+    ctx.warn(
+      `could not put back the files of checkpoint ${checkpoint.n} of session ${id} (${errorMessage(error)}): "harness session restore ${id} ${checkpoint.n}" tries again`,
+    )
+  }
 }

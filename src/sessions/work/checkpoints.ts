@@ -29,6 +29,8 @@ export interface TakeCheckpointOptions {
    * read once for both this checkpoint and `files_modified`.
    */
   state?: WorktreeState
+  /** Gives up (a run's end that a stop asked to finish). */
+  signal?: AbortSignal
 }
 
 export interface TakenCheckpoint {
@@ -90,7 +92,7 @@ export async function takeCheckpoint(
   const git = await import('../../git/checkpoint.js')
   const { readWorktreeState } = await import('../../git/snapshot.js')
   // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
-  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp'), signal: options.signal }
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
     if (!session) throw new IllegalStateError(`session "${id}" no longer exists`, undefined, 'SESSION_GONE')

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { pathExists } from '../../disk/door.js'
-import { IllegalStateError, UsageError } from '../../errors.js'
+import { IllegalStateError, shellWord, UsageError } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import type { MainWorktree, PendingWork } from '../../git/merge.js'
 import type { SessionEnv } from '../ports.js'
@@ -196,7 +196,7 @@ async function mainRefusals({ main, base, git, gitOptions }: MergePlace): Promis
     refusals.push({
       code: 'WRONG_BRANCH',
       message: `the main worktree ${main.path} is on ${main.branch ? `branch "${main.branch}"` : 'a detached HEAD'}, not on the session's base branch "${base}"`,
-      hint: `switch it first: git -C ${main.path} switch ${base}`,
+      hint: `switch it first: git -C ${shellWord(main.path)} switch ${shellWord(base)}`,
     })
   }
   const dirty = await git.trackedChanges(main.path, gitOptions)

@@ -111,20 +111,15 @@ describe('diffReport', () => {
 describe('filesModified', () => {
   test('sorted paths changed by commits, edits, deletions, renames (both sides) and untracked files', async () => {
     const { repo, path, base } = await session()
-    expect(await filesModified(path, base, { env: repo.env })).toEqual([
-      'README.md',
-      'committed.txt',
-      'gone.txt',
-      'new name.txt',
-      'old name.txt',
-      'untracked file.txt',
-    ])
-    expect(await filesModified(path, 'harness/d1', { env: repo.env })).toEqual([
-      'README.md',
-      'gone.txt',
-      'new name.txt',
-      'old name.txt',
-      'untracked file.txt',
-    ])
+    expect(await filesModified(path, base, { env: repo.env })).toEqual({
+      files: ['README.md', 'committed.txt', 'gone.txt', 'new name.txt', 'old name.txt', 'untracked file.txt'],
+      added: ['committed.txt', 'new name.txt', 'untracked file.txt'],
+      deleted: ['gone.txt', 'old name.txt'],
+    })
+    expect(await filesModified(path, 'harness/d1', { env: repo.env })).toEqual({
+      files: ['README.md', 'gone.txt', 'new name.txt', 'old name.txt', 'untracked file.txt'],
+      added: ['new name.txt', 'untracked file.txt'],
+      deleted: ['gone.txt', 'old name.txt'],
+    })
   })
 })

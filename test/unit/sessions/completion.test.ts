@@ -22,6 +22,20 @@ describe("completion's values, through the port", () => {
     ])
   })
 
+  test('session names follow the ids, each saying which session it names', async () => {
+    const { env } = fakeEnv({
+      records: [
+        finishedRecord('old00001', { created_at: '2026-09-01T00:00:00.000Z', prompt: 'a', name: 'auth' }),
+        finishedRecord('new00001', { created_at: '2026-09-02T00:00:00.000Z', prompt: 'b' }),
+      ],
+    })
+    expect(await completionSources(env, (s) => s.prompt ?? '').sessions()).toEqual([
+      { value: 'new00001', description: 'COMPLETED b' },
+      { value: 'old00001', description: 'COMPLETED a' },
+      { value: 'auth', description: 'old00001 COMPLETED a', isName: true },
+    ])
+  })
+
   test("chain names from the port's chains, agents from its config", async () => {
     const { env } = fakeEnv({
       chains: [{ name: 'nightly', steps: [{}, {}] }],

@@ -144,6 +144,28 @@ describe('endedRecord: status and fields from the exit facts', () => {
     })
   })
 
+  it('exit 0 whose work could not be collected (a container run) is FAILED collect-failed, exit 1; a failing agent keeps its own', () => {
+    const collected = { kind: 'failed', reason: 'the disk is full' }
+    const withFault = (record: ReturnType<typeof running>) => ({
+      ...record,
+      container: {
+        engine: 'podman',
+        image: 'i',
+        network: 'none',
+        env: [],
+        id: 'c',
+        created: 't',
+        name: 'n',
+        collected,
+      },
+    })
+    const ok = endedRecord(withFault(running()), 1, { exitCode: 0, signal: null }, {}, NOW)
+    expect(ok).toMatchObject({ status: 'FAILED', exit_code: 1, stop_reason: 'collect-failed' })
+    expect(ok?.runs?.[0]).toMatchObject({ exit_code: 0 })
+    const failing = endedRecord(withFault(running()), 1, { exitCode: 3, signal: null }, {}, NOW)
+    expect(failing).toMatchObject({ status: 'FAILED', exit_code: 3, stop_reason: 'exit-code' })
+  })
+
   it('is undefined when the record is no longer this run to finish', () => {
     expect(endedRecord(running(), 2, { exitCode: 0, signal: null }, {}, NOW)).toBeUndefined()
     expect(end({ exitCode: 0, signal: null }, running({ status: 'KILLED' }))).toBeUndefined()
@@ -158,7 +180,7 @@ describe('endedRecord: status and fields from the exit facts', () => {
       {
         usage: { logStart: 120, usage },
         agentSessionId: 'thread-1',
-        files: ['a.ts', 'b.ts'],
+        files: { files: ['a.ts', 'b.ts'], added: ['b.ts'], deleted: [] },
         logError: 'the log is incomplete',
       },
       NOW,
@@ -167,6 +189,8 @@ describe('endedRecord: status and fields from the exit facts', () => {
     expect(ended).toMatchObject({
       agent_session_id: 'thread-1',
       files_modified: ['a.ts', 'b.ts'],
+      files_added: ['b.ts'],
+      files_deleted: [],
       log_error: 'the log is incomplete',
     })
     expect(ended?.cost).toBeTruthy()

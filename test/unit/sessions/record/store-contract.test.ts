@@ -42,6 +42,48 @@ describe.each(stores)('%s honours the record store contract', (_name, make) => {
     expect(store.get('cont0001')?.rev).toBe(2)
   })
 
+  test('paused_at is set by the write that makes the session PAUSED, and kept after', async () => {
+    const store = make()
+    await store.create(sessionRecord('cont0001', { status: 'RUNNING' }))
+    expect(store.get('cont0001')?.paused_at ?? null).toBeNull()
+    const paused = await store.update('cont0001', (r) => ({ ...r, status: 'PAUSED' }))
+    expect(paused.paused_at).toBe(paused.updated_at)
+    const touched = await store.update('cont0001', (r) => ({ ...r, prompt: 'again' }))
+    expect(touched.paused_at).toBe(paused.paused_at)
+    const resumed = await store.update('cont0001', (r) => ({ ...r, status: 'RUNNING' }))
+    expect(resumed.paused_at).toBe(paused.paused_at)
+    // A caller cannot forget it: a pause that does not name it still gets it.
+    const again = await store.update('cont0001', (r) => ({ ...r, status: 'PAUSED', paused_at: null }))
+    expect(again.paused_at).toBe(again.updated_at)
+    expect(store.get('cont0001')?.paused_at).toBe(again.updated_at)
+  })
+
+  test('a record with a name takes it: idOfName finds it; a taken name, or an id, is NAME_TAKEN', async () => {
+    const store = make()
+    await store.create(sessionRecord('cont0001', { name: 'auth' }))
+    expect(store.idOfName('auth')).toBe('cont0001')
+    expect(store.idOfName('other')).toBeNull()
+    await expect(store.create(sessionRecord('cont0002', { name: 'auth' }))).rejects.toMatchObject({
+      code: 'NAME_TAKEN',
+      exitCode: 4,
+      message: 'the name "auth" is taken by session cont0001',
+    })
+    expect(store.exists('cont0002')).toBe(false)
+    await expect(store.create(sessionRecord('cont0003', { name: 'cont0001' }))).rejects.toMatchObject({
+      code: 'NAME_TAKEN',
+      message: 'the name "cont0001" is the id of session cont0001',
+    })
+    await expect(store.create(sessionRecord('cont0004', { name: 'beef12' }))).rejects.toMatchObject({
+      code: 'INVALID_NAME',
+      exitCode: 2,
+    })
+    // Once its session is gone, the name is free again.
+    await store.delete('cont0001')
+    expect(store.idOfName('auth')).toBeNull()
+    await store.create(sessionRecord('cont0005', { name: 'auth' }))
+    expect(store.idOfName('auth')).toBe('cont0005')
+  })
+
   test('the function given to update gets a copy: changing it in place writes nothing', async () => {
     const store = make()
     await store.create(sessionRecord('cont0001', { status: 'RUNNING' }))

@@ -429,6 +429,53 @@ describe('SessionStore reading damaged folders', () => {
     ])
   })
 
+  it('repairs a corrupt record from a valid <id>.json.tmp (the plain temp name), not deletes it', async () => {
+    const { store, dir, problems } = newStore()
+    await store.create(sessionRecord('plain001'))
+    const current = onDisk(dir, 'plain001')
+    writeFileSync(join(dir, 'plain001.json'), '{"id": "plain001", "pro')
+    writeFileSync(join(dir, 'plain001.json.tmp'), JSON.stringify({ ...current, prompt: 'kept' }))
+    expect(store.get('plain001')).toMatchObject({ prompt: 'kept' })
+    expect(onDisk(dir, 'plain001')).toMatchObject({ prompt: 'kept' })
+    expect(readdirSync(dir)).toEqual(['plain001.json'])
+    expect(problems.map((p) => p.reason)).toEqual([
+      expect.stringMatching(/corrupt record repaired from plain001\.json\.tmp/),
+    ])
+  })
+
+  it("a name's index counts only while its record carries the name; a failed create leaves none", async () => {
+    const { store, dir } = newStore()
+    const names = join(dir, '..', 'names')
+    await store.create(sessionRecord('name0001'))
+    // Planted (or left by a killed run): an index naming a record that does not carry the name.
+    mkdirSync(names, { recursive: true })
+    writeFileSync(join(names, 'auth'), 'name0001\n')
+    expect(store.idOfName('auth')).toBeNull()
+    await store.create(sessionRecord('name0002', { name: 'auth' }))
+    expect(readFileSync(join(names, 'auth'), 'utf8')).toBe('name0002\n')
+    expect(store.idOfName('auth')).toBe('name0002')
+    // A create that fails (its id is taken) takes no name.
+    await expect(store.create(sessionRecord('name0001', { name: 'other' }))).rejects.toMatchObject({
+      code: 'SESSION_EXISTS',
+    })
+    expect(existsSync(join(names, 'other'))).toBe(false)
+    expect(readdirSync(names).sort()).toEqual(['auth'])
+  })
+
+  it('restore brings a name back, unless another session holds it now', async () => {
+    const { store, dir } = newStore()
+    await store.create(sessionRecord('arch0001', { name: 'kept' }))
+    const bytes = readFileSync(join(dir, 'arch0001.json'))
+    await store.delete('arch0001')
+    await store.restore('arch0001', bytes)
+    expect(store.idOfName('kept')).toBe('arch0001')
+    await store.delete('arch0001')
+    await store.create(sessionRecord('newr0001', { name: 'kept' }))
+    await store.restore('arch0001', bytes)
+    expect(store.get('arch0001')?.name).toBe('kept')
+    expect(store.idOfName('kept')).toBe('newr0001')
+  })
+
   it('a corrupt record with no valid leftover stays as it is', async () => {
     const { store, dir } = newStore()
     mkdirSync(dir, { recursive: true })

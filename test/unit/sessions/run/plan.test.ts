@@ -6,6 +6,7 @@ import {
   newSessionRecord,
   planWorkspace,
   resumeRefusal,
+  sessionIdClash,
   type WorkspaceFacts,
 } from '../../../../src/sessions/run/plan.js'
 
@@ -221,5 +222,34 @@ describe('resumeRefusal (run --session-id of an existing session)', () => {
     expect(resumeRefusal('ab12cd34', { ...plain, contextFrom: ['11111111'] })?.message).toMatch(
       /--context-from only starts new sessions/,
     )
+  })
+})
+
+describe('sessionIdClash (run --session-id of a new id)', () => {
+  const ids = ['918fa2b3', '918fc0de', '3f9a12c8', 'tidy-docs']
+
+  it('refuses a prefix of an existing id, naming the match (exit 4)', () => {
+    expect(sessionIdClash('3f9a', ids, null)).toMatchObject({
+      exitCode: 4,
+      code: 'SESSION_ID_CLASH',
+      message:
+        '--session-id "3f9a" is a prefix of session 3f9a12c8: a new session "3f9a" would be what "3f9a" reaches from then on',
+      hint: 'to resume it, give its whole id (--session-id 3f9a12c8); else choose another id',
+    })
+    expect(sessionIdClash('918f', ids, null)?.message).toContain('prefix of sessions 918fa2b3, 918fc0de')
+    expect(sessionIdClash('tidy', ids, null)?.message).toContain('prefix of session tidy-docs')
+  })
+
+  it("refuses a session's name, naming the session", () => {
+    expect(sessionIdClash('auth', ids, '3f9a12c8')).toMatchObject({
+      exitCode: 4,
+      message: '--session-id "auth" is the name of session 3f9a12c8',
+    })
+  })
+
+  it('allows a new id that reaches no other session: unrelated, longer than an id, or too short to be a prefix', () => {
+    expect(sessionIdClash('release-1', ids, null)).toBeNull()
+    expect(sessionIdClash('918fa2b3-retry', ids, null)).toBeNull()
+    expect(sessionIdClash('918', ids, null)).toBeNull()
   })
 })
