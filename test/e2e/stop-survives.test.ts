@@ -146,4 +146,32 @@ describe('stops that survive their requester', () => {
       stop_request: null,
     })
   })
+
+  test('an agent killed by a signal from elsewhere while a committed kill waits on a slow supervisor is KILLED', async () => {
+    // The kill's request was committed first (SPEC §4); the supervisor, frozen (a busy machine), never got to
+    // signal the agent itself, which died meanwhile of a SIGKILL to its group (the requester stopping it
+    // directly, or anyone). Recorded FAILED before: the supervisor judged the death a signal it did not send.
+    const { dir, env } = tmpPlainDir()
+    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '600'], {
+      cwd: dir,
+      env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, runs } = json<Rec>(run)
+    const supervisor = runs[0]?.supervisor_pid as number
+    const agent = runs[0]?.pid as number
+    await freezeOutsideLock(supervisor, join(dir, '.harness', 'sessions', `${id}.lock`))
+    try {
+      await killThatDies(dir, env, id)
+      process.kill(-agent, 'SIGKILL')
+      await waitFor('the agent to be gone', () => !isAlive(agent))
+    } finally {
+      process.kill(supervisor, 'SIGCONT')
+    }
+    const record = await waitFor('the outcome', () => {
+      const found = recordIfAny<Rec>(dir, id)
+      return found?.status !== 'RUNNING' ? found : undefined
+    })
+    expect(record).toMatchObject({ status: 'KILLED', stop_reason: 'killed', exit_code: 137 })
+  })
 })

@@ -55,9 +55,20 @@ function pauseReason(request: StopRequest): string {
   return request.reason === 'budget' || request.reason === 'timeout' ? request.reason : 'paused'
 }
 
+/**
+ * The committed stop_request that decides the run's end, if any: one the stop carried out (it signalled the
+ * agent), or one the agent died under by a signal, whoever sent it (the requester stopping it directly while the
+ * supervisor was slow, or the agent's group killed meanwhile): the request was committed before that exit. An
+ * agent that exited by itself (an exit code) before the stop reached it keeps its own status.
+ */
+function decidingRequest(record: SessionRecord, exit: RunExit): StopRequest | null {
+  const request = record.stop_request ?? null
+  return exit.stopped || (request && exit.signal && !exit.spawnError) ? request : null
+}
+
 /** The event and stop_reason of a run's end: the rule itself (see `applyRunExit`). */
 function decideEnd(record: SessionRecord, exit: RunExit): { event: SessionEvent; stopReason: string } {
-  const request = exit.stopped ? record.stop_request : null
+  const request = decidingRequest(record, exit)
   if (request?.action === 'kill') return { event: 'kill', stopReason: 'killed' }
   if (request?.action === 'pause') return { event: 'pause', stopReason: pauseReason(request) }
   if (exit.interruptedBy && !record.stop_request) {
@@ -107,7 +118,7 @@ export function applyRunExit(
   const run = lastRun(record)
   if (record.status !== 'RUNNING' || !run || run.n !== runN) return undefined
   const at = now.toISOString()
-  const request = exit.stopped ? record.stop_request : null
+  const request = decidingRequest(record, exit)
   const { event, stopReason } = decideEnd(record, exit)
   const status = transition(record.status, event, record.id)
   const error = exit.spawnError ?? (stopReason === 'agent-error' ? exit.reportedError : undefined)

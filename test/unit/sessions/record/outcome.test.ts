@@ -112,6 +112,26 @@ describe('endedRecord: status and fields from the exit facts', () => {
     expect(end(first, running({ stop_request: kill }))).toMatchObject({ status: 'FAILED', exit_code: 3 })
   })
 
+  it('an agent that died of a signal under a committed request, whoever sent it, ends as the request says', () => {
+    // The requester stopped it directly while the supervisor was slow, or its group was killed meanwhile: the
+    // request was committed before that exit (SPEC §4), though the supervisor's own stop never reached it.
+    const killedElsewhere = { exitCode: null, signal: 'SIGKILL', stopped: false }
+    expect(end(killedElsewhere, running({ stop_request: kill }))).toMatchObject({
+      status: 'KILLED',
+      exit_code: 137,
+    })
+    const termed = { exitCode: null, signal: 'SIGTERM', stopped: false }
+    expect(end(termed, running({ stop_request: pause }))).toMatchObject({
+      status: 'PAUSED',
+      stop_reason: 'paused',
+    })
+    // An exit code is the agent's own ending: it keeps it.
+    const own = { exitCode: 3, signal: null, stopped: false }
+    expect(end(own, running({ stop_request: kill }))).toMatchObject({ status: 'FAILED', stop_request: null })
+    // Without a request, a signal harness did not send is a failure.
+    expect(end(killedElsewhere)).toMatchObject({ status: 'FAILED', stop_reason: 'signal' })
+  })
+
   it('a timeout is a pause harness asked for: PAUSED "timeout" keeping 124, unless the agent exited first', () => {
     const timeout = { ...pause, reason: 'timeout' }
     const stopped = { exitCode: null, signal: 'SIGTERM', stopped: true }
