@@ -61,7 +61,7 @@ const checks = [
 ]
 /** The files that run on both runtimes: the native pass runs them too, this list runs them again on node. */
 const NODE_PASS = [
-  'test/reliability/', // torn records under SIGKILL, lost updates under the lock, random kills of runs
+  'test/reliability/', // torn records under SIGKILL, lost updates under the lock, random kills of runs, the stress
   'test/e2e/run.test.ts', // the core run: argv, exit codes, detached supervisor, kill of a tree
   'test/e2e/stop-survives.test.ts', // a stop request outliving its client; the supervisor stops the tree
   'test/e2e/foreground-signals.test.ts', // signals to a foreground run and its process group
@@ -70,6 +70,7 @@ const NODE_PASS = [
   'test/e2e/tmux.test.ts', // runs hosted in tmux
   'test/e2e/watch.test.ts', // fs.watch under list --watch
   'test/e2e/disk-faults.test.ts', // a full disk and a read-only store
+  'test/e2e/timeout.test.ts', // run --timeout kept by each kind of supervisor
 ]
 
 const userArgs = process.argv.slice(2)

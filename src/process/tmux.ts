@@ -30,6 +30,16 @@ function tmuxEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return rest
 }
 
+/**
+ * How long one tmux control call may take (docs/security.md, "Deadlines"): a local socket answers in
+ * milliseconds, even on a busy machine; a hung server never does, and harness must not hang with it. Never
+ * applied to an attach, which the user holds.
+ */
+export const TMUX_CALL_DEADLINE_MS = 10_000
+
+/** What a control call that ran out of time reports (its process is killed). */
+const NO_ANSWER = `tmux did not answer within ${TMUX_CALL_DEADLINE_MS / 1000} s`
+
 function run(
   socket: string,
   args: string[],
@@ -39,8 +49,15 @@ function run(
     execFile(
       'tmux',
       [...socketArgs(socket), ...args],
-      { env: tmuxEnv(env), encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
+      {
+        env: tmuxEnv(env),
+        encoding: 'utf8',
+        maxBuffer: 4 * 1024 * 1024,
+        timeout: TMUX_CALL_DEADLINE_MS,
+        killSignal: 'SIGKILL',
+      },
       (error, stdout, stderr) => {
+        if (error?.killed) return resolve({ code: 124, stdout, stderr: NO_ANSWER })
         const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0
         resolve({
           code,
@@ -54,7 +71,12 @@ function run(
 
 /** tmux's version line ("tmux 3.3a"), or null when tmux cannot be run. For `doctor` and the --tmux check. */
 export function tmuxVersion(env: NodeJS.ProcessEnv): string | null {
-  const result = spawnSync('tmux', ['-V'], { env: tmuxEnv(env), encoding: 'utf8' })
+  const result = spawnSync('tmux', ['-V'], {
+    env: tmuxEnv(env),
+    encoding: 'utf8',
+    timeout: TMUX_CALL_DEADLINE_MS,
+    killSignal: 'SIGKILL',
+  })
   if (result.error || result.status !== 0) return null
   return result.stdout.trim() || null
 }

@@ -162,6 +162,33 @@ describe.skipIf(!runs)('container backend (podman)', () => {
     expect(sessionContainers(id)).toEqual([])
   })
 
+  test('run --timeout: the container is stopped, PAUSED "timeout", wait 124, no container left; resume works', async () => {
+    const repo = containerRepo()
+    // The resumed run (the same command) ends at once: the file is there by then.
+    const script = '[ -f again ] && exit 0; sleep 600'
+    const run = await cli(
+      ['run', '--detach', '--json', '--timeout', '2s', '-a', 'exec', '--', 'sh', '-c', script],
+      {
+        cwd: repo.dir,
+        env: repo.env,
+      },
+    )
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, worktree_dir } = json<Record>(run)
+    const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
+    expect(wait.exitCode).toBe(124)
+    expect(readRecord<Record>(repo.dir, id)).toMatchObject({ status: 'PAUSED', stop_reason: 'timeout' })
+    expect(sessionContainers(id)).toEqual([])
+    writeFileSync(join(worktree_dir, 'again'), '')
+    const resume = await cli(['session', 'resume', id, '--json'], {
+      cwd: repo.dir,
+      env: repo.env,
+      process: true,
+    })
+    expect(resume.exitCode, resume.stderr).toBe(0)
+    expect(sessionContainers(id)).toEqual([])
+  })
+
   test('a harness client killed with SIGKILL: wait still gives the agent its real exit code', async () => {
     const repo = containerRepo()
     const script =

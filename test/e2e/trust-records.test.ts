@@ -46,7 +46,7 @@ function onTerminal(
       output += chunk.toString()
     })
     // A generous ceiling: an attach that happened would hold the terminal until then.
-    const ceiling = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    const ceiling = setTimeout(() => child.kill('SIGKILL'), 60_000)
     child.on('exit', (code) => {
       clearTimeout(ceiling)
       resolve({ code, output })

@@ -102,14 +102,14 @@ describe('the outcome of a run that met its budget', () => {
     const ended = applyRunExit(running({ stop_request: budgetStop }), 1, {
       exitCode: 143,
       signal: null,
-      interrupted: true,
+      interruptedBy: 'SIGTERM',
       stopped: true,
     })
     expect(ended).toMatchObject({ status: 'PAUSED', stop_reason: 'budget', exit_code: null })
     const paused = applyRunExit(running({ stop_request: { action: 'pause', at } }), 1, {
       exitCode: 143,
       signal: null,
-      interrupted: true,
+      interruptedBy: 'SIGTERM',
       stopped: true,
     })
     expect(paused).toMatchObject({ status: 'PAUSED', stop_reason: 'paused' })

@@ -105,11 +105,11 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
     const { harness, outside } = layout()
     const log = join(harness, 'logs', 'abcd1234.log')
     symlinkSync(join(outside, 'keep.txt'), log)
-    await runHook(['false'], {}, log, process.env)
+    await runHook(['false'], {}, log, process.env, { patienceMs: 60_000, deadlineMs: 60_000 })
     expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
     // A plain log is noted in.
     rmSync(log)
-    await runHook(['false'], {}, log, process.env)
+    await runHook(['false'], {}, log, process.env, { patienceMs: 60_000, deadlineMs: 60_000 })
     expect(readFileSync(log, 'utf8')).toContain('[harness] hooks.on_status (false) exited with 1')
   })
 })

@@ -190,6 +190,7 @@ export function commitStopRequest(
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
 function agentGone(record: SessionRecord | null, processes: Processes): boolean {
+  if (record && lastRun(record)?.agent_exited) return true
   const agent = record ? runProcesses(record).agent : null
   return !!agent?.start_time && processes.check(agent) === 'dead'
 }
@@ -260,12 +261,22 @@ export function stopNotProduced(result: StopResult): HarnessError {
   )
 }
 
-/** The exit code `session wait` reports for a finished session (README.md, "Exit codes"). */
+/** What `wait` exits with for a session PAUSED for these reasons (SPEC §8), when the record keeps no code. */
+const PAUSED_EXIT_CODES: Record<string, number> = {
+  budget: ExitCode.BudgetReached,
+  timeout: ExitCode.Timeout,
+  interrupt: 130,
+  hangup: 129,
+  terminated: 143,
+}
+
+/**
+ * The exit code `session wait` reports for a finished session (README.md, "Exit codes"): its recorded code (an
+ * interrupted run keeps 130, 129, 143 or 124); for a pause, 6 at its budget, else 4.
+ */
 export function waitExitCode(record: SessionRecord): number {
   if (typeof record.exit_code === 'number') return record.exit_code
-  if (record.status === 'PAUSED') {
-    return record.stop_reason === 'budget' ? ExitCode.BudgetReached : ExitCode.IllegalState
-  }
+  if (record.status === 'PAUSED') return PAUSED_EXIT_CODES[record.stop_reason ?? ''] ?? ExitCode.IllegalState
   return signalExitCode(lastRun(record)?.signal) ?? ExitCode.Failure
 }
 

@@ -57,6 +57,8 @@ export const RunSchema = z.looseObject({
   kind: z.enum(['start', 'resume']),
   pid: opt(z.number()),
   pid_start_time: opt(z.string()),
+  /** The agent had already exited when its pid was to be recorded: no pid is written without its start time. */
+  agent_exited: opt(z.boolean()),
   supervisor_pid: opt(z.number()),
   supervisor_start_time: opt(z.string()),
   args: opt(z.array(z.string())),

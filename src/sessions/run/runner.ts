@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
-import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
+import { DiskFaultError, ExternalToolError } from '../../errors.js'
+import { type LongTimer, longTimeout } from '../../long-timer.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
@@ -9,19 +10,23 @@ import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
 import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
-import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
+import { applyRunExit, endedRecord, runExitOf, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
 import { changedFiles, checkpointQuietly, settleRun, worktreeAtEnd } from './run-end.js'
 import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
-import { type StopWatch, watchStopRequest } from './stop-watch.js'
+import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
 // The plan's shape lives with its builder; the supervisor's callers name it here.
 export { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 
-/** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
+/**
+ * The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. A
+ * background supervisor (detached, tmux) waits for each hook up to its deadline, so the deadline holds; a
+ * foreground run, whose user waits, only a few seconds.
+ */
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   const env = plan.supervisorEnv ?? plan.env
   const sealer = RecordSealer.forEnv(env)
@@ -30,7 +35,7 @@ export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   return new SessionStore(plan.sessionsDir, {
     sealer,
     env,
-    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
+    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env, plan.mode === 'background' || !!plan.tmux),
   })
 }
 
@@ -112,10 +117,15 @@ export async function supervise(
   const interval = intervalCheckpoints(plan, store, ending.signal)
   const stopRequested = new AbortController()
   let agentExited = false
-  let stopWatch: StopWatch | undefined
   let requested: StopRequest | undefined
+  const onRequest = (request: StopRequest) => {
+    requested = request
+    stopRequested.abort()
+    if (agentExited) ending.abort()
+  }
+  let stopWatch: StopWatch | undefined
+  let limits: StopWatch[] = []
   let reserve: SpaceReserve | undefined
-  let budgetWatch: { close(): void } | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
     supervised = await superviseAgent(launch, {
@@ -123,23 +133,14 @@ export async function supervise(
         launch.logFd = await begin()
         logStart = launch.logFd === undefined ? 0 : fdSize(launch.logFd)
         // From the moment the run is committed: a kill that dies before signalling us is still carried out.
-        stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
-          requested = request
-          stopRequested.abort()
-          if (agentExited) ending.abort()
-        })
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, onRequest)
+        limits = runLimits(plan, store, launch.logFd, logStart, onRequest)
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
-        if (launch.logFd !== undefined && plan.budget) {
-          budgetWatch = watchBudget(plan, store, launch.logFd, logStart, (request) => {
-            requested = request
-            stopRequested.abort()
-          })
-        }
       },
       started: async (pid, identity) => {
         const logOffset = launch.logFd === undefined ? undefined : logStart
         await store.update(plan.id, (current) =>
-          startedRecord(current, plan.runN, pid, identity?.start_time ?? null, logOffset),
+          startedRecord(current, plan.runN, { pid, startTime: identity?.start_time ?? null }, logOffset),
         )
         extras.started?.()
       },
@@ -156,7 +157,7 @@ export async function supervise(
     await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
-    budgetWatch?.close()
+    for (const limit of limits) limit.close()
   }
   agentExited = true
   try {
@@ -167,6 +168,26 @@ export async function supervise(
     reserve?.release()
     supervised.release()
   }
+}
+
+/**
+ * What stops the run while its agent runs, besides a signal or a stop request: its `--timeout` (any length:
+ * long-timer.ts) and its budget, each as a pause request harness commits itself.
+ */
+function runLimits(
+  plan: RunPlan,
+  store: SessionStore,
+  logFd: number | undefined,
+  logStart: number,
+  onRequest: (request: StopRequest) => void,
+): StopWatch[] {
+  const limits: StopWatch[] = []
+  if (plan.timeoutMs) {
+    const deadline = { ms: plan.timeoutMs, graceMs: DEFAULT_GRACE_MS, pid: process.pid }
+    limits.push(watchDeadline(store, plan.id, plan.runN, deadline, onRequest))
+  }
+  if (logFd !== undefined && plan.budget) limits.push(watchBudget(plan, store, logFd, logStart, onRequest))
+  return limits
 }
 
 /** Once the agent has exited: its work collected (a container run), the run-end steps, the outcome recorded. */
@@ -221,7 +242,7 @@ async function recordOutcome(
   // The agent stopped at the budget itself (claude's --max-budget-usd), or its output shows it reached it.
   const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
   const reached = read.budgetExceeded || (!!plan.budget && budgetReached(plan.budget, spent))
-  const runExit = { ...runExitOf(exit, reportedError), budgetReached: reached }
+  const runExit = { ...runExitOf(exit, reportedError, plan.mode), budgetReached: reached }
   // The room kept for this write: a log that filled the disk must not cost the run its outcome.
   reserve?.release()
   try {
@@ -289,13 +310,14 @@ function intervalCheckpoints(
   const intervalMs = plan.checkpoints?.intervalMs ?? 0
   if (intervalMs <= 0) return { stop: async () => {} }
   let stopped = false
-  let timer: NodeJS.Timeout | undefined
+  let timer: LongTimer | undefined
   let wake: (() => void) | undefined
   const loop = (async () => {
     while (!stopped) {
       await new Promise<void>((resolve) => {
         wake = resolve
-        timer = setTimeout(resolve, intervalMs)
+        // Any length: `checkpoint.interval: 30d` is past what one timer holds.
+        timer = longTimeout(resolve, intervalMs)
       })
       if (stopped) return
       await checkpointQuietly(plan, store, 'interval', undefined, ending)
@@ -304,7 +326,7 @@ function intervalCheckpoints(
   return {
     async stop() {
       stopped = true
-      clearTimeout(timer)
+      timer?.clear()
       wake?.()
       await loop
     },
@@ -389,7 +411,8 @@ export async function waitForAgentStart(watch: {
     const gone = watch.supervisorGone()
     const record = watch.read()
     const run = record && lastRun(record)
-    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
+    const started = run?.pid || run?.agent_exited
+    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || started)) return record
     if (gone) {
       throw new ExternalToolError(
         `the background supervisor of session "${plan.id}" stopped before starting the agent`,
@@ -427,31 +450,6 @@ export async function superviseDetached(input: string): Promise<void> {
   } finally {
     if (logFd !== undefined) closeFd(logFd)
   }
-}
-
-/**
- * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
- * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too).
- */
-export function foregroundExit(result: RunResult): ExitRequest {
-  const exit = result.exit
-  if (!exit) return new ExitRequest(0)
-  if (exit.spawnError) return new ExitRequest(5)
-  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
-  if (result.record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
-  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
-  if (exit.notStarted && exit.stopSignal) {
-    return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)
-  }
-  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
-    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
-  }
-  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
-  // The agent exited 0 but reported a failure (pi --mode json), or its work could not be brought back (a
-  // container run's commits, kept for the next resume): the recorded exit code says so.
-  const failedAfterAll = ['agent-error', 'collect-failed'].includes(result.record.stop_reason ?? '')
-  if (exit.exitCode === 0 && failedAfterAll) return new ExitRequest(1)
-  return new ExitRequest(exit.exitCode ?? 1)
 }
 
 /** The agent's session id from its own session list, where its output names none (sessions/run/agent-id.ts). */

@@ -47,6 +47,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       exact: true,
       checkpoint: options.restoreCheckpoint,
       budget: options.budget,
+      timeoutMs: options.timeoutMs,
     })
   }
   if (options.restoreCheckpoint !== undefined) {
@@ -107,6 +108,7 @@ async function makeAndLaunch(
       tmux: place,
       budget: prepared.budget,
       pricing: prepared.pricing,
+      timeoutMs: options.timeoutMs,
     })
     const backend = chosenBackend(options, config)
     const placement = await placeRun(backend, containerChoice(options, config), paths, planned, record)

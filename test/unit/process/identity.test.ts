@@ -84,7 +84,7 @@ describe('checkIdentity', () => {
     const exited = new Promise((resolve) => fx.child.on('exit', resolve))
     fx.child.kill('SIGKILL')
     await exited
-    await until(() => checkIdentity(id) === 'dead', 5000, 'the child to be reaped')
+    await until(() => checkIdentity(id) === 'dead', 60_000, 'the child to be reaped')
     expect(identify(id.pid)).toBeNull()
   })
 
@@ -93,7 +93,7 @@ describe('checkIdentity', () => {
     const [child] = await fx.pids(1)
     if (!child?.start_time) throw new Error('the short-lived child was not identified in time')
     expect(checkIdentity(child)).toBe('alive')
-    await until(() => readProcStat(child.pid)?.state === 'Z', 5000, 'the child to become a zombie')
+    await until(() => readProcStat(child.pid)?.state === 'Z', 60_000, 'the child to become a zombie')
     // Still in the process table, same start time, but it will never run again.
     expect(readProcStat(child.pid)?.startTime).toBe(child.start_time)
     expect(isDeadState('Z')).toBe(true)
@@ -114,7 +114,13 @@ describe('checkIdentity', () => {
     expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: '12345', ...hostFacts() })).toBe('dead')
   })
 
-  it('says unverifiable without a start time or from another host or pid namespace', () => {
+  it('says dead for a pid recorded here without a start time that holds no process (docs/security.md)', () => {
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...hostFacts() })).toBe('dead')
+    const elsewhere = { ...hostFacts(), hostname: `${hostFacts().hostname}-elsewhere` }
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...elsewhere })).toBe('unverifiable')
+  })
+
+  it('says unverifiable for a live process without a start time, or from another host or pid namespace', () => {
     const id = identify(process.pid)
     if (!id) throw new Error('no identity for this process')
     expect(checkIdentity({ ...id, start_time: null })).toBe('unverifiable')
@@ -139,7 +145,7 @@ describe('checkIdentity', () => {
     if (!id) throw new Error('no identity for a child that was just started')
     process.kill(id.pid, 'SIGSTOP')
     try {
-      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 5000, 'the child to stop')
+      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 60_000, 'the child to stop')
       expect(checkIdentity(id)).toBe('alive')
     } finally {
       process.kill(id.pid, 'SIGCONT')

@@ -65,6 +65,21 @@ describe('wait: decided by record changes and the clock', () => {
     })
   })
 
+  test('PAUSED: 6 at the budget, 124 at a --timeout, 128+n for a signal interrupt, else 4 (SPEC §8)', () => {
+    const paused = (stop_reason: string, exit_code: number | null = null) =>
+      waitExitCode(finishedRecord('p0000001', { status: 'PAUSED', stop_reason, exit_code }))
+    expect(paused('budget')).toBe(6)
+    expect(paused('timeout', 124)).toBe(124)
+    expect(paused('interrupt', 130)).toBe(130)
+    expect(paused('hangup', 129)).toBe(129)
+    expect(paused('terminated', 143)).toBe(143)
+    // A record that kept no code (written by hand, or cut short) says the same through its reason.
+    expect([paused('timeout'), paused('interrupt'), paused('hangup'), paused('terminated')]).toEqual([
+      124, 130, 129, 143,
+    ])
+    expect([paused('paused'), paused('interrupted'), paused('recovered')]).toEqual([4, 4, 4])
+  })
+
   test('a finished session: at once, with its exit code', async () => {
     const { env } = fakeEnv({ records: [finishedRecord('done0001', { status: 'FAILED', exit_code: 3 })] })
     expect(waitExitCode(await waitForSession(env, 'done'))).toBe(3)
