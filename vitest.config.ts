@@ -19,7 +19,12 @@ export default defineConfig({
     setupFiles: ['test/helpers/fast-lane.ts', 'test/helpers/file-setup.ts'],
     // `npm run test:fast` leaves out what is tagged: the unit tests that start a process other than git
     // (test/helpers/fast-lane.ts holds the lane to that).
-    tags: [{ name: 'process', description: 'starts a process other than git (npm test runs it; test:fast does not)' }],
+    tags: [
+      {
+        name: 'process',
+        description: 'starts a process other than git (npm test runs it; test:fast does not)',
+      },
+    ],
     projects: [
       {
         extends: true,
