@@ -104,9 +104,7 @@ export function generatedSection({ path, command }) {
   }
   const subs = help.visibleCommands(command)
   if (subs.length) {
-    const links = subs.map(
-      (sub) => `[\`${help.subcommandTerm(sub)}\`](#${anchorOf(`${path} ${sub.name()}`)})`,
-    )
+    const links = subs.map((sub) => `[\`${sub.name()}\`](#${anchorOf(`${path} ${sub.name()}`)})`)
     parts.push(`Commands: ${links.join(', ')}.`)
   }
   const { before, after } = helpTexts(command)

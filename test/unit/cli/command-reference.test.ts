@@ -117,7 +117,7 @@ function missingFromReference(path: string, help: string, sections: Map<string, 
   }
   for (const option of parsed.lists['Global Options'] ?? [])
     want(`- \`${option.term}\`: ${option.description}`, root)
-  for (const command of parsed.lists.Commands ?? []) want(`[\`${command.term}\`]`)
+  for (const command of parsed.lists.Commands ?? []) want(`[\`${command.term.split(/[ |]/)[0]}\`]`)
   for (const example of parsed.examples) want(example)
   return missing
 }
