@@ -4,11 +4,11 @@
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
 // Both runtimes are proven without running every end-to-end test twice (SPEC §9): the whole suite runs with
-// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/native.md), and then the
-// files in NODE_PASS run again on node: those whose subject is what differs between the runtimes (signals,
-// process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the lock). The
-// in-process tests cover the rest of the node path. Without a native executable (a platform bun does not build
-// for) everything runs once on node and says so, except under CI, where that is a failure.
+// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/development/native.md),
+// and then the files in NODE_PASS run again on node: those whose subject is what differs between the runtimes
+// (signals, process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the
+// lock). The in-process tests cover the rest of the node path. Without a native executable (a platform bun
+// does not build for) everything runs once on node and says so, except under CI, where that is a failure.
 // HARNESS_TEST_RUNTIME=node runs everything once on node.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'

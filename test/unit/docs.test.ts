@@ -66,6 +66,54 @@ function brokenLinks(root: string): string[] {
   return broken
 }
 
+/** The text of a file's headings, as rendered (code marks and link syntax dropped). */
+function headings(text: string): string[] {
+  const withoutCode = text.replace(/^(`{3,}|~{3,})[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
+  return [...withoutCode.matchAll(/^#{1,6} +(.*?) *#*$/gm)].map(([, heading = '']) =>
+    heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/`/g, ''),
+  )
+}
+
+/** Source, test, script and bench files: where comments point at the docs. */
+function sourceFiles(root: string): string[] {
+  const found: string[] = []
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (/\.(ts|mts|mjs|cjs|js|sh)$/.test(entry.name) || dir === 'bin') found.push(path)
+    }
+  }
+  for (const dir of ['src', 'test', 'scripts', 'bench', 'bin']) if (existsSync(join(root, dir))) walk(dir)
+  return found.sort()
+}
+
+/** Files of a user's project that examples name (a chain's step writes docs/auth.md), not harness's docs. */
+const EXAMPLE_DOCS = ['docs/auth.md', 'docs/models.md']
+
+/**
+ * Every `docs/<file>.md` a comment names that does not exist, and every section it quotes (`docs/x.md, "Section"`)
+ * that no heading of that file begins with.
+ */
+function staleReferences(root: string): string[] {
+  const stale: string[] = []
+  for (const file of sourceFiles(root)) {
+    if (file === join('test', 'unit', 'docs.test.ts')) continue
+    const text = readFileSync(join(root, file), 'utf8')
+    for (const [, doc = '', section] of text.matchAll(/\b(docs\/[\w/-]+\.md)(?:,? ?\(?"([^"\n]+)")?/g)) {
+      if (EXAMPLE_DOCS.includes(doc)) continue
+      if (!existsSync(join(root, doc))) stale.push(`${file}: ${doc}`)
+      else if (
+        section &&
+        !headings(readFileSync(join(root, doc), 'utf8')).some((h) => h.startsWith(section))
+      ) {
+        stale.push(`${file}: ${doc}, "${section}"`)
+      }
+    }
+  }
+  return stale
+}
+
 /** Words as `wc -w` counts them: runs of characters between white space. */
 function words(files: string[]): number {
   return files.reduce((n, file) => n + (readFileSync(join(ROOT, file), 'utf8').match(/\S+/g)?.length ?? 0), 0)
@@ -91,6 +139,23 @@ describe('the docs', () => {
       'README.md: docs/gone.md (no such file)',
       'docs/a.md: #nowhere (no heading "#nowhere" in docs/a.md)',
     ])
+  })
+
+  test('every docs file and section a comment in src/, test/, scripts/, bench/ or bin/ names exists', () => {
+    expect(sourceFiles(ROOT).length).toBeGreaterThan(300)
+    expect(staleReferences(ROOT)).toEqual([])
+  })
+
+  test('the reference check finds a missing file and a missing section', () => {
+    const root = tmpDir()
+    mkdirSync(join(root, 'docs'), { recursive: true })
+    mkdirSync(join(root, 'src'), { recursive: true })
+    writeFileSync(join(root, 'docs', 'a.md'), '# A\n\n## The `record` store\n')
+    writeFileSync(
+      join(root, 'src', 'x.ts'),
+      '// docs/a.md, "The record" and (docs/a.md "The record store")\n// docs/a.md ("Gone") docs/b.md\n',
+    )
+    expect(staleReferences(root)).toEqual(['src/x.ts: docs/a.md, "Gone"', 'src/x.ts: docs/b.md'])
   })
 
   const files = docFiles(ROOT)
