@@ -45,7 +45,9 @@ function layout() {
 }
 
 describe('the door to the disk (SPEC §10; docs/security.md)', () => {
-  test('a FIFO, a device and a link are refused at once, never read or waited on', () => {
+  test('a FIFO, a device and a link are refused at once, never read or waited on', {
+    tags: ['process'],
+  }, () => {
     const { harness, outside } = layout()
     execFileSync('mkfifo', [join(harness, 'fifo.json')])
     symlinkSync('/dev/zero', join(harness, 'zero.json'))
@@ -101,7 +103,9 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
     ])
   })
 
-  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", async () => {
+  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", {
+    tags: ['process'],
+  }, async () => {
     const { harness, outside } = layout()
     const log = join(harness, 'logs', 'abcd1234.log')
     symlinkSync(join(outside, 'keep.txt'), log)
@@ -162,7 +166,9 @@ describe('removal holds the folder it checked', () => {
     expect(removeFileBelow(worktree, 'nothing/here')).toBe('absent')
   })
 
-  test('an agent-written folder is read and copied without following a link or opening a FIFO', () => {
+  test('an agent-written folder is read and copied without following a link or opening a FIFO', {
+    tags: ['process'],
+  }, () => {
     const { root, outside } = layout()
     const agent = join(root, 'agent')
     mkdirSync(join(agent, 'objects', 'ab'), { recursive: true })
@@ -200,7 +206,9 @@ describe("the door's calls for the git layer and the repairs", () => {
     expect(readdirSync(outside)).toEqual(['keep.txt'])
   })
 
-  test('a copy never reads through a link or from a FIFO, and never writes over anything', () => {
+  test('a copy never reads through a link or from a FIFO, and never writes over anything', {
+    tags: ['process'],
+  }, () => {
     const { root, outside } = layout()
     symlinkSync(join(outside, 'keep.txt'), join(root, 'index'))
     expect(() => copyPlainFile(join(root, 'index'), join(root, 'copy'))).toThrow(/symlink/)

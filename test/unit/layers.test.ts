@@ -31,7 +31,7 @@ describe('layers', () => {
     expect(stale).toEqual([])
   })
 
-  test('src/ has no import cycle, between modules or between folders', async () => {
+  test('src/ has no import cycle, between modules or between folders', { tags: ['process'] }, async () => {
     expect(await importCycles(join(import.meta.dirname, '../../src'), 'process')).toEqual({
       modules: [],
       folders: [],
@@ -80,7 +80,9 @@ describe('layers', () => {
     ])
   })
 
-  test('src/ has no function over 80 lines, and no file over 500 lines that docs/development/design.md does not explain', async () => {
+  test('src/ has no function over 80 lines, and no file over 500 lines that docs/development/design.md does not explain', {
+    tags: ['process'],
+  }, async () => {
     const found = await tooLong(join(import.meta.dirname, '../../src'), 'process')
     const named = (fn: { file: string; name: string }) => `${fn.file}:${fn.name}`
     expect(found.functions.filter((fn) => !LONG_NOT_YET_SPLIT.includes(named(fn)))).toEqual([])
