@@ -3,7 +3,7 @@
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
-// Each part also runs alone (docs/development/testing.md): `npm run test:fast` (the unit and port tests that
+// Each part also runs alone (docs/development/README.md): `npm run test:fast` (the unit and port tests that
 // start no process but git, no build: the daily loop), `test:unit`, `test:e2e` (the end-to-end and reliability
 // tests, both runtimes), `test:real` (the real agent CLIs), `test:checks` (type check and lint). The first
 // argument names the part (`node scripts/test.mjs e2e test/e2e/run.test.ts`); without one, all of them.
