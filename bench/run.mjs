@@ -35,7 +35,7 @@ import {
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 // Rows without a suffix are the node runtime's (bin/harness with HARNESS_RUNTIME=node); rows marked "native"
-// the native executable's, through the same bin/harness, as a user runs it (docs/native.md).
+// the native executable's, through the same bin/harness, as a user runs it (docs/development/native.md).
 const env = { ...benchEnv(), HARNESS_RUNTIME: 'node' }
 /** [label suffix, environment] of each runtime to measure. */
 const runtimes = runtimesOf(env).map(([runtime, runEnv]) => [

@@ -35,7 +35,7 @@ export const nativeBuilt = existsSync(join(root, 'dist', 'harness-native'))
 
 /**
  * `[runtime, environment]` of each runtime to measure, node first: the same `bin/harness`, as a user runs it,
- * with HARNESS_RUNTIME set (docs/native.md).
+ * with HARNESS_RUNTIME set (docs/development/native.md).
  */
 export function runtimes(env) {
   return ['node', ...(nativeBuilt ? ['native'] : [])].map((runtime) => [

@@ -8,7 +8,7 @@
 // Then dist/ui/: the dashboard of `harness ui` (Ink and React) as ESM chunks that the bundle imports only for
 // that command: Ink's layout engine loads with a top-level await, which a CommonJS file cannot hold (docs/ui.md).
 // Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
-// which bin/harness runs when it is there (docs/native.md).
+// which bin/harness runs when it is there (docs/development/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

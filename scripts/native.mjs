@@ -1,10 +1,10 @@
-// The native executable (docs/native.md): src/native-main.ts compiled by bun into one file for the machine the build
-// runs on, dist/harness-native, which bin/harness runs when it is there. Bun comes from the npm registry like
-// every other dev dependency: its binary is in the platform package `@oven/bun-<os>-<arch>` (one of bun's
-// optional dependencies). Bun's own postinstall moves that binary over the placeholder `bun/bin/bun.exe`;
-// where install scripts are not run the placeholder stays and the binary stays in the platform package, so
-// both places are looked at, and the first that holds a working bun is used.
-// HARNESS_BUILD_NATIVE=0 skips it (a platform bun does not support: the node bundle is then what runs).
+// The native executable (docs/development/native.md): src/native-main.ts compiled by bun into one file for
+// the machine the build runs on, dist/harness-native, which bin/harness runs when it is there. Bun comes from
+// the npm registry like every other dev dependency: its binary is in the platform package
+// `@oven/bun-<os>-<arch>` (one of bun's optional dependencies). Bun's own postinstall moves that binary over
+// the placeholder `bun/bin/bun.exe`; where install scripts are not run the placeholder stays and the binary
+// stays in the platform package, so both places are looked at, and the first that holds a working bun is
+// used. HARNESS_BUILD_NATIVE=0 skips it (a platform bun does not support: the node bundle is then what runs).
 import { execFileSync, spawnSync } from 'node:child_process'
 import {
   chmodSync,
@@ -85,7 +85,7 @@ export async function buildNative({ version, answers }) {
       '--compile',
       '--bytecode',
       // ESM split into chunks that load on first import: one file holding everything (bun's default with
-      // --bytecode) loads every module's node built-ins at start (docs/native.md, "Start-up").
+      // --bytecode) loads every module's node built-ins at start (docs/development/native.md, "Start-up").
       '--format=esm',
       '--splitting',
       '--minify',
@@ -122,9 +122,9 @@ export const PLATFORM_PACKAGE = `harness-${process.platform}-${process.arch}`
 export const PLATFORM_DIR = join(root, 'dist', 'npm', PLATFORM_PACKAGE)
 
 /**
- * The platform package of the executable (docs/native.md, "Packaging"): package.json with `os` and `cpu`, so
- * that npm installs it only on this platform, and the executable at bin/harness, where the main package's
- * launcher looks. No `bin` of its own: the command stays the main package's launcher.
+ * The platform package of the executable (docs/development/native.md, "Packaging"): package.json with `os`
+ * and `cpu`, so that npm installs it only on this platform, and the executable at bin/harness, where the main
+ * package's launcher looks. No `bin` of its own: the command stays the main package's launcher.
  */
 function writePlatformPackage(version) {
   rmSync(PLATFORM_DIR, { recursive: true, force: true })

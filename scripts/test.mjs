@@ -3,16 +3,16 @@
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
-// Each part also runs alone (docs/development/testing.md): `npm run test:fast` (the unit and port tests that
+// Each part also runs alone (docs/development/README.md): `npm run test:fast` (the unit and port tests that
 // start no process but git, no build: the daily loop), `test:unit`, `test:e2e` (the end-to-end and reliability
 // tests, both runtimes), `test:real` (the real agent CLIs), `test:checks` (type check and lint). The first
 // argument names the part (`node scripts/test.mjs e2e test/e2e/run.test.ts`); without one, all of them.
 // Both runtimes are proven without running every end-to-end test twice (SPEC §9): the whole suite runs with
-// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/native.md), and then the
-// files in NODE_PASS run again on node: those whose subject is what differs between the runtimes (signals,
-// process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the lock). The
-// in-process tests cover the rest of the node path. Without a native executable (a platform bun does not build
-// for) everything runs once on node and says so, except under CI, where that is a failure.
+// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/development/native.md),
+// and then the files in NODE_PASS run again on node: those whose subject is what differs between the runtimes
+// (signals, process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the
+// lock). The in-process tests cover the rest of the node path. Without a native executable (a platform bun
+// does not build for) everything runs once on node and says so, except under CI, where that is a failure.
 // HARNESS_TEST_RUNTIME=node runs everything once on node.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'

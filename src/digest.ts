@@ -2,7 +2,7 @@
  * SHA-256, SHA-1 and HMAC-SHA256 for seals, the trust list, task hashes, git's index and archives. Inside the
  * native executable they are bun's own (`Bun.CryptoHasher`): loading node:crypto costs it about 3.5 ms at start,
  * more than a whole `session show` otherwise spends on its record, and its HMAC 4× as much per record
- * (docs/native.md, "Start-up"). Under node, node:crypto is loaded on first use.
+ * (docs/development/native.md, "Start-up"). Under node, node:crypto is loaded on first use.
  */
 
 export interface Hasher {

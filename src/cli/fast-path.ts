@@ -1,8 +1,8 @@
 /**
- * The command lines answered without the bundle or without commander (docs/performance.md, "Start-up"):
- * `harness session path <id>` in its plain form, which scripts call in loops, and the top-level help. Only
- * these exact forms are taken: any other word or flag, `session path --help` included, goes through
- * commander as usual, so parsing and usage errors stay exactly commander's.
+ * The command lines answered without the bundle or without commander (docs/development/native.md,
+ * "Start-up"): `harness session path <id>` in its plain form, which scripts call in loops, and the top-level
+ * help. Only these exact forms are taken: any other word or flag, `session path --help` included, goes
+ * through commander as usual, so parsing and usage errors stay exactly commander's.
  */
 
 /** The global flags the plain form accepts, anywhere on the line, as commander accepts them. */

@@ -17,7 +17,8 @@ const RETRY_MS = 2
 /**
  * harness's own stdout or stderr when it is a pipe, a file or /dev/null: written with write(2), as node itself
  * writes to pipes and files on Linux (synchronously), without node's stream stack, which costs the native
- * executable about 20 ms to load (docs/native.md, "Start-up"). A terminal keeps the process's stream.
+ * executable about 20 ms to load (docs/development/native.md, "Start-up"). A terminal keeps the process's
+ * stream.
  *
  * It keeps a stream's contract as Output and the agent's output pipe use it: `write` returns false while bytes
  * wait (a non-blocking descriptor that is full: EAGAIN), then 'drain' comes once they are written; a reader

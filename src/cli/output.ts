@@ -3,7 +3,7 @@ import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 import { type ProgressReporter, silentProgress } from '../sessions/removal/progress.js'
 import type { OutStream } from './fd-writer.js'
 
-/** Global options every command sees (docs/commands.md, "Global flags"). */
+/** Global options every command sees (docs/commands.md, "harness"). */
 export interface GlobalOptions {
   dir?: string
   json: boolean

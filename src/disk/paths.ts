@@ -163,8 +163,8 @@ export function copyFileNew(from: string, to: string): void {
 /**
  * Whether descriptor `fd` (the process's own: 0, 1, 2) may be a terminal: a character device other than the null
  * device (`> /dev/null`, the usual output of a benchmark or a cron job). Telling a terminal apart for certain takes
- * node's tty module, which costs the native executable more than a command (docs/native.md, "Start-up"); the
- * caller gives a "maybe" to the process's own stream, which knows. Throws if `fd` is closed.
+ * node's tty module, which costs the native executable more than a command (docs/development/native.md,
+ * "Start-up"); the caller gives a "maybe" to the process's own stream, which knows. Throws if `fd` is closed.
  */
 export function fdMayBeTerminal(fd: number): boolean {
   const stat = fs.fstatSync(fd)

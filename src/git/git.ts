@@ -5,9 +5,10 @@ import { diskFaultInText, ExternalToolError } from '../errors.js'
 import { gitDeadlineMs, guardedArgs, SAFE_GIT_CONFIG, subcommandIndex } from './rules.js'
 
 /**
- * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
- * and an environment, and every operation in src/git/ runs through one. Arguments are always an array; callers
- * put user-supplied values after `--` or in `--opt=value` form so they never start a flag position.
+ * The only place that runs git (docs/development/design.md, "Layers"): a `Git` is git bound to a directory of
+ * a repository and an environment, and every operation in src/git/ runs through one. Arguments are always an
+ * array; callers put user-supplied values after `--` or in `--opt=value` form so they never start a flag
+ * position.
  */
 export interface GitResult {
   stdout: string
@@ -257,9 +258,9 @@ type BunSpawnFn = (
 
 /**
  * bun's own spawn, inside the native executable: node's child_process there is an emulation that cost about
- * 10 ms of JavaScript per git process, and a run starts six (docs/native.md, "Start-up"). The result is the
- * same as execFile's: the exit code (1 for a signal), stdout and stderr as text, GIT_MISSING for no git, an
- * AbortError for an aborted call, and a failure past MAX_OUTPUT.
+ * 10 ms of JavaScript per git process, and a run starts six (docs/development/native.md, "Start-up"). The
+ * result is the same as execFile's: the exit code (1 for a signal), stdout and stderr as text, GIT_MISSING
+ * for no git, an AbortError for an aborted call, and a failure past MAX_OUTPUT.
  */
 const BunSpawn = (globalThis as { Bun?: { spawn: BunSpawnFn } }).Bun?.spawn
 

@@ -11,10 +11,10 @@ import { ExternalToolError } from '../errors.js'
 import { identify, type ProcessIdentity } from './identity.js'
 
 /**
- * Where a background run's supervisor lives (docs/design.md, "Where runs live"): `local` starts it as a
- * detached process of this machine; `tmux` starts it as the process of a new tmux session's pane, so that the
- * agent has a terminal that outlives the user's. A future backend (a container, a Kubernetes Job) is one
- * more implementation of this interface.
+ * Where a background run's supervisor lives (docs/development/design.md, "Where runs live"): `local` starts
+ * it as a detached process of this machine; `tmux` starts it as the process of a new tmux session's pane, so
+ * that the agent has a terminal that outlives the user's. A future backend (a container, a Kubernetes Job) is
+ * one more implementation of this interface.
  */
 export interface RunHost {
   readonly kind: 'local' | 'tmux'

@@ -10,8 +10,8 @@ import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.
 import { stopProcessTree } from './stop.js'
 
 /**
- * The only module that spawns agents (docs/design.md, "Runs and the supervisor"). It knows processes, not records: what to record is the
- * caller's business, told through hooks.
+ * The only module that spawns agents (docs/development/design.md, "Runs and the supervisor"). It knows
+ * processes, not records: what to record is the caller's business, told through hooks.
  */
 export interface AgentLaunch {
   command: string
@@ -413,8 +413,8 @@ export async function startDetachedHarness(
 
 /**
  * The argv that runs this harness again with `args`: under node, node and the entry script (bin/harness.cjs);
- * under a single executable, node's or bun's (docs/native.md), the executable alone, whose argv[1] is the
- * script it carries inside, not a file to run.
+ * under a single executable, node's or bun's (docs/development/native.md), the executable alone, whose
+ * argv[1] is the script it carries inside, not a file to run.
  */
 export function harnessCommand(...args: string[]): string[] {
   const entry = process.argv[1]

@@ -42,7 +42,10 @@ export const ChainStepSchema = z.looseObject({
 })
 export type ChainStep = z.infer<typeof ChainStepSchema>
 
-/** The process that runs the chain, recorded like a supervisor (docs/design.md, "Process identity"). */
+/**
+ * The process that runs the chain, recorded like a supervisor (docs/development/design.md, "Process
+ * identity").
+ */
 export const ChainRunnerSchema = z.looseObject({
   pid: z.number(),
   start_time: opt(z.string()),
@@ -112,9 +115,10 @@ export function assertSealedChain(chain: Chain): void {
 type Read = { kind: 'ok'; chain: Chain } | { kind: 'missing' } | { kind: 'corrupt'; reason: string }
 
 /**
- * `.harness/chains/<name>.json`, written the way session records are (docs/design.md, "The record store"):
- * a fsynced temporary file renamed over the old one under the chain's lock, create by link(2), sealed with
- * the user's key. Temporary files exist only while the lock is held; the lock holder sweeps leftovers.
+ * `.harness/chains/<name>.json`, written the way session records are (docs/development/design.md, "The record
+ * store"): a fsynced temporary file renamed over the old one under the chain's lock, create by link(2),
+ * sealed with the user's key. Temporary files exist only while the lock is held; the lock holder sweeps
+ * leftovers.
  */
 export class ChainStore {
   constructor(

@@ -65,9 +65,9 @@ function watchRecord(store: RecordStore, id: string): { next(ms: number): Promis
 }
 
 /**
- * `session kill` / `session pause` (docs/design.md, "Stopping"): commit a stop_request under the lock, ask the identity-checked
- * supervisor (SIGTERM), and wait for the final status; if the supervisor is gone, stop the identity-checked
- * agent tree directly and record the outcome.
+ * `session kill` / `session pause` (docs/development/design.md, "Stopping"): commit a stop_request under the
+ * lock, ask the identity-checked supervisor (SIGTERM), and wait for the final status; if the supervisor is
+ * gone, stop the identity-checked agent tree directly and record the outcome.
  */
 export async function stopSession(
   ctx: SessionEnv,

@@ -20,7 +20,7 @@ export interface LogInfo {
   id: string
   path: string
   runs: RunBoundary[]
-  /** The log is what a tmux pane showed (docs/tmux.md "Output"): a terminal recording, escapes and all. */
+  /** The log is what a tmux pane showed (docs/tmux.md): a terminal recording, escapes and all. */
   terminal: boolean
 }
 

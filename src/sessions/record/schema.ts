@@ -194,7 +194,7 @@ export const SessionRecordSchema = z.looseObject({
   context_from: opt(z.array(z.string())),
   /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
   budget_usd: opt(z.number().check(z.gt(0))),
-  /** `run --name`: unique in the project, accepted wherever an id is (docs/commands.md, "Names"). */
+  /** `run --name`: unique in the project, accepted wherever an id is (docs/commands.md, "harness run"). */
   name: opt(z.string()),
   /** When it last became PAUSED (set by the store on every such write). */
   paused_at: opt(TimeSchema),

@@ -150,7 +150,7 @@ export class SessionStore implements RecordStore {
 
   private readAll(maxBytes: number, listing: boolean): SessionRecord[] | null {
     const ids = this.recordIds()
-    // One open of the folder for all the reads (docs/performance.md, "list 10,000").
+    // One open of the folder for all the reads (docs/performance.md).
     const reader = FolderReader.open(this.dir)
     if (!reader) return []
     const start = this.bytesRead

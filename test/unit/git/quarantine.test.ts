@@ -6,7 +6,7 @@ import { agentBranchTip, collectAgentCommits } from '../../../src/git/quarantine
 import { sessionWorktree, tmpDir, tmpGitRepo } from '../../helpers/tmp.js'
 
 // Commits come back from a git directory an agent could write only through the quarantine
-// (src/git/quarantine.ts; docs/security.md, "What comes back from an agent is input").
+// (src/git/quarantine.ts; docs/security.md, "git").
 function setup() {
   const repo = tmpGitRepo()
   const worktree = sessionWorktree(repo, 'q1')
