@@ -4,7 +4,7 @@
 // Dynamic imports stay inside the same file and are evaluated on first use, so a command pays only for the
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
-// with, captured here from the bundle and the record schema so that it cannot differ from them.
+// with, captured here from the bundle so that it cannot differ from it.
 // Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
 // which bin/harness runs when it is there (docs/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -12,7 +12,6 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
-import { evalModule } from './eval-module.mjs'
 import { buildNative } from './native.mjs'
 
 const bundle = 'dist/harness.cjs'
@@ -90,11 +89,7 @@ try {
       `harness without a command printed ${JSON.stringify(bare.stdout)} / ${JSON.stringify(bare.stderr)}`,
     )
   }
-  answers = {
-    help,
-    noCommand: { stderr: bare.stderr, exitCode: bare.status },
-    recordShape: await recordShape(),
-  }
+  answers = { help, noCommand: { stderr: bare.stderr, exitCode: bare.status } }
   await build({
     ...common,
     entryPoints: ['src/cli/fast-entry.ts'],
@@ -106,9 +101,3 @@ try {
 }
 
 await buildNative({ version: pkg.version, answers })
-
-/** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
-async function recordShape() {
-  const mod = await evalModule(`export { recordShape as default } from './src/cli/record-shape-source.ts'`)
-  return mod.default()
-}

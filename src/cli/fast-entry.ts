@@ -19,17 +19,15 @@ import {
 import { assertOwnFolders, HARNESS_DIR_NAME, pathsFor, walkUp } from '../project.js'
 import { isValidSessionId, resolveIdAmong } from '../sessions/record/ids.js'
 import { mayBeName, namesDirFor, readNameIndex } from '../sessions/record/names.js'
+import { parseSessionRecord, type SessionRecord } from '../sessions/record/schema.js'
 import { fastCall } from './fast-path.js'
-import { type JsonShape, matchesShape } from './record-shape.js'
 
-/** What `npm run build` captures from the full CLI and from the record schema (scripts/build.mjs). */
+/** What `npm run build` captures from the full CLI (scripts/build.mjs). */
 export interface BuiltAnswers {
   /** `harness --help` with stdout not a terminal (commander then wraps at 80 columns). */
   help: string
   /** `harness` alone, with stderr not a terminal: its stderr and exit code. */
   noCommand: { stderr: string; exitCode: number }
-  /** The record schema as JSON Schema (`z.toJSONSchema`, input side). */
-  recordShape: JsonShape
 }
 
 export interface Surroundings {
@@ -68,7 +66,7 @@ export function fastAnswer(
     case 'path': {
       let path: { id: string; path: string } | null
       try {
-        path = sessionPath(call.id, call.dir, around, built.recordShape)
+        path = sessionPath(call.id, call.dir, around)
       } catch {
         return null // the full CLI reports it (or finds that it was nothing)
       }
@@ -93,7 +91,6 @@ function sessionPath(
   input: string,
   dir: string | undefined,
   around: Surroundings,
-  shape: JsonShape,
 ): { id: string; path: string } | null {
   const harnessDir = findHarnessDir(dir, around)
   if (!harnessDir) return null
@@ -106,9 +103,9 @@ function sessionPath(
     // A name comes before a prefix (resolveSessionId): its index, when the record it names carries that name.
     const named = mayBeName(input) ? readNameIndex(namesDirFor(paths.sessionsDir), input) : null
     if (named !== null && statOrNull(file(named))?.isFile()) {
-      const record: unknown = parseJson(readText(file(named), 'record'))
-      if (!matchesShape(shape, record)) return null
-      if ((record as { name?: unknown }).name === input) return settledPath(named, record, shape)
+      const record = validRecord(parseJson(readText(file(named), 'record')))
+      if (!record) return null
+      if (record.name === input) return settledPath(named, record)
     }
     const names = readDirNames(paths.sessionsDir)
     const resolution = resolveIdAmong(
@@ -120,26 +117,20 @@ function sessionPath(
     if (!isValidSessionId(id)) return null
   }
   // Through the door: a FIFO, device or link in the record's place is refused, never read or waited on.
-  return settledPath(id, parseJson(readText(file(id), 'record')), shape)
+  const record = validRecord(parseJson(readText(file(id), 'record')))
+  return record && settledPath(id, record)
 }
 
-/** The answer for record `id` as read: a valid, settled record named by its id, whose folder is there. */
-function settledPath(id: string, record: unknown, shape: JsonShape): { id: string; path: string } | null {
-  if (!isSettledRecord(shape, record) || record.id !== id || !pathExists(record.worktree_dir)) return null
+/** The record as the store reads it (the same validator), or null for one the store would report. */
+function validRecord(value: unknown): SessionRecord | null {
+  const parsed = parseSessionRecord(value)
+  return parsed.ok ? parsed.record : null
+}
+
+/** The answer for record `id` as read: a settled record named by its id, whose folder is there. */
+function settledPath(id: string, record: SessionRecord): { id: string; path: string } | null {
+  if (!SETTLED.has(record.status) || record.id !== id || !pathExists(record.worktree_dir)) return null
   return { id, path: record.worktree_dir }
-}
-
-/**
- * Whether `value` is a record the store reads as valid (zod's schema, sessions/record/schema.ts) and settled. The
- * JSON Schema knows the status only as a string (zod reads it upper-cased, then checks it): checked here.
- */
-export function isSettledRecord(
-  shape: JsonShape,
-  value: unknown,
-): value is { id: string; status: string; worktree_dir: string } {
-  if (!matchesShape(shape, value)) return false
-  const { status } = value as { status: unknown }
-  return typeof status === 'string' && SETTLED.has(status.toUpperCase())
 }
 
 /** `.harness/` as Context.project() finds it, or null where it would need git or report an error. */

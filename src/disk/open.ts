@@ -158,6 +158,9 @@ export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
 
 /** The index at which nesting (outside strings) first exceeds `max`, or -1. */
 function jsonDepthOver(text: string, max: number): number {
+  // Nesting deeper than `max` needs more than `max` brackets: counting them (natively, by indexOf) is enough
+  // for nearly every file, and about a tenth of the cost of the walk below under bun.
+  if (countOf(text, '{', max + 1) + countOf(text, '[', max + 1) <= max) return -1
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
@@ -171,6 +174,13 @@ function jsonDepthOver(text: string, max: number): number {
     } else if (c === 0x7d || c === 0x5d) depth--
   }
   return -1
+}
+
+/** How many `char`s `text` holds, counted up to `limit`. */
+function countOf(text: string, char: string, limit: number): number {
+  let count = 0
+  for (let at = text.indexOf(char); at !== -1 && count < limit; at = text.indexOf(char, at + 1)) count++
+  return count
 }
 
 /** A random, unguessable suffix for a temp file (with the pid, so a leftover's writer can be told dead). */

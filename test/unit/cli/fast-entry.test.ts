@@ -10,7 +10,6 @@ import {
   type Surroundings,
 } from '../../../src/cli/fast-entry.js'
 import { plainPathCall } from '../../../src/cli/fast-path.js'
-import { recordShape } from '../../../src/cli/record-shape-source.js'
 import { sessionRecord } from '../../fixtures/records.js'
 import { writeRecord } from '../../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
@@ -18,7 +17,6 @@ import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
 const built: BuiltAnswers = {
   help: 'the help\n',
   noCommand: { stderr: 'the help\n', exitCode: 2 },
-  recordShape: recordShape(),
 }
 
 /** A stream that keeps what is written to it, not a terminal. */
