@@ -41,9 +41,9 @@ if (/\bimport\(/.test(readFileSync(bundle, 'utf8'))) {
   throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
 }
 
-/** The environment of the full CLI at build time: no fast entry, nothing that changes how help is printed. */
-function fullCliEnv(extra = {}) {
-  const env = { ...process.env, HARNESS_NO_FAST_PATH: '1', ...extra }
+/** The environment of the full CLI at build time: nothing that changes how help is printed, and by default no fast path. */
+function fullCliEnv(extra = { HARNESS_NO_FAST_PATH: '1' }) {
+  const env = { ...process.env, ...extra }
   for (const name of ['FORCE_COLOR', 'CLICOLOR_FORCE', 'NO_COLOR', 'COLUMNS', 'HARNESS_DIR']) delete env[name]
   return env
 }
@@ -67,7 +67,8 @@ try {
   }
   writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
   // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
-  // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
+  // holding the code of every command below: the lean `session path` (its plain form, without commander: the
+  // small entry is skipped while the cache is written), and commander's tree for `--help`.
   rmSync(`${bundle}.cache`, { force: true })
   for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
     execFileSync(process.execPath, [harness, ...args], {

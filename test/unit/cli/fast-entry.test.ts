@@ -9,7 +9,7 @@ import {
   fastAnswer,
   type Surroundings,
 } from '../../../src/cli/fast-entry.js'
-import { plainPathCall } from '../../../src/cli/fast-path.js'
+import { plainCall } from '../../../src/cli/fast-path.js'
 import { sessionRecord } from '../../fixtures/records.js'
 import { writeRecord } from '../../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
@@ -35,7 +35,7 @@ function sink(): NodeJS.WriteStream & { text: string } {
 
 /** What the full CLI answers to a plain `session path` line: the binary's entry, run in this process. */
 async function fullAnswer(argv: string[], around: Surroundings): Promise<FastAnswer> {
-  expect(plainPathCall(argv, [])).not.toBeNull()
+  expect(plainCall(argv, [])?.command).toBe('path')
   const stdout = sink()
   const stderr = sink()
   const { code } = await runCli(argv, {
