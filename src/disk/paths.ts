@@ -185,3 +185,8 @@ export function fdMayBeTerminal(fd: number): boolean {
 export function writeToFd(fd: number, bytes: Uint8Array, offset: number): number {
   return fs.writeSync(fd, bytes, offset)
 }
+
+/** The same for text (UTF-8), without making a buffer of it first. */
+export function writeTextToFd(fd: number, text: string): number {
+  return fs.writeSync(fd, text)
+}
