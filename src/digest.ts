@@ -1,34 +1,19 @@
 /**
- * SHA-256, SHA-1 and HMAC-SHA256 for seals, the trust list, task hashes, git's index and archives. Inside the
- * native executable they are bun's own (`Bun.CryptoHasher`): loading node:crypto costs it about 3.5 ms at start,
- * more than a whole `session show` otherwise spends on its record, and its HMAC 4× as much per record
- * (docs/native.md, "Start-up"). Under node, node:crypto is loaded on first use.
+ * SHA-256, SHA-1 and HMAC-SHA256 for seals, the trust list, task hashes, git's index and archives, made by the
+ * runtime's own hashing (runtime.ts).
  */
+import { type Hasher, newHasher } from './runtime.js'
 
-export interface Hasher {
-  update(data: string | Uint8Array): Hasher
-  digest(): Buffer
-  digest(encoding: 'hex'): string
-}
-
-type Algorithm = 'sha256' | 'sha1'
-
-const BunHasher = (
-  globalThis as { Bun?: { CryptoHasher: new (algorithm: Algorithm, key?: Uint8Array) => Hasher } }
-).Bun?.CryptoHasher
-
-function nodeCrypto() {
-  return process.getBuiltinModule('node:crypto')
-}
+export type { Hasher }
 
 /** A running hash of `algorithm`. */
-export function hashOf(algorithm: Algorithm): Hasher {
-  return BunHasher ? new BunHasher(algorithm) : nodeCrypto().createHash(algorithm)
+export function hashOf(algorithm: 'sha256' | 'sha1'): Hasher {
+  return newHasher(algorithm)
 }
 
 /** A running HMAC-SHA256 under `key`. */
 export function hmacSha256(key: Uint8Array): Hasher {
-  return BunHasher ? new BunHasher('sha256', key) : nodeCrypto().createHmac('sha256', key)
+  return newHasher('sha256', key)
 }
 
 /** The hex SHA-256 of `data`. */

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { pathExists } from '../disk/door.js'
 import { diskFaultInText, ExternalToolError } from '../errors.js'
+import { runCaptured } from '../runtime.js'
 
 /**
  * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
@@ -164,127 +164,24 @@ function gitMissing(cause: unknown): ExternalToolError {
   return new ExternalToolError('git is not installed or not on PATH', 'install git', 'GIT_MISSING', cause)
 }
 
-function spawnGit(
+/** git with `args`, run to its end (runtime.ts runs it in whichever runtime harness runs on). */
+async function spawnGit(
   args: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
   options: GitCallOptions,
 ): Promise<GitResult & { error?: Error }> {
-  if (BunSpawn) return spawnGitInBun(BunSpawn, [...SAFE_GIT_CONFIG, ...args], cwd, env, options)
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      [...SAFE_GIT_CONFIG, ...args],
-      { cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8', signal: options.signal },
-      (error, stdout, stderr) => {
-        if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
-          const code = (error as NodeJS.ErrnoException).code
-          if (code === 'ENOENT') {
-            reject(gitMissing(error))
-            return
-          }
-          if (code === 'ABORT_ERR') {
-            reject(error)
-            return
-          }
-        }
-        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve(error ? { stdout, stderr, exitCode, error } : { stdout, stderr, exitCode })
-      },
-    )
-    if (options.input !== undefined) child.stdin?.end(options.input)
-  })
-}
-
-interface BunSubprocess {
-  readonly stdin: { write(text: string): unknown; end(): unknown } | undefined
-  readonly stdout: ReadableStream<Uint8Array>
-  readonly stderr: ReadableStream<Uint8Array>
-  readonly exited: Promise<number>
-  readonly exitCode: number | null
-  kill(signal?: NodeJS.Signals): void
-}
-type BunSpawnFn = (
-  command: string[],
-  options: {
-    cwd: string
-    env: Record<string, string>
-    stdin: 'pipe' | 'ignore'
-    stdout: 'pipe'
-    stderr: 'pipe'
-  },
-) => BunSubprocess
-
-/**
- * bun's own spawn, inside the native executable: node's child_process there is an emulation that cost about
- * 10 ms of JavaScript per git process, and a run starts six (docs/native.md, "Start-up"). The result is the
- * same as execFile's: the exit code (1 for a signal), stdout and stderr as text, GIT_MISSING for no git, an
- * AbortError for an aborted call, and a failure past MAX_OUTPUT.
- */
-const BunSpawn = (globalThis as { Bun?: { spawn: BunSpawnFn } }).Bun?.spawn
-
-async function spawnGitInBun(
-  spawn: BunSpawnFn,
-  argv: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  options: GitCallOptions,
-): Promise<GitResult & { error?: Error }> {
-  const { signal, input } = options
-  if (signal?.aborted) throw abortError()
-  const plainEnv: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) plainEnv[key] = value
-  let child: BunSubprocess
   try {
-    child = spawn(['git', ...argv], {
+    return await runCaptured(['git', ...SAFE_GIT_CONFIG, ...args], {
       cwd,
-      env: plainEnv,
-      stdin: input === undefined ? 'ignore' : 'pipe',
-      stdout: 'pipe',
-      stderr: 'pipe',
+      env,
+      ...options,
+      maxOutput: MAX_OUTPUT,
     })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw gitMissing(error)
     throw error
   }
-  const abort = () => child.kill('SIGTERM')
-  signal?.addEventListener('abort', abort, { once: true })
-  let overflow = false
-  const collect = async (stream: ReadableStream<Uint8Array>): Promise<string> => {
-    const chunks: Uint8Array[] = []
-    let size = 0
-    for await (const chunk of stream) {
-      size += chunk.length
-      if (size > MAX_OUTPUT) {
-        overflow = true
-        child.kill('SIGTERM')
-        break
-      }
-      chunks.push(chunk)
-    }
-    return Buffer.concat(chunks).toString('utf8')
-  }
-  try {
-    if (input !== undefined) {
-      try {
-        child.stdin?.write(input)
-        child.stdin?.end()
-      } catch {} // git exited without reading it: its exit code says why
-    }
-    const [stdout, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr), child.exited])
-    if (signal?.aborted) throw abortError()
-    const exitCode = overflow ? 1 : (child.exitCode ?? 1)
-    if (exitCode === 0) return { stdout, stderr, exitCode }
-    const reason = overflow ? `output over ${MAX_OUTPUT} bytes` : stderr
-    return { stdout, stderr, exitCode, error: new Error(`Command failed: git ${argv.join(' ')}\n${reason}`) }
-  } finally {
-    signal?.removeEventListener('abort', abort)
-  }
-}
-
-/** An abort as node's child_process reports one. */
-function abortError(): Error {
-  return Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' })
 }
 
 /** `git rev-parse --git-common-dir` made absolute, or null outside a repository. */

@@ -4,6 +4,7 @@ import { access, stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { ExternalToolError } from '../errors.js'
+import { selfCommand } from '../runtime.js'
 import { identify, type ProcessIdentity } from './identity.js'
 import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
@@ -325,7 +326,7 @@ export async function startDetachedHarness(
   cwd: string,
   options: { lowPriority?: boolean } = {},
 ): Promise<DetachedSupervisor> {
-  const [command, ...args] = harnessCommand(...harnessArgs)
+  const [command, ...args] = selfCommand(harnessArgs)
   const child = spawn(command as string, args, {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
@@ -354,31 +355,5 @@ export async function startDetachedHarness(
     abandon() {
       stdin?.end()
     },
-  }
-}
-
-/**
- * The argv that runs this harness again with `args`: under node, node and the entry script (bin/harness.cjs);
- * under a single executable, node's or bun's (docs/native.md), the executable alone, whose argv[1] is the
- * script it carries inside, not a file to run.
- */
-export function harnessCommand(...args: string[]): string[] {
-  const entry = process.argv[1]
-  return entry && !isSingleExecutable() && !isBunExecutable(entry)
-    ? [process.execPath, entry, ...args]
-    : [process.execPath, ...args]
-}
-
-/** Bun's compiled executables name their embedded entry under /$bunfs/ (B:/~BUN/ on Windows). */
-function isBunExecutable(entry: string): boolean {
-  return process.versions.bun !== undefined && /^(\/\$bunfs\/|[A-Z]:[\\/]~BUN[\\/])/.test(entry)
-}
-
-function isSingleExecutable(): boolean {
-  try {
-    const sea = process.getBuiltinModule('node:sea') as { isSea?: () => boolean } | undefined
-    return sea?.isSea?.() ?? false
-  } catch {
-    return false
   }
 }
