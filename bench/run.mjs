@@ -5,7 +5,6 @@ import { mkdirSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import {
   compare,
   machineFacts,
@@ -30,8 +29,6 @@ import {
   prepareStores,
   runtimes as runtimesOf,
 } from './stores.mjs'
-
-const root = fileURLToPath(new URL('..', import.meta.url))
 
 // Rows without a suffix are the node runtime's (bin/harness with HARNESS_RUNTIME=node); rows marked "native"
 // the native executable's, through the same bin/harness, as a user runs it (docs/native.md).
@@ -162,14 +159,6 @@ try {
     const expected = `${worktree}\n`
     const floor = { label: 'node -e 0', command: 'node', args: ['-e', '0'], cwd: dir, env }
     const binaries = runtimes.map(([suffix, runtimeEnv]) => [suffix, harness, runtimeEnv])
-    // The single executable, when it can be built here (npm run build:sea).
-    try {
-      const sea = join(work, 'harness-sea')
-      await output({ command: 'node', args: [join(root, 'scripts', 'build-sea.mjs'), sea], cwd: root, env })
-      binaries.push([', single executable', sea, env])
-    } catch (error) {
-      process.stderr.write(`   single executable not built: ${error.message}\n`)
-    }
     for (const [suffix, command, runtimeEnv] of binaries) {
       const subject = { command, args: ['session', 'path', id], cwd: dir, env: runtimeEnv }
       const printed = await output(subject)

@@ -1,6 +1,6 @@
 // Bundles src/main.ts and every dependency into one CommonJS file, dist/harness.cjs.
 // CommonJS because each lazily imported module then also requires its node built-ins lazily (an ESM bundle
-// hoists every built-in import to the top), and because Node's single-executable support wants one CJS file.
+// hoists every built-in import to the top), and because bin/harness.cjs compiles it as one script with V8's code cache.
 // Dynamic imports stay inside the same file and are evaluated on first use, so a command pays only for the
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers

@@ -1,7 +1,7 @@
 /**
- * The small entry that bin/harness (and the single executable) runs before the bundle: it answers the plain
- * `harness session path <id>` and the top-level help from node's built-ins alone, without reading the bundle,
- * zod or commander (docs/performance.md, "Start-up"). It answers only when the answer is certainly the one
+ * The small entry that bin/harness runs before the bundle, and the native executable before the rest of
+ * itself: it answers the plain `harness session path <id>` and the top-level help from node's built-ins and
+ * the record's validator alone, without reading the bundle, zod or commander (docs/performance.md, "Start-up"). It answers only when the answer is certainly the one
  * the full CLI would give, byte for byte, with the same exit code; for anything else (an error to report, a
  * record that is not plainly valid, a RUNNING session whose liveness the full CLI checks, a terminal whose
  * width the help would wrap to) it returns null and the full CLI answers.
