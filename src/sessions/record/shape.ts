@@ -1,40 +1,41 @@
 /**
  * The parts the record's description (record/schema.ts) is made of: the one validator of session records, used
- * by the store and by the small entry (cli/fast-entry.ts) alike. Each part is two plain functions: `parse`, the
- * fast path, which returns the checked value or FAIL at the first problem, and `explain`, called only after
- * `parse` failed, which lists every problem as a path and a message. A record means what the zod schema it
- * replaced meant (docs/design.md, "The record store"): the same records accepted, the same value returned (an
- * object's described keys first, in their order, then the rest in the input's), the same messages.
- * test/unit/sessions/record/shape.test.ts holds the two side by side over generated records.
+ * by the store and by the small entry (cli/fast-entry.ts) alike. A description is plain data (what each key
+ * holds); `check` reads a value against it, returning the checked value, or the problems as paths and
+ * messages. A record means what the zod schema it replaced meant (docs/design.md, "The record store"): the
+ * same records accepted, the same value returned (an object's described keys first, in their order, then the
+ * rest in the input's), the same messages. test/unit/sessions/record/shape.test.ts holds the two side by side
+ * over generated records.
+ *
+ * Data rather than closures: the small entry builds the record's description on every start, and a hundred
+ * small objects cost a fraction of a hundred closures (docs/native.md, "Start-up").
  */
-
-export const FAIL: unique symbol = Symbol('invalid')
-type Fail = typeof FAIL
 
 export interface Issue {
   path: Array<string | number>
   message: string
 }
 
-export interface Shape<T> {
-  /** The checked value, or FAIL. */
-  readonly parse: (value: unknown) => T | Fail
-  /** Why `parse` failed for `value`: one issue per problem, in the order zod reported them. */
-  readonly explain: (value: unknown, path: Array<string | number>, issues: Issue[]) => void
-  /** A leaf an object checks in its own loop instead of calling `parse` (JavaScriptCore runs that 5× faster). */
-  readonly leaf?: Leaf
-  /** Whether null is accepted as it is. */
+/** What a value may be: a kind and what the kind needs (the values of a `oneOf`, an array's element...). */
+interface Described {
+  readonly kind: 'string' | 'number' | 'boolean' | 'dateTime' | 'oneOf' | 'upperOneOf' | 'array' | 'object'
   readonly nullable?: true
+  readonly optional?: true
+  /** oneOf, upperOneOf: the values, and their list in order (for messages). */
+  readonly values?: ReadonlySet<unknown>
+  readonly list?: readonly string[]
+  /** array: what each element is. */
+  readonly element?: Described
+  /** object: the described keys in order, what each holds, and the keys as a set. */
+  readonly keys?: readonly string[]
+  readonly shapes?: readonly Described[]
+  readonly known?: ReadonlySet<string>
 }
 
-/** The leaves an object checks inline (looseObject). */
-enum Leaf {
-  String = 1,
-  Number = 2,
-  Boolean = 3,
-  DateTime = 4,
+/** A description of values read as `T` (the type is for `Infer` alone). */
+export interface Shape<T> extends Described {
+  readonly __type?: T
 }
-
 /** A shape whose key may be absent from its object. */
 export interface OptionalShape<T> extends Shape<T | undefined> {
   readonly optional: true
@@ -43,15 +44,144 @@ export interface OptionalShape<T> extends Shape<T | undefined> {
 export type Infer<S> = S extends Shape<infer T> ? T : never
 
 type AnyShape = Shape<unknown>
-type Described = Record<string, AnyShape>
-type OptionalKeys<S extends Described> = {
-  [K in keyof S]: S[K] extends OptionalShape<unknown> ? K : never
+type Shapes = Record<string, AnyShape>
+type OptionalKeys<S extends Shapes> = {
+  [K in keyof S]: S[K] extends { readonly optional: true } ? K : never
 }[keyof S]
 type Flat<T> = { [K in keyof T]: T[K] }
 /** What a loose object holds: its described keys, typed, and any other key as unknown. */
-export type LooseObject<S extends Described> = Flat<
+export type LooseObject<S extends Shapes> = Flat<
   { [K in Exclude<keyof S, OptionalKeys<S>>]: Infer<S[K]> } & { [K in OptionalKeys<S>]?: Infer<S[K]> }
 > & { [key: string]: unknown }
+
+export const string: Shape<string> = { kind: 'string' }
+/** A finite number: JSON holds no other, and NaN or Infinity in a record is a mistake. */
+export const number: Shape<number> = { kind: 'number' }
+export const boolean: Shape<boolean> = { kind: 'boolean' }
+/**
+ * An ISO 8601 date and time with seconds and a zone (`Z` or `±hh:mm`), fractions of a second optional, the
+ * day valid for its month and year, as zod's `iso.datetime({ offset: true })` checks it.
+ */
+export const dateTime: Shape<string> = { kind: 'dateTime' }
+
+/** One of `values`, exactly. */
+export function oneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
+  return { kind: 'oneOf', values: new Set(values), list: values }
+}
+
+/** A string that is one of `values` once upper-cased, returned upper-cased (`running` reads as RUNNING). */
+export function upperOneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
+  return { kind: 'upperOneOf', values: new Set(values), list: values }
+}
+
+/** `inner`, or null. */
+export function nullable<T>(inner: Shape<T>): Shape<T | null> {
+  return { ...inner, nullable: true } as Shape<T | null>
+}
+
+/** `inner`, or undefined: the key may be absent. */
+export function optional<T>(inner: Shape<T>): OptionalShape<T> {
+  return { ...inner, optional: true } as OptionalShape<T>
+}
+
+/** What most of a record's fields are: absent, null, or `inner`. */
+export function opt<T>(inner: Shape<T>): OptionalShape<T | null> {
+  return { ...inner, nullable: true, optional: true } as OptionalShape<T | null>
+}
+
+/** An array of `element`s, as a new array. */
+export function array<T>(element: Shape<T>): Shape<T[]> {
+  return { kind: 'array', element }
+}
+
+/**
+ * An object with the keys `described`, and any others kept as they are: a new object holding the described
+ * keys first, in the order given (an absent optional key left out; one present as undefined kept), then every
+ * other enumerable key in the input's order, except `__proto__` (a prototype to assign, not data: it is
+ * dropped, as zod drops it). A described key is read as zod reads it, through the prototype chain.
+ */
+export function looseObject<S extends Shapes>(described: S): Shape<LooseObject<S>> {
+  const keys = Object.keys(described)
+  // A key the prototype has (`constructor`) would be read from it when absent: not a shape to describe.
+  const inherited = keys.find((key) => key in Object.prototype)
+  if (inherited !== undefined) throw new Error(`a described key may not be named ${inherited}`)
+  return { kind: 'object', keys, shapes: keys.map((key) => described[key] as AnyShape), known: new Set(keys) }
+}
+
+const FAIL: unique symbol = Symbol('invalid')
+
+const DATE_TIME =
+  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/
+
+/** `value` as `shape` reads it, or FAIL at its first problem (null and undefined are the caller's). */
+function parse(shape: Described, value: unknown): unknown {
+  switch (shape.kind) {
+    case 'string':
+      return typeof value === 'string' ? value : FAIL
+    case 'number':
+      return Number.isFinite(value) ? value : FAIL
+    case 'boolean':
+      return typeof value === 'boolean' ? value : FAIL
+    case 'dateTime':
+      return typeof value === 'string' && DATE_TIME.test(value) ? value : FAIL
+    case 'oneOf':
+      return (shape.values as ReadonlySet<unknown>).has(value) ? value : FAIL
+    case 'upperOneOf': {
+      if (typeof value !== 'string') return FAIL
+      const upper = value.toUpperCase()
+      return (shape.values as ReadonlySet<unknown>).has(upper) ? upper : FAIL
+    }
+    case 'array':
+      return parseArray(shape.element as Described, value)
+    case 'object':
+      return parseObject(shape, value)
+  }
+}
+
+/** The value of a key or an element: null or undefined where the shape allows it, else `parse`. */
+function parseSlot(shape: Described, value: unknown): unknown {
+  if (value === null && shape.nullable) return null
+  if (value === undefined) return shape.optional ? undefined : FAIL
+  return parse(shape, value)
+}
+
+function parseArray(element: Described, value: unknown): unknown {
+  if (!Array.isArray(value)) return FAIL
+  const out = new Array(value.length)
+  for (let i = 0; i < value.length; i++) {
+    const item = parseSlot(element, value[i])
+    if (item === FAIL) return FAIL
+    out[i] = item
+  }
+  return out
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function parseObject(shape: Described, value: unknown): unknown {
+  if (!isObject(value)) return FAIL
+  const keys = shape.keys as readonly string[]
+  const shapes = shape.shapes as readonly Described[]
+  const known = shape.known as ReadonlySet<string>
+  const out: Record<string, unknown> = {}
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    const slot = shapes[i] as Described
+    const item = value[key]
+    if (item === undefined) {
+      if (!slot.optional) return FAIL
+      if (key in value) out[key] = undefined
+      continue
+    }
+    const checked = parseSlot(slot, item)
+    if (checked === FAIL) return FAIL
+    out[key] = checked
+  }
+  for (const key in value) if (!known.has(key) && key !== '__proto__') out[key] = value[key]
+  return out
+}
 
 /** A type's name as a message gives it ("received array"). */
 function received(value: unknown): string {
@@ -72,193 +202,49 @@ function received(value: unknown): string {
   }
 }
 
-function typeIssue(expected: string, value: unknown, path: Array<string | number>, issues: Issue[]): void {
-  issues.push({ path, message: `Invalid input: expected ${expected}, received ${received(value)}` })
-}
-
-/** A leaf that accepts what `test` accepts, as it is. */
-function leaf<T>(expected: string, kind: Leaf, test: (value: unknown) => boolean): Shape<T> {
-  return {
-    leaf: kind,
-    parse: (v) => (test(v) ? (v as T) : FAIL),
-    explain: (v, path, issues) => typeIssue(expected, v, path, issues),
-  }
-}
-
-export const string: Shape<string> = leaf('string', Leaf.String, (v) => typeof v === 'string')
-/** A finite number: JSON holds no other, and NaN or Infinity in a record is a mistake. */
-export const number: Shape<number> = leaf('number', Leaf.Number, (v) => Number.isFinite(v))
-export const boolean: Shape<boolean> = leaf('boolean', Leaf.Boolean, (v) => typeof v === 'boolean')
-
-/**
- * An ISO 8601 date and time with seconds and a zone (`Z` or `±hh:mm`), fractions of a second optional, the
- * day valid for its month and year: the pattern zod's `iso.datetime({ offset: true })` checks with.
- */
-const DATE_TIME =
-  /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/
-
-export const dateTime: Shape<string> = {
-  leaf: Leaf.DateTime,
-  parse: (v) => (typeof v === 'string' && DATE_TIME.test(v) ? v : FAIL),
-  explain: (v, path, issues) => {
-    if (typeof v !== 'string') typeIssue('string', v, path, issues)
-    else issues.push({ path, message: 'Invalid ISO datetime' })
-  },
-}
-
-function oneOfMessage(values: readonly string[]): string {
-  return `Invalid option: expected one of ${values.map((value) => `"${value}"`).join('|')}`
-}
-
-/** One of `values`, exactly. */
-export function oneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
-  const known = new Set<unknown>(values)
-  return {
-    parse: (v) => (known.has(v) ? (v as V[number]) : FAIL),
-    explain: (_v, path, issues) => issues.push({ path, message: oneOfMessage(values) }),
-  }
-}
-
-/** A string that is one of `values` once upper-cased, returned upper-cased (`running` reads as RUNNING). */
-export function upperOneOf<const V extends readonly string[]>(values: V): Shape<V[number]> {
-  const known = new Set<unknown>(values)
-  return {
-    parse: (v) => {
-      if (typeof v !== 'string') return FAIL
-      const upper = v.toUpperCase()
-      return known.has(upper) ? (upper as V[number]) : FAIL
-    },
-    explain: (v, path, issues) => {
-      if (typeof v !== 'string') typeIssue('string', v, path, issues)
-      else issues.push({ path, message: oneOfMessage(values) })
-    },
-  }
-}
-
-/** `inner`, or null. */
-export function nullable<T>(inner: Shape<T>): Shape<T | null> {
-  return {
-    ...(inner.leaf === undefined ? {} : { leaf: inner.leaf }),
-    nullable: true,
-    parse: (v) => (v === null ? null : inner.parse(v)),
-    explain: inner.explain,
-  }
-}
-
-/** `inner`, or undefined: the key may be absent. */
-export function optional<T>(inner: Shape<T>): OptionalShape<T> {
-  return {
-    ...(inner.leaf === undefined ? {} : { leaf: inner.leaf }),
-    ...(inner.nullable ? { nullable: true } : {}),
-    optional: true,
-    parse: (v) => (v === undefined ? undefined : inner.parse(v)),
-    explain: inner.explain,
-  }
-}
-
-/** What most of a record's fields are: absent, null, or `inner`. */
-export function opt<T>(inner: Shape<T>): OptionalShape<T | null> {
-  return optional(nullable(inner))
-}
-
-/** An array of `element`s, as a new array. */
-export function array<T>(element: Shape<T>): Shape<T[]> {
-  return {
-    parse: (v) => {
-      if (!Array.isArray(v)) return FAIL
-      const out = new Array<T>(v.length)
-      for (let i = 0; i < v.length; i++) {
-        const item = element.parse(v[i])
-        if (item === FAIL) return FAIL
-        out[i] = item
+/** Every problem of `value` (which `parseSlot` refused) as `shape` reads it, in the order zod reported them. */
+function explain(shape: Described, value: unknown, path: Array<string | number>, issues: Issue[]): void {
+  const typeIssue = (expected: string) =>
+    issues.push({ path, message: `Invalid input: expected ${expected}, received ${received(value)}` })
+  switch (shape.kind) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      typeIssue(shape.kind)
+      break
+    case 'dateTime':
+      if (typeof value !== 'string') typeIssue('string')
+      else issues.push({ path, message: 'Invalid ISO datetime' })
+      break
+    case 'oneOf':
+    case 'upperOneOf': {
+      if (shape.kind === 'upperOneOf' && typeof value !== 'string') typeIssue('string')
+      else {
+        const quoted = (shape.list as readonly string[]).map((one) => `"${one}"`)
+        issues.push({ path, message: `Invalid option: expected one of ${quoted.join('|')}` })
       }
-      return out
-    },
-    explain: (v, path, issues) => {
-      if (!Array.isArray(v)) {
-        typeIssue('array', v, path, issues)
-        return
-      }
-      for (let i = 0; i < v.length; i++) {
-        if (element.parse(v[i]) === FAIL) element.explain(v[i], [...path, i], issues)
-      }
-    },
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/**
- * An object with the keys `described`, and any others kept as they are: a new object holding the described
- * keys first, in the order given (an absent optional key left out), then every other enumerable key in the
- * input's order, except `__proto__` (a prototype to assign, not data: it is dropped, as zod drops it).
- */
-export function looseObject<S extends Described>(described: S): Shape<LooseObject<S>> {
-  const keys = Object.keys(described)
-  // A key the prototype has (`constructor`) would be read from it when absent: not a shape to describe.
-  const inherited = keys.find((key) => key in Object.prototype)
-  if (inherited !== undefined) throw new Error(`a described key may not be named ${inherited}`)
-  const shapes = keys.map((key) => described[key] as AnyShape)
-  const optional = shapes.map((shape) => 'optional' in shape)
-  const nullable = shapes.map((shape) => shape.nullable === true)
-  const leaves = shapes.map((shape) => shape.leaf ?? 0)
-  const known = new Set(keys)
-  const parse = (v: unknown): LooseObject<S> | Fail => {
-    if (!isObject(v)) return FAIL
-    const out: Record<string, unknown> = {}
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as string
-      const value = v[key]
-      if (value === undefined) {
-        if (!optional[i]) return FAIL
-        if (key in v) out[key] = undefined
-        continue
-      }
-      if (value === null && nullable[i]) {
-        out[key] = null
-        continue
-      }
-      switch (leaves[i]) {
-        case Leaf.String:
-          if (typeof value !== 'string') return FAIL
-          out[key] = value
-          break
-        case Leaf.Number:
-          if (!Number.isFinite(value)) return FAIL
-          out[key] = value
-          break
-        case Leaf.Boolean:
-          if (typeof value !== 'boolean') return FAIL
-          out[key] = value
-          break
-        case Leaf.DateTime:
-          if (typeof value !== 'string' || !DATE_TIME.test(value)) return FAIL
-          out[key] = value
-          break
-        default: {
-          const checked = (shapes[i] as AnyShape).parse(value)
-          if (checked === FAIL) return FAIL
-          out[key] = checked
-        }
+      break
+    }
+    case 'array':
+      if (!Array.isArray(value)) typeIssue('array')
+      else
+        for (let i = 0; i < value.length; i++)
+          explainSlot(shape.element as Described, value[i], [...path, i], issues)
+      break
+    case 'object': {
+      if (!isObject(value)) typeIssue('object')
+      else {
+        const shapes = shape.shapes as readonly Described[]
+        ;(shape.keys as readonly string[]).forEach((key, i) => {
+          explainSlot(shapes[i] as Described, value[key], [...path, key], issues)
+        })
       }
     }
-    for (const key in v) if (!known.has(key) && key !== '__proto__') out[key] = v[key]
-    return out as LooseObject<S>
   }
-  const explain = (v: unknown, path: Array<string | number>, issues: Issue[]): void => {
-    if (!isObject(v)) {
-      typeIssue('object', v, path, issues)
-      return
-    }
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i] as string
-      const shape = shapes[i] as AnyShape
-      if (shape.parse(v[key]) === FAIL) shape.explain(v[key], [...path, key], issues)
-    }
-  }
-  return { parse, explain }
+}
+
+function explainSlot(shape: Described, value: unknown, path: Array<string | number>, issues: Issue[]): void {
+  if (parseSlot(shape, value) === FAIL) explain(shape, value, path, issues)
 }
 
 /** `value` checked by `shape`: the checked value, or the first `limit` issues. */
@@ -267,9 +253,9 @@ export function check<T>(
   value: unknown,
   limit: number,
 ): { ok: true; value: T } | { ok: false; issues: Issue[] } {
-  const parsed = shape.parse(value)
-  if (parsed !== FAIL) return { ok: true, value: parsed }
+  const parsed = parseSlot(shape, value)
+  if (parsed !== FAIL) return { ok: true, value: parsed as T }
   const issues: Issue[] = []
-  shape.explain(value, [], issues)
+  explain(shape, value, [], issues)
   return { ok: false, issues: issues.slice(0, limit) }
 }

@@ -56,7 +56,7 @@ const NOT_TERMINALS = { stdoutIsTerminal: false, stderrIsTerminal: false }
  */
 async function expectSameAnswer(argv: string[], around: Surroundings, fast: boolean): Promise<FastAnswer> {
   const full = await fullAnswer(argv, around)
-  const answered = fastAnswer(argv, around, built)
+  const answered = await fastAnswer(argv, around, built)
   expect(answered !== null, `fast entry ${answered ? 'answered' : 'left'} ${argv.join(' ')}`).toBe(fast)
   if (answered) expect(answered).toEqual(full)
   return full
@@ -165,17 +165,17 @@ describe('the fast entry prints the top-level help only where commander would pr
     [['--help'], { stdout: 'the help\n', stderr: '', exitCode: 0 }],
     [['-h'], { stdout: 'the help\n', stderr: '', exitCode: 0 }],
     [[], { stdout: '', stderr: 'the help\n', exitCode: 2 }],
-  ])('%j', (argv, expected) => {
-    expect(fastAnswer(argv, around, built)).toEqual(expected)
+  ])('%j', async (argv, expected) => {
+    expect(await fastAnswer(argv, around, built)).toEqual(expected)
   })
 
-  test('a terminal (wrapped to its width) or forced colours leave it to commander', () => {
-    expect(fastAnswer(['--help'], { ...around, stdoutIsTerminal: true }, built)).toBeNull()
-    expect(fastAnswer([], { ...around, stderrIsTerminal: true }, built)).toBeNull()
-    expect(fastAnswer(['--help'], { ...around, stderrIsTerminal: true }, built)).not.toBeNull()
-    expect(fastAnswer(['--help'], { ...around, env: { FORCE_COLOR: '1' } }, built)).toBeNull()
-    expect(fastAnswer(['-h'], { ...around, env: { CLICOLOR_FORCE: '' } }, built)).toBeNull()
-    expect(fastAnswer(['--help', '--json'], around, built)).toBeNull()
-    expect(fastAnswer(['session', '--help'], around, built)).toBeNull()
+  test('a terminal (wrapped to its width) or forced colours leave it to commander', async () => {
+    expect(await fastAnswer(['--help'], { ...around, stdoutIsTerminal: true }, built)).toBeNull()
+    expect(await fastAnswer([], { ...around, stderrIsTerminal: true }, built)).toBeNull()
+    expect(await fastAnswer(['--help'], { ...around, stderrIsTerminal: true }, built)).not.toBeNull()
+    expect(await fastAnswer(['--help'], { ...around, env: { FORCE_COLOR: '1' } }, built)).toBeNull()
+    expect(await fastAnswer(['-h'], { ...around, env: { CLICOLOR_FORCE: '' } }, built)).toBeNull()
+    expect(await fastAnswer(['--help', '--json'], around, built)).toBeNull()
+    expect(await fastAnswer(['session', '--help'], around, built)).toBeNull()
   })
 })
