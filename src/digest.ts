@@ -28,10 +28,13 @@ export function randomBytes(n: number): Buffer {
   return bytes
 }
 
-/** Whether `a` and `b` are the same bytes, in a time that depends on their length only (a seal's check). */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/**
+ * Whether `a` and `b` (digests in hex: a seal's check) are the same text, in a time that depends on their length
+ * only; compared as text, with no buffer made of either.
+ */
+export function sameHex(a: string, b: string): boolean {
   if (a.length !== b.length) return false
   let difference = 0
-  for (let i = 0; i < a.length; i++) difference |= (a[i] as number) ^ (b[i] as number)
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i)
   return difference === 0
 }

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { hashOf, hmacSha256, randomBytes, sameBytes } from '../../digest.js'
+import { hashOf, hmacSha256, randomBytes, sameHex } from '../../digest.js'
 import { ensureDir, linkFile, readBytes, realPath, unlinkQuiet } from '../../disk/door.js'
 import { asDiskFault, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
@@ -139,13 +139,15 @@ let keyOrderNodes = 0
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 /**
- * What a seal covers: the record without the seal and the fields computed on every read, and the real path of
- * the project it belongs to (a record copied into another project does not verify there). Without a scope (a
- * chain's own store, older tests) the record alone.
+ * The seal of `record` under `key` (hex): the HMAC of what a seal covers, the record without the seal and the
+ * fields computed on every read, then a newline and the real path of the project it belongs to (a record
+ * copied into another project does not verify there). Without a scope (a chain's own store, older tests) the
+ * record alone. The parts are hashed one after the other: the same bytes, without making them one string.
  */
-function sealedContent(record: Record<string, unknown>, scope?: string): string {
-  const text = canonicalJson(record, NOT_SEALED)
-  return scope === undefined ? text : `${text}\n${scope}`
+function sealOf(key: Buffer, record: Record<string, unknown>, scope?: string): string {
+  const hmac = hmacSha256(key).update(canonicalJson(record, NOT_SEALED))
+  if (scope !== undefined) hmac.update('\n').update(scope)
+  return hmac.digest('hex')
 }
 
 /** The fields a seal does not cover: the seal itself and what is computed on every read. */
@@ -240,7 +242,7 @@ export class RecordSealer {
 
   /** The seal of `record` under the user's key (made on first use, 0600), for the project `scope`. */
   seal(record: Record<string, unknown>, scope?: string): string {
-    const seal = hmac(this.loadKey(true) as Buffer, sealedContent(record, scope))
+    const seal = sealOf(this.loadKey(true) as Buffer, record, scope)
     verifiedSeals.add(seal)
     return seal
   }
@@ -262,13 +264,13 @@ export class RecordSealer {
     const key = this.loadKey(false)
     if (!key) return 'no-key'
     if (typeof record.seal_key === 'string' && record.seal_key !== this.loadedKeyId(key)) return 'other-key'
-    if (matches(key, sealedContent(record, scope), seal)) {
+    if (sameHex(sealOf(key, record, scope), seal)) {
       verifiedSeals.add(seal)
       return null
     }
     if (scope === undefined) return 'changed'
     if (typeof record.project === 'string' && record.project !== scope) return 'other-project'
-    return matches(key, sealedContent(record), seal) ? 'unscoped' : 'changed'
+    return sameHex(sealOf(key, record), seal) ? 'unscoped' : 'changed'
   }
 
   /** The id of the loaded key, worked out once (a listing asks for every record). */
@@ -287,16 +289,8 @@ export class RecordSealer {
   }
 }
 
-function matches(key: Buffer, text: string, seal: string): boolean {
-  return sameBytes(hmacSha256(key).update(text).digest(), Buffer.from(seal, 'hex'))
-}
-
 function keyIdOf(key: Buffer): string {
   return hashOf('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
-}
-
-function hmac(key: Buffer, text: string): string {
-  return hmacSha256(key).update(text).digest('hex')
 }
 
 function readKey(file: string): Buffer | null {
