@@ -17,7 +17,7 @@ export const HARNESS = join(root, 'bin', 'harness')
 /** The floor of `session list --json`: read, parse and print every record (docs/performance.md). */
 export const FLOOR_LIST = join(root, 'bench', 'floor-list.cjs')
 
-const STORES = join(tmpdir(), 'harness-bench-stores-v3')
+const STORES = join(tmpdir(), 'harness-bench-stores-v4')
 /** Where harness finds the key the records are sealed with (through XDG_STATE_HOME). */
 const STATE_HOME = join(STORES, 'state')
 

@@ -203,13 +203,14 @@ export type SessionRecord = Infer<typeof SessionRecordSchema>
 
 /**
  * Validates a parsed record (record/shape.ts): the record as read, or a reason string on failure (path: message
- * of the first issues).
+ * of the first issues). `asIs`: it holds exactly the parsed value's content (only its keys' order may differ),
+ * which lets the seal be checked on the parsed value itself (record/seal.ts).
  */
 export function parseSessionRecord(
   value: unknown,
-): { ok: true; record: SessionRecord } | { ok: false; reason: string } {
+): { ok: true; record: SessionRecord; asIs: boolean } | { ok: false; reason: string } {
   const result = check(SessionRecordSchema, value, 3)
-  if (result.ok) return { ok: true, record: result.value }
+  if (result.ok) return { ok: true, record: result.value, asIs: result.asIs }
   const reason = result.issues
     .map((issue) => `${issue.path.length ? issue.path.join('.') : '(record)'}: ${issue.message}`)
     .join('; ')

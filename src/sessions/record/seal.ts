@@ -28,6 +28,58 @@ export function canonicalJson(value: unknown, omit: ReadonlySet<string> = NOTHIN
 }
 
 /**
+ * `value` with its keys in canonical order at every level, as the store writes records: a record read back
+ * from such a file has its canonical text printed as it is (`canonicalAsIs`), without a sorted copy. Index-like
+ * keys cannot be put in that order (see INDEX_KEYS): then `value` as it is.
+ */
+export function inCanonicalOrder<T>(value: T): T {
+  const copy = sortedCopy(value)
+  return copy === INDEX_KEYS ? value : (copy as T)
+}
+
+/**
+ * The canonical text of `parsed` (as JSON.parse made it), the top-level keys in `omit` left out, when its keys
+ * already come in canonical order at every level (as the store writes records): JSON.stringify prints that
+ * text as it is, and a listing spares a sorted copy of every record. Null when they do not, or when `parsed`
+ * holds anything JSON.parse does not make.
+ */
+export function canonicalAsIs(parsed: unknown, omit: ReadonlySet<string>): string | null {
+  if (!inOrder(parsed)) return null
+  const object = parsed as Record<string, unknown>
+  const left: Array<[string, unknown]> = []
+  for (const key of omit) {
+    if (key in object) {
+      left.push([key, object[key]])
+      object[key] = undefined // left out by JSON.stringify; put back below
+    }
+  }
+  try {
+    return JSON.stringify(object)
+  } finally {
+    for (const [key, value] of left) object[key] = value
+  }
+}
+
+/** Whether every object in `value` is plain and lists its keys in sorted order (no `__proto__` among them). */
+function inOrder(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) {
+    return value === null || typeof value === 'string' || typeof value === 'boolean' || Number.isFinite(value)
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!inOrder(value[i])) return false
+    return true
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false
+  let previous: string | undefined
+  for (const key in value) {
+    if ((previous !== undefined && key <= previous) || key === '__proto__') return false
+    previous = key
+    if (!inOrder((value as Record<string, unknown>)[key])) return false
+  }
+  return true
+}
+
+/**
  * An object has a key like "2" or "10": JavaScript objects list such keys first and in numeric order whatever
  * the order they were set in, so a copy cannot carry the sorted order; the piecewise builder takes over.
  */
@@ -145,7 +197,11 @@ const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
  * record alone. The parts are hashed one after the other: the same bytes, without making them one string.
  */
 function sealOf(key: Buffer, record: Record<string, unknown>, scope?: string): string {
-  const hmac = hmacSha256(key).update(canonicalJson(record, NOT_SEALED))
+  return hmacHex(key, canonicalJson(record, NOT_SEALED), scope)
+}
+
+function hmacHex(key: Buffer, text: string, scope: string | undefined): string {
+  const hmac = hmacSha256(key).update(text)
   if (scope !== undefined) hmac.update('\n').update(scope)
   return hmac.digest('hex')
 }
@@ -257,20 +313,25 @@ export class RecordSealer {
     return this.check(record, scope) === null
   }
 
-  /** Null when the record's seal is the user's for `scope`; else why not. */
-  check(record: Record<string, unknown>, scope?: string): SealProblem | null {
+  /**
+   * Null when the record's seal is the user's for `scope`; else why not. `parsed`: what the record was
+   * validated from, when it holds the same content (parseSessionRecord's `asIs`): its text is the record's.
+   */
+  check(record: Record<string, unknown>, scope?: string, parsed?: unknown): SealProblem | null {
     const seal = record.seal
     if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return 'unsealed'
     const key = this.loadKey(false)
     if (!key) return 'no-key'
     if (typeof record.seal_key === 'string' && record.seal_key !== this.loadedKeyId(key)) return 'other-key'
-    if (sameHex(sealOf(key, record, scope), seal)) {
+    const text =
+      (parsed === undefined ? null : canonicalAsIs(parsed, NOT_SEALED)) ?? canonicalJson(record, NOT_SEALED)
+    if (sameHex(hmacHex(key, text, scope), seal)) {
       verifiedSeals.add(seal)
       return null
     }
     if (scope === undefined) return 'changed'
     if (typeof record.project === 'string' && record.project !== scope) return 'other-project'
-    return sameHex(sealOf(key, record), seal) ? 'unscoped' : 'changed'
+    return sameHex(hmacHex(key, text, undefined), seal) ? 'unscoped' : 'changed'
   }
 
   /** The id of the loaded key, worked out once (a listing asks for every record). */

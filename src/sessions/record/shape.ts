@@ -110,6 +110,12 @@ export function looseObject<S extends Shapes>(described: S): Shape<LooseObject<S
 
 const FAIL: unique symbol = Symbol('invalid')
 
+/**
+ * Set by `parse` when the value it returns holds anything other than the input's own content, rearranged: a
+ * string upper-cased, a `__proto__` key dropped, a key read from a prototype. `check` reports it (`asIs`).
+ */
+let changed = false
+
 const DATE_TIME =
   /^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|([+-](?:[01]\d|2[0-3]):[0-5]\d)))$/
 
@@ -129,6 +135,7 @@ function parse(shape: Described, value: unknown): unknown {
     case 'upperOneOf': {
       if (typeof value !== 'string') return FAIL
       const upper = value.toUpperCase()
+      if (upper !== value) changed = true
       return (shape.values as ReadonlySet<unknown>).has(upper) ? upper : FAIL
     }
     case 'array':
@@ -165,6 +172,7 @@ function parseObject(shape: Described, value: unknown): unknown {
   const keys = shape.keys as readonly string[]
   const shapes = shape.shapes as readonly Described[]
   const known = shape.known as ReadonlySet<string>
+  if (Object.getPrototypeOf(value) !== Object.prototype) changed = true
   const out: Record<string, unknown> = {}
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string
@@ -179,7 +187,11 @@ function parseObject(shape: Described, value: unknown): unknown {
     if (checked === FAIL) return FAIL
     out[key] = checked
   }
-  for (const key in value) if (!known.has(key) && key !== '__proto__') out[key] = value[key]
+  for (const key in value) {
+    if (known.has(key)) continue
+    if (key === '__proto__') changed = true
+    else out[key] = value[key]
+  }
   return out
 }
 
@@ -247,14 +259,18 @@ function explainSlot(shape: Described, value: unknown, path: Array<string | numb
   if (parseSlot(shape, value) === FAIL) explain(shape, value, path, issues)
 }
 
-/** `value` checked by `shape`: the checked value, or the first `limit` issues. */
+/**
+ * `value` checked by `shape`: the checked value, or the first `limit` issues. `asIs`: the checked value holds
+ * the input's content unchanged, only rearranged (its keys in the described order, copies of its objects).
+ */
 export function check<T>(
   shape: Shape<T>,
   value: unknown,
   limit: number,
-): { ok: true; value: T } | { ok: false; issues: Issue[] } {
+): { ok: true; value: T; asIs: boolean } | { ok: false; issues: Issue[] } {
+  changed = false
   const parsed = parseSlot(shape, value)
-  if (parsed !== FAIL) return { ok: true, value: parsed as T }
+  if (parsed !== FAIL) return { ok: true, value: parsed as T, asIs: !changed }
   const issues: Issue[] = []
   explain(shape, value, [], issues)
   return { ok: false, issues: issues.slice(0, limit) }

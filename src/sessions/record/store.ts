@@ -37,7 +37,7 @@ import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { assertValidName, mayBeName, namesDirFor, nameTakenError, readNameIndex } from './names.js'
 import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
-import { projectScope, type RecordSealer } from './seal.js'
+import { inCanonicalOrder, projectScope, type RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -568,7 +568,7 @@ export class SessionStore implements RecordStore {
    */
   private verified<T extends ReturnType<typeof parseRecordText>>(read: T): T {
     if (read.kind !== 'ok') return read
-    const problem = this.sealer.check(read.record, this.scope)
+    const problem = this.sealer.check(read.record, this.scope, read.parsed)
     read.record.sealed = problem === null
     if (problem) read.record.seal_problem = problem
     else delete read.record.seal_problem
@@ -653,7 +653,7 @@ export class SessionStore implements RecordStore {
 function parseRecordText(
   text: string,
   id: string,
-): { kind: 'ok'; record: SessionRecord } | { kind: 'corrupt'; reason: string } {
+): { kind: 'ok'; record: SessionRecord; parsed?: unknown } | { kind: 'corrupt'; reason: string } {
   let value: unknown
   try {
     value = parseJson(text)
@@ -667,7 +667,10 @@ function parseRecordText(
   if (parsed.record.id !== id) {
     return { kind: 'corrupt', reason: `its id "${parsed.record.id}" does not match the file name` }
   }
-  return { kind: 'ok', record: parsed.record }
+  // What it was parsed from, when that holds the same content: the seal check may read its text as it is.
+  return parsed.asIs
+    ? { kind: 'ok', record: parsed.record, parsed: value }
+    : { kind: 'ok', record: parsed.record }
 }
 
 /**
@@ -713,9 +716,10 @@ function stamp(record: SessionRecord, rev: number, before: SessionRecord['status
   )
 }
 
+/** The file's text: keys in canonical order, so that reading it back needs no sorted copy for the seal check. */
 function serialize(record: SessionRecord): string {
   const { sealed: _computed, seal_problem: _problem, ...stored } = record
-  return `${JSON.stringify(stored, null, 2)}\n`
+  return `${JSON.stringify(inCanonicalOrder(stored), null, 2)}\n`
 }
 
 function mtimeOf(path: string): number {

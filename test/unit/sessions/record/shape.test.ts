@@ -86,8 +86,8 @@ function zodAnswer(value: unknown) {
 
 /** The validator's answer for `value` is zod's: accepted or refused alike, the same value (key order too), the same reason. */
 function expectAgreement(value: unknown): boolean {
-  const ours = parseSessionRecord(value)
   const zod = zodAnswer(value)
+  const { asIs: _, ...ours } = { asIs: undefined, ...parseSessionRecord(value) }
   expect(ours, JSON.stringify(value)).toStrictEqual(zod)
   if (ours.ok && zod.ok) expect(JSON.stringify(ours.record)).toBe(JSON.stringify(zod.record))
   return ours.ok
@@ -188,6 +188,22 @@ describe('the record validator', () => {
       undefined,
     ]
     for (const value of cases) expectAgreement(value)
+  })
+
+  test('asIs: the record holds the parsed content unchanged, only its keys in another order', () => {
+    const asIs = (value: unknown) => {
+      const parsed = parseSessionRecord(value)
+      return parsed.ok && parsed.asIs
+    }
+    const base = sessionRecord('asis0001')
+    expect(asIs(JSON.parse(JSON.stringify(FULL)))).toBe(true)
+    expect(asIs(Object.fromEntries(Object.entries(base).reverse()))).toBe(true)
+    expect(asIs({ ...base, status: 'completed' })).toBe(false)
+    expect(asIs(JSON.parse(`{"__proto__": {"a": 1}, ${JSON.stringify(base).slice(1)}`))).toBe(false)
+    expect(asIs(Object.assign(Object.create({ inherited: 1 }), base))).toBe(false)
+    expect(asIs({ ...base, runs: [Object.assign(Object.create({ kind: 'start' }), base.runs?.[0])] })).toBe(
+      false,
+    )
   })
 
   test('a status in any case reads upper-cased; anything else is refused with its reason', () => {
