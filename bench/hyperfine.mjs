@@ -1,9 +1,10 @@
 // `node bench/hyperfine.mjs`: the aims of SPEC §9 for the native executable and the node bundle, timed by
 // hyperfine (an independent tool) on the same data, in the same environment, with the same commands as
 // `npm run bench`, so that the two can be compared figure by figure (docs/performance.md). Needs a build
-// (`npm run build`) and hyperfine on PATH. Options: `--only empty,path,show,help,list,list100k,run-worktree,kill`
+// (`npm run build`) and hyperfine on PATH. Options: `--only empty,path,show,help,list,list100k,run-worktree,kill,ui`
 // (empty: bun's own start, an empty program compiled as the native executable is; list100k: 100,000 records,
-// against the same runtime's 10,000, with peak RSS), `--runs N` (each side, per round), `--rounds N` (hyperfine times one command's runs in a block; rounds
+// against the same runtime's 10,000, with peak RSS), `--runs N` (each side, per round), `--rounds N` (hyperfine
+// times one command's runs in a block; rounds
 // alternate the blocks of subject and floor, as the bench alternates single runs, so drifting load falls on
 // both alike). Prints one line per figure: medians of the subject and its floor, and their ratio.
 import { execFileSync } from 'node:child_process'
@@ -168,6 +169,24 @@ try {
         { command: `git worktree add -q -b floor/$$ ${join(work, `floor-${runtime}`)}/$$`, shell: true },
       )
       report(`run with a worktree, ${runtime}`, subject, 'git worktree add', floor, aims.run)
+    }
+    if (wanted('ui')) {
+      // `harness ui` of 200 sessions until its first full frame, on a terminal (bench/ui-open.mjs); the floor
+      // is the same terminal and helper with `printf` of the frame's marks. Their difference is the opening.
+      const ui = prepareStores([200]).projects[200].dir
+      const helper = `node ${join(import.meta.dirname, 'ui-open.mjs')} 200 --`
+      const [subject, floor] = time(
+        ui,
+        runEnv,
+        { command: `${helper} ${harness} ui` },
+        { command: `${helper} printf 'harness ui · 200 sessions … q quit\\n'` },
+      )
+      report(
+        `ui 200 (open − floor ${(subject - floor).toFixed(1)} ms), ${runtime}`,
+        subject,
+        'terminal alone',
+        floor,
+      )
     }
     if (wanted('kill')) {
       const folder = join(work, `kill-${runtime}`)

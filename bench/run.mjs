@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import {
   compare,
   machineFacts,
+  median,
   output,
   peakRssMb,
   printResults,
@@ -317,6 +318,29 @@ try {
     })
     process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms\n`)
   }
+
+  await section('ui', async () => {
+    // `harness ui` of 200 sessions: from its start to the first full frame on a terminal (bench/ui-open.mjs).
+    const { fullFrame, floorArgv, openOnTerminal } = await import('./ui-open.mjs')
+    const { dir } = prepareStores([200]).projects[200]
+    for (const [suffix, runtimeEnv] of runtimes) {
+      const samples = []
+      const floor = []
+      const open = (argv) => openOnTerminal({ argv, cwd: dir, env: runtimeEnv, done: fullFrame(200) })
+      for (let i = 0; i < 2; i++) await open([harness, 'ui'])
+      for (let i = 0; i < 15; i++) {
+        samples.push(await open([harness, 'ui']))
+        floor.push(await open(floorArgv(200)))
+      }
+      const row = recordSamples({
+        label: `ui, 200 sessions: first full frame${suffix}`,
+        samples,
+        aimMs: suffix ? 300 : undefined,
+        note: `terminal alone ${median(floor).toFixed(1)} ms`,
+      })
+      process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms\n`)
+    }
+  })
 
   await section('cleanup', async () => {
     const { benchCleanup } = await import('./cleanup.mjs')

@@ -5,6 +5,8 @@
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
 // with, captured here from the bundle so that it cannot differ from it.
+// Then dist/ui/: the dashboard of `harness ui` (Ink and React) as ESM chunks that the bundle imports only for
+// that command: Ink's layout engine loads with a top-level await, which a CommonJS file cannot hold (docs/ui.md).
 // Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
 // which bin/harness runs when it is there (docs/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -12,6 +14,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
+import { sealerFor } from '../bench/seal.mjs'
 import { buildNative } from './native.mjs'
 
 const bundle = 'dist/harness.cjs'
@@ -29,17 +32,62 @@ const common = {
   logLevel: 'warning',
 }
 
+/**
+ * The dashboard inside the bundle: a stand-in module whose `loaded()` loads the chunk beside the bundle through
+ * dist/ui/load.cjs, a file node loads as a module of its own, whose import() reaches node's ESM loader (the
+ * bundle itself runs inside node:vm, where import() has no loader, and V8's code cache would not keep one).
+ */
+const dashboardOutside = {
+  name: 'dashboard-outside',
+  setup(build) {
+    build.onResolve({ filter: /\/ui\/dashboard\.js$/ }, () => ({ path: 'dashboard', namespace: 'dashboard' }))
+    build.onLoad({ filter: /.*/, namespace: 'dashboard' }, () => ({
+      contents: "export const loaded = () => require('./ui/load.cjs')()",
+      loader: 'js',
+    }))
+    build.onResolve({ filter: /^\.\/ui\/load\.cjs$/ }, (args) => ({ path: args.path, external: true }))
+  },
+}
+
 await build({
   ...common,
   entryPoints: ['src/main.ts'],
   outfile: bundle,
   define: { HARNESS_VERSION: JSON.stringify(pkg.version) },
+  plugins: [dashboardOutside],
 })
 
-// bin/harness compiles the bundle with node:vm, where a leftover import() has no loader: keep it out.
-if (/\bimport\(/.test(readFileSync(bundle, 'utf8'))) {
+// bin/harness compiles the bundle with node:vm, where a leftover import() has no loader: keep it out. Ink and
+// React belong to the dashboard's chunk (dist/ui/), never to the bundle.
+const bundled = readFileSync(bundle, 'utf8')
+if (/\bimport\(/.test(bundled)) {
   throw new Error('dist/harness.cjs contains import(): import node built-ins statically')
 }
+if (/react\.transitional\.element|yoga-layout|ink-text/.test(bundled)) {
+  throw new Error('dist/harness.cjs holds Ink or React: they belong to the dashboard chunk (dist/ui/)')
+}
+
+rmSync('dist/ui', { recursive: true, force: true })
+await build({
+  ...common,
+  entryPoints: { dashboard: 'src/ui/dashboard.ts' },
+  outdir: 'dist/ui',
+  format: 'esm',
+  splitting: true,
+  outExtension: { '.js': '.mjs' },
+  chunkNames: 'chunk-[hash]',
+  // React's production build; React's developer tools are not shipped (Ink loads them only under DEV=true).
+  define: { 'process.env.NODE_ENV': '"production"' },
+  external: ['react-devtools-core'],
+  // The CommonJS packages inside (React, signal-exit) require node built-ins.
+  banner: {
+    js: "import{createRequire as __harnessRequire}from'node:module';const require=__harnessRequire(import.meta.url);",
+  },
+})
+writeFileSync(
+  'dist/ui/load.cjs',
+  "'use strict'\n// harness ui: loads the dashboard's chunk for the bundle (scripts/build.mjs).\nmodule.exports = () => import('./dashboard.mjs')\n",
+)
 
 /** The environment of the full CLI at build time: nothing that changes how help is printed, and by default no fast path. */
 function fullCliEnv(extra = { HARNESS_NO_FAST_PATH: '1' }) {
@@ -65,7 +113,12 @@ try {
     worktree_dir: dir,
     created_at: now,
   }
-  writeFileSync(join(dir, '.harness', 'sessions', 'warm0001.json'), JSON.stringify(record))
+  // Sealed, as harness seals its own (bench/seal.mjs): `session path` gives a shell only a sealed record's folder.
+  const stateHome = join(dir, 'state')
+  writeFileSync(
+    join(dir, '.harness', 'sessions', 'warm0001.json'),
+    JSON.stringify(sealerFor(stateHome)(record, dir)),
+  )
   // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
   // holding the code of every command below: the lean `session path` (its plain form, without commander: the
   // small entry is skipped while the cache is written), and commander's tree for `--help`.
@@ -73,7 +126,7 @@ try {
   for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
     execFileSync(process.execPath, [harness, ...args], {
       cwd: dir,
-      env: fullCliEnv({ HARNESS_WRITE_CODE_CACHE: '1' }),
+      env: fullCliEnv({ HARNESS_WRITE_CODE_CACHE: '1', XDG_STATE_HOME: stateHome }),
       stdio: 'ignore',
     })
   }

@@ -99,6 +99,11 @@ export async function buildNative({ version, answers }) {
         '--no-compile-autoload-bunfig',
         '--no-compile-autoload-tsconfig',
         '--no-compile-autoload-package-json',
+        // React's production build, without its developer tools (the dashboard, docs/ui.md).
+        '--define',
+        'process.env.NODE_ENV="production"',
+        '--external',
+        'react-devtools-core',
         '--define',
         `HARNESS_VERSION=${JSON.stringify(version)}`,
         '--define',

@@ -57,6 +57,19 @@ export function durationSetting(
   return { text: durationText(value, options.bareUnit), ms: parseDuration(String(value), options) }
 }
 
+/**
+ * `run --timeout` / `resume --timeout`: the run's wall-clock limit in ms (SPEC §5). A bare number is seconds; any
+ * length (past the 24.8 days one timer holds: long-timer.ts); zero is a usage error.
+ */
+export function runTimeoutFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const ms = parseDuration(text, { bareUnit: 's', flag: '--timeout' })
+  if (ms <= 0) {
+    throw new UsageError(`--timeout must be more than 0: "${text}"`, 'e.g. --timeout 30m', 'INVALID_DURATION')
+  }
+  return ms
+}
+
 /** `--older-than` of cleanup, archive and prune; bare numbers are days. */
 export function olderThanFlag(text: string | undefined): { text: string; ms: number } | undefined {
   if (text === undefined) return undefined

@@ -59,30 +59,38 @@ export interface CaptureOptions {
   cwd: string
   env: NodeJS.ProcessEnv
   /** Written to its stdin. */
-  input?: string
-  signal?: AbortSignal
+  input?: string | undefined
+  signal?: AbortSignal | undefined
   /** The most output it may give: past it, it is stopped and the call failed. */
   maxOutput: number
+  /** How long it may run: past it, it is killed (SIGKILL), its pipes closed, and the answer is 'timeout'. */
+  deadlineMs?: number | undefined
 }
 
 /**
- * Runs `argv` to its end, its output captured as text, as node's execFile does: a missing program rejects
- * with the ENOENT error, an aborted call with an AbortError. In the native executable bun's own spawn: node's
- * child_process there is an emulation that cost about 10 ms of JavaScript per process, and a run starts six
- * git processes (docs/native.md, "Start-up").
+ * Runs `argv` to its end (or its deadline: 'timeout'), its output captured as text, as node's execFile does: a
+ * missing program rejects with the ENOENT error, an aborted call with an AbortError (the program killed). In
+ * the native executable bun's own spawn: node's child_process there is an emulation that cost about 10 ms of
+ * JavaScript per process, and a run starts six git processes (docs/native.md, "Start-up").
  */
-export function runCaptured(argv: string[], options: CaptureOptions): Promise<Captured> {
+export function runCaptured(argv: string[], options: CaptureOptions): Promise<Captured | 'timeout'> {
   if (Bun) return runInBun(Bun, argv, options)
   const [file = '', ...args] = argv
-  const { cwd, env, signal, maxOutput, input } = options
+  const { cwd, env, signal, maxOutput, input, deadlineMs } = options
   // Loaded on first use, as node:crypto is: a command that runs no program pays nothing for it.
   const { execFile } = process.getBuiltinModule('node:child_process')
   return new Promise((resolve, reject) => {
+    let timedOut = false
     const child = execFile(
       file,
       args,
-      { cwd, env, maxBuffer: maxOutput, encoding: 'utf8', signal },
+      { cwd, env, maxBuffer: maxOutput, encoding: 'utf8', signal, killSignal: 'SIGKILL' },
       (error, stdout, stderr) => {
+        clearTimeout(timer)
+        if (timedOut) {
+          resolve('timeout')
+          return
+        }
         const code = (error as NodeJS.ErrnoException | null)?.code
         if (code === 'ENOENT' || code === 'ABORT_ERR') {
           reject(error)
@@ -92,12 +100,25 @@ export function runCaptured(argv: string[], options: CaptureOptions): Promise<Ca
         resolve(error ? { stdout, stderr, exitCode, error } : { stdout, stderr, exitCode })
       },
     )
-    if (input !== undefined) child.stdin?.end(input)
+    // Past the deadline it is killed, and its pipes closed: a child it left (a filter) may hold them open.
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            child.kill('SIGKILL')
+            child.stdout?.destroy()
+            child.stderr?.destroy()
+          }, deadlineMs)
+    if (input !== undefined) {
+      child.stdin?.on('error', () => {}) // it exited without reading it: its exit code says why
+      child.stdin?.end(input)
+    }
   })
 }
 
-async function runInBun(bun: BunApi, argv: string[], options: CaptureOptions): Promise<Captured> {
-  const { signal, input, maxOutput } = options
+async function runInBun(bun: BunApi, argv: string[], options: CaptureOptions): Promise<Captured | 'timeout'> {
+  const { signal, input, maxOutput, deadlineMs } = options
   if (signal?.aborted) throw abortError()
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value
@@ -108,20 +129,35 @@ async function runInBun(bun: BunApi, argv: string[], options: CaptureOptions): P
     stdout: 'pipe',
     stderr: 'pipe',
   })
-  const abort = () => child.kill('SIGTERM')
-  signal?.addEventListener('abort', abort, { once: true })
+  const readers = [child.stdout.getReader(), child.stderr.getReader()]
+  // An abort, or the deadline, kills it and stops reading its pipes (a child it left may hold them open).
+  const stop = () => {
+    child.kill('SIGKILL')
+    for (const reader of readers) reader.cancel().catch(() => {})
+  }
+  let timedOut = false
+  const timer =
+    deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true
+          stop()
+        }, deadlineMs)
+  signal?.addEventListener('abort', stop, { once: true })
   let overflow = false
-  const collect = async (stream: ReadableStream<Uint8Array>): Promise<string> => {
+  const collect = async (reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> => {
     const chunks: Uint8Array[] = []
     let size = 0
-    for await (const chunk of stream) {
-      size += chunk.length
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
+      if (done || !value) break
+      size += value.length
       if (size > maxOutput) {
         overflow = true
         child.kill('SIGTERM')
         break
       }
-      chunks.push(chunk)
+      chunks.push(value)
     }
     return Buffer.concat(chunks).toString('utf8')
   }
@@ -132,14 +168,20 @@ async function runInBun(bun: BunApi, argv: string[], options: CaptureOptions): P
         child.stdin?.end()
       } catch {} // it exited without reading it: its exit code says why
     }
-    const [stdout, stderr] = await Promise.all([collect(child.stdout), collect(child.stderr), child.exited])
+    const [stdout, stderr] = await Promise.all([
+      collect(readers[0] as ReadableStreamDefaultReader<Uint8Array>),
+      collect(readers[1] as ReadableStreamDefaultReader<Uint8Array>),
+      child.exited,
+    ])
     if (signal?.aborted) throw abortError()
+    if (timedOut) return 'timeout'
     const exitCode = overflow ? 1 : (child.exitCode ?? 1)
     if (exitCode === 0) return { stdout, stderr, exitCode }
     const reason = overflow ? `output over ${maxOutput} bytes` : stderr
     return { stdout, stderr, exitCode, error: new Error(`Command failed: ${argv.join(' ')}\n${reason}`) }
   } finally {
-    signal?.removeEventListener('abort', abort)
+    clearTimeout(timer)
+    signal?.removeEventListener('abort', stop)
   }
 }
 

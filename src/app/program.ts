@@ -34,6 +34,7 @@ import { registerWait } from '../commands/session/wait.js'
 import { registerShellInit } from '../commands/shell-init.js'
 import { registerSupervise } from '../commands/supervise.js'
 import { registerTrust } from '../commands/trust.js'
+import { registerUi } from '../commands/ui.js'
 import { ExitRequest, UsageError } from '../errors.js'
 
 declare const HARNESS_VERSION: string
@@ -61,6 +62,7 @@ export function buildProgram(out: Output, passthrough: string[], io: CliIo): Cli
   readGlobalsBeforeEachAction(program, out, passthrough)
   const session = sessionCommand(program)
   registerRun(program, ctx)
+  registerUi(program, ctx)
   registerTrust(program, ctx)
   registerSessionCommands(session, ctx)
   registerChain(program, ctx)

@@ -53,9 +53,22 @@ export class Context implements SessionEnv {
   }
 
   /** All of stdin, as text (a piped prompt, a plan sent to a detached harness). */
-  async readStdin(): Promise<string> {
+  /** All of stdin as text; more than `maxBytes` is a usage error (read no further: `what` names it). */
+  async readStdin(maxBytes = Number.POSITIVE_INFINITY, what = 'stdin'): Promise<string> {
     const chunks: Buffer[] = []
-    for await (const chunk of this.stdin) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))
+    let total = 0
+    for await (const chunk of this.stdin) {
+      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+      total += bytes.length
+      if (total > maxBytes) {
+        throw new UsageError(
+          `${what} is over ${maxBytes} bytes: harness takes no more`,
+          'put the long text in a file in the worktree and point the prompt at it',
+          'PROMPT_TOO_LONG',
+        )
+      }
+      chunks.push(bytes)
+    }
     return Buffer.concat(chunks).toString('utf8')
   }
 

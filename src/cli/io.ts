@@ -1,4 +1,5 @@
-import { fdMayBeTerminal } from '../disk/door.js'
+import { isatty } from 'node:tty'
+import { fdMayBeTerminal, releaseHungUpTerminals } from '../disk/door.js'
 import { FdWriter, type OutStream } from './fd-writer.js'
 
 /**
@@ -47,4 +48,13 @@ function mayBeTerminal(fd: 0 | 1 | 2): boolean {
   } catch {
     return true
   }
+}
+
+/**
+ * Before the process exits: a terminal that hung up while harness ran (the user closed it) is let go, so that
+ * node's own restoring of its modes at exit does not abort on it (harness then exits with its code, 129 for a
+ * hang-up, rather than 134).
+ */
+export function releaseGoneTerminal(): void {
+  releaseHungUpTerminals(isatty)
 }

@@ -4,7 +4,9 @@ import type { Shell } from './completion.js'
  * `harness shell-init <shell>`: shell code to `eval` that defines `hcd <id>`, a `cd` into a session's worktree
  * that cannot go wrong quietly. `cd "$(harness session path id)"` can: on an error `path` prints nothing, and
  * `cd ""` succeeds in bash and zsh (even under `set -e`), so a script goes on in the folder it was in. `hcd`
- * stops at harness's own error (already on stderr), returns harness's exit code and stays where it was.
+ * stops at harness's own error (already on stderr), returns harness's exit code and stays where it was. It goes
+ * only to an absolute path (never `-`, never a name CDPATH would look up), with CDPATH empty, and `path` gives
+ * only a sealed session's folder inside the project or a worktree folder (docs/security.md, "hcd").
  * Its completion asks the hidden `__complete` for the ids `session path` takes (README, "Jump into a session's worktree").
  */
 export function shellInitScript(shell: Shell): string {
@@ -22,11 +24,14 @@ hcd() {
   esac
   local __hcd_dir
   __hcd_dir=$(command harness session path "$1") || return
-  if [ -z "$__hcd_dir" ]; then
-    printf 'harness: no worktree path for session "%s"\\n' "$1" >&2
+  case $__hcd_dir in
+  /*) ;;
+  *)
+    printf 'harness: not an absolute path for session "%s": %s\\n' "$1" "$__hcd_dir" >&2
     return 1
-  fi
-  builtin cd -- "$__hcd_dir"
+    ;;
+  esac
+  CDPATH= builtin cd -P -- "$__hcd_dir"
 }
 ${shell === 'bash' ? BASH_COMPLETION : ZSH_COMPLETION}`
     case 'fish':
@@ -45,10 +50,11 @@ function hcd --description "cd into a harness session's worktree"
     if test $code -ne 0
         return $code
     end
-    if test (count $dir) -ne 1; or test -z "$dir[1]"
-        printf 'harness: no worktree path for session "%s"\\n' $argv[1] >&2
+    if test (count $dir) -ne 1; or not string match -q -- '/*' "$dir[1]"
+        printf 'harness: not an absolute path for session "%s": %s\\n' $argv[1] "$dir" >&2
         return 1
     end
+    set -l CDPATH
     builtin cd -- $dir[1]
 end
 complete -c hcd -f -a '(command harness __complete fish -- session path (commandline -ct) 2>/dev/null)'

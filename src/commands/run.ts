@@ -48,6 +48,10 @@ const RUN_FLAGS = {
     '--budget <usd>',
     'the most the session may cost, all runs together (e.g. 1.00): paused once reached (exit 6)',
   ),
+  timeout: textFlag(
+    '--timeout <duration>',
+    'the most this run may take (90s, 30m, 2h, 30d; a bare number is seconds): paused then (exit 124)',
+  ),
   dryRun: boolFlag(
     '--dry-run',
     'print the argv, prompt, worktree and branch that would be used; start nothing',
@@ -72,8 +76,9 @@ With a terminal the run is interactive; without one (CI, pipes) it is headless:
 the agent's output goes to .harness/logs/<id>.log and to stdout (to stderr under
 --json, where stdout is the final record).
 Exit status: in the foreground, the agent's exit code (128+n if a signal ended
-it), 6 when --budget was reached; with --detach, 0 once the agent has started
-(stdout: the id, or the record under --json).
+it), 6 when --budget was reached, 124 when --timeout ran out; interrupted runs
+are PAUSED (130 Ctrl-C, 129 hang-up, 143 SIGTERM); with --detach, 0 once the
+agent has started (stdout: the id, or the record under --json).
 
 Examples:
   harness run -a claude "add auth endpoints"    # interactive in a terminal
@@ -85,6 +90,7 @@ Examples:
   harness run --context-from 3f9a "now add the tests for it"
   harness run --dry-run -a codex --context-from 3f9a "review it"   # see argv and prompt
   harness run -a claude --detach --budget 1.00 "add tests"   # then: resume <id> --budget 2.00
+  harness run -a codex --detach --timeout 2h "fix lint"      # PAUSED after 2 h; resume goes on
   harness run --name auth -a claude "add auth endpoints"   # then: hcd auth, harness session show auth`
 
 export function registerRun(program: CliCommand, ctx: Context): void {
@@ -101,15 +107,21 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
   const prompt = promptWords(options.prompt, words)
   const { parseBudget } = await import('../sessions/budget.js')
   const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
+  const { runTimeoutFlag } = await import('../duration.js')
+  const timeoutMs = runTimeoutFlag(options.timeout)
   const explicitStdin = prompt.length === 1 && prompt[0] === '-'
+  // At most what a prompt may be (sessions/record/bounds.ts): a longer one is refused before anything is made.
+  const { PROMPT_MAX_BYTES } = await import('../sessions/record/bounds.js')
+  const fromStdin = () => ctx.readStdin(PROMPT_MAX_BYTES, 'the prompt on stdin')
   const start = {
     ...options,
     detach: options.detach === true,
     tmux: options.attach || options.tmux,
-    prompt: explicitStdin ? [await ctx.readStdin()] : prompt,
+    prompt: explicitStdin ? [await fromStdin()] : prompt,
     budget,
+    timeoutMs,
     extraArgs: ctx.passthrough,
-    promptFromStdin: ctx.stdinIsTerminal ? undefined : () => ctx.readStdin(),
+    promptFromStdin: ctx.stdinIsTerminal ? undefined : fromStdin,
   }
   if (options.dryRun) {
     const { dryRunSession } = await import('../sessions/run/start.js')

@@ -18,6 +18,22 @@ export function fdMayBeTerminal(fd: number): boolean {
   }
 }
 
+/**
+ * Points each of stdin, stdout and stderr that is a terminal which has hung up (a character device, not
+ * /dev/null, that is no longer a tty) at /dev/null. Node restores the terminal's modes at exit and aborts
+ * (SIGABRT, a core dump) when the terminal is gone; it leaves a descriptor the program reopened alone.
+ */
+export function releaseHungUpTerminals(isTerminal: (fd: number) => boolean): void {
+  for (const fd of [0, 1, 2]) {
+    try {
+      if (!fdMayBeTerminal(fd) || isTerminal(fd)) continue
+      fs.closeSync(fd)
+      // The lowest free descriptor: the one just closed (those below it are open).
+      fs.openSync('/dev/null', fd === 0 ? 'r' : 'w')
+    } catch {}
+  }
+}
+
 /** write(2) to a descriptor the process was given (its stdout, stderr): how many bytes went. */
 export function writeToFd(fd: number, bytes: Uint8Array, offset: number): number {
   return fs.writeSync(fd, bytes, offset)

@@ -4,7 +4,7 @@
 import * as fs from 'node:fs'
 import { join } from 'node:path'
 import { HeldDir } from './held.js'
-import { checkParents, type FileKind, kindOf, LIMITS, READ_FLAGS, UnsafeFileError } from './open.js'
+import { checkParents, type FileKind, kindOf, limitOf, READ_FLAGS, UnsafeFileError } from './open.js'
 
 /**
  * A folder opened once, with its parents checked once, whose plain files are then read through the open
@@ -34,8 +34,8 @@ export class FolderReader {
   }
 
   /** The text of plain file `name` of the folder; errors as `readBytes` gives them (ENOENT as it is). */
-  readText(name: string, kind: FileKind): string {
-    const limit = LIMITS[kind]
+  readText(name: string, kind: FileKind | number): string {
+    const limit = limitOf(kind)
     const shown = join(this.dir, name)
     let fd: number
     try {

@@ -207,3 +207,43 @@ async function runAsync(walk: Generator<Step, void, Outcome>): Promise<void> {
     step = walk.next(outcome)
   }
 }
+
+/** What `removeFileBelow` found at the path. */
+export type RemovedBelow = 'removed' | 'absent' | 'folder' | 'not-followed'
+
+/**
+ * Removes the file or link at `rel` ('/'-separated, below the real folder `top`) without following a link on
+ * the way: each folder from `top` down is opened held (a link or a file in a folder's place: nothing is removed,
+ * `not-followed`), the entry is removed relative to its held folder (a link as a link; a real folder is left,
+ * `folder`), then the folders it leaves empty, deepest first, up to `top` (not included).
+ */
+export function removeFileBelow(top: string, rel: string): RemovedBelow {
+  const parts = rel.split('/').filter((part) => part !== '' && part !== '.')
+  const name = parts.pop()
+  if (name === undefined || parts.includes('..') || name === '..') return 'not-followed'
+  const chain = [HeldDir.open(top)]
+  try {
+    for (const part of parts) {
+      try {
+        chain.push((chain[chain.length - 1] as HeldDir).child(part))
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'absent'
+        if (error instanceof UnsafeFileError) return 'not-followed'
+        throw error
+      }
+    }
+    const folder = chain[chain.length - 1] as HeldDir
+    const stat = lstatOrNull(folder.entry(name))
+    if (!stat) return 'absent'
+    if (stat.isDirectory()) return 'folder'
+    unlinkQuiet(folder.entry(name))
+    // The folders left empty, each relative to its held parent: a non-empty one ends the climb.
+    for (let i = parts.length - 1; i >= 0; i--) {
+      const parent = chain[i] as HeldDir
+      if (catchSync(() => fs.rmdirSync(parent.entry(parts[i] as string)))) break
+    }
+    return 'removed'
+  } finally {
+    for (const held of chain) held.close()
+  }
+}

@@ -19,6 +19,8 @@ export const LIMITS = {
   config: MiB,
   chain: MiB,
   trust: MiB,
+  /** A long prompt, kept beside its record (sessions/record/bounds.ts: at most 16 MiB are accepted). */
+  prompt: 16 * MiB,
   /** An archive's manifest: one entry per session, so larger than a record. */
   manifest: 64 * MiB,
   /** A plan handed to a detached process, a `.git` file, git's own small files. */
@@ -28,6 +30,11 @@ export const LIMITS = {
 } as const
 
 export type FileKind = keyof typeof LIMITS
+
+/** The most bytes read for `kind`, or the number given in its place (a bound tighter than the kind's). */
+export function limitOf(kind: FileKind | number): number {
+  return typeof kind === 'number' ? kind : LIMITS[kind]
+}
 
 /** The deepest nesting a JSON file of harness may have (a record is about 4 levels deep). */
 export const MAX_JSON_DEPTH = 64
@@ -105,8 +112,8 @@ export function openPlain(
  * ENOENT and other errno errors come back as they are; a link, FIFO, device or oversize file is an
  * UnsafeFileError.
  */
-export function readBytes(path: string, kind: FileKind): Buffer {
-  const limit = LIMITS[kind]
+export function readBytes(path: string, kind: FileKind | number): Buffer {
+  const limit = limitOf(kind)
   const { fd, stat } = openPlain(path)
   try {
     if (stat.size > limit)
@@ -132,7 +139,7 @@ export function readBytes(path: string, kind: FileKind): Buffer {
   }
 }
 
-export function readText(path: string, kind: FileKind): string {
+export function readText(path: string, kind: FileKind | number): string {
   return readBytes(path, kind).toString('utf8')
 }
 
@@ -158,9 +165,14 @@ export function parseJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
 
 /** The index at which nesting (outside strings) first exceeds `max`, or -1. */
 function jsonDepthOver(text: string, max: number): number {
-  // Nesting deeper than `max` needs more than `max` brackets: counting them (natively, by indexOf) is enough
-  // for nearly every file, and about a tenth of the cost of the walk below under bun.
-  if (countOf(text, '{', max + 1) + countOf(text, '[', max + 1) <= max) return -1
+  // Fewer opening brackets than the limit cannot nest deeper: counted by the runtime's own search, so that a
+  // record of a long text (a shipped one of a megabyte) is not walked character by character.
+  let opening = 0
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1 && opening <= max; at = text.indexOf(bracket, at + 1))
+      opening++
+  }
+  if (opening <= max) return -1
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
@@ -174,13 +186,6 @@ function jsonDepthOver(text: string, max: number): number {
     } else if (c === 0x7d || c === 0x5d) depth--
   }
   return -1
-}
-
-/** How many `char`s `text` holds, counted up to `limit`. */
-function countOf(text: string, char: string, limit: number): number {
-  let count = 0
-  for (let at = text.indexOf(char); at !== -1 && count < limit; at = text.indexOf(char, at + 1)) count++
-  return count
 }
 
 /** A random, unguessable suffix for a temp file (with the pid, so a leftover's writer can be told dead). */

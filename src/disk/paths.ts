@@ -77,11 +77,6 @@ export function removeEmptyDir(path: string, missingOk = true): void {
   }
 }
 
-/** unlink of a file or link (never what a link points to); errors, ENOENT too, come back as they are. */
-export function unlinkPath(path: string): void {
-  fs.unlinkSync(path)
-}
-
 /** Async rmdir of an empty folder (never follows a link); errors come back as they are. */
 export function removeEmptyDirAsync(path: string): Promise<void> {
   return fs.promises.rmdir(path)

@@ -33,6 +33,19 @@ export function setMode(path: string, mode: number): void {
 }
 
 /**
+ * Sets the permission bits of a plain file through a no-follow open of it (a link, FIFO or device in its place is
+ * refused): a file another tool wrote with its own umask (a git bundle) closed to everyone else.
+ */
+export function setFileMode(path: string, mode: number): void {
+  const { fd } = openPlain(path)
+  try {
+    fs.fchmodSync(fd, mode)
+  } finally {
+    closeFd(fd)
+  }
+}
+
+/**
  * Whether `path` is a real folder with nothing in it (false when it cannot be read). A link in its place is not
  * followed, whatever it points to: it is not an empty folder (a record's worktree folder, a folder under the
  * worktree root).

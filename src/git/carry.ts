@@ -1,4 +1,5 @@
 import { type GitEnvOptions, gitAt, gitFailed } from './git.js'
+import { stageWorktree } from './stage.js'
 
 /**
  * Commits everything uncommitted in a worktree (tracked changes and untracked files that are not ignored) on
@@ -14,7 +15,15 @@ export async function commitUncommittedWork(
   const git = gitAt(worktreeDir, options)
   const status = await git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all'])
   if (status.stdout === '') return null
-  await git.run(['add', '-A'])
+  const [indexFile = '', head = ''] = await git.lines([
+    'rev-parse',
+    '--path-format=absolute',
+    '--git-path',
+    'index',
+    'HEAD',
+  ])
+  const staged = await stageWorktree(git, indexFile, head.length / 2 || 20)
+  if (staged.exitCode !== 0) throw gitFailed(['add'], staged)
   const args = [
     '-c',
     'commit.gpgsign=false',

@@ -75,12 +75,18 @@ export async function assertFullRefName(cwd: string, ref: string, options: GitEn
 }
 
 /**
- * The commit a user-supplied revision names. A revision that does not exist is the user's mistake (exit 2);
+ * The commit a user-supplied revision names. A name a branch has is that branch (`refs/heads/<name>`), whatever
+ * else has that name: git's own order (refs/<name>, refs/tags/<name>, then refs/heads/<name>) would let a tag
+ * called `develop` shadow the branch `develop`. A revision that does not exist is the user's mistake (exit 2);
  * git failing for another reason (not a repository, corrupt objects) is exit 5.
  */
 export async function resolveCommit(repo: string, ref: string, options: GitEnvOptions): Promise<string> {
   assertRefArg(ref, 'revision')
   const git = gitAt(repo, options)
+  if (branchFirst(ref)) {
+    const branch = await revParseOrNull(repo, `refs/heads/${ref}^{commit}`, options)
+    if (branch) return branch
+  }
   const args = ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]
   const result = await git.try(args)
   if (result.exitCode === 0) return result.stdout.trim()
@@ -93,6 +99,16 @@ export async function resolveCommit(repo: string, ref: string, options: GitEnvOp
       : 'the repository has no commits yet: make a first commit',
     'UNKNOWN_REF',
   )
+}
+
+/**
+ * Whether `ref` may start with a branch's name, to be looked up as `refs/heads/<ref>` first (`develop`,
+ * `develop~2`): not a full name, HEAD, a full commit id or a revision that names no ref (`:/text`, `@{-1}`).
+ */
+function branchFirst(ref: string): boolean {
+  if (ref.startsWith('refs/') || ref.startsWith(':') || ref.startsWith('@')) return false
+  if (/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(ref)) return false
+  return !/^HEAD(?:$|[~^@])/.test(ref)
 }
 
 /** Compares paths the way the filesystem sees them (symlinked temp dirs, trailing slashes). */

@@ -1,32 +1,24 @@
 import { join } from 'node:path'
-import {
-  copyPlainFile,
-  createExclusive,
-  ensureDir,
-  lstatPath,
-  pathExists,
-  removeHeldSync,
-  unlinkQuiet,
-} from '../disk/door.js'
-import { type GitEnvOptions, gitAt } from './git.js'
+import { copyPlainFile, createExclusive, ensureDir, pathExists, removeHeldSync } from '../disk/door.js'
+import { type GitEnvOptions, gitAt, hasDotGitAbove } from './git.js'
 
 /**
  * The git side of a container session (docs/backends.md): the agent commits into a private clone that harness
- * made, never into the repository's own `.git` (mounted read-only); its commits come back as a bundle, fetched
- * into a harness ref and fast-forwarded onto the session's branch. Nothing the agent wrote is run or trusted:
- * the clone's config and hooks are harness's own and read-only inside, and the branch moves only forward.
+ * made, never into the repository's own `.git` (mounted read-only); its commits come back through a quarantine
+ * repository (quarantine.ts), fetched into a harness ref and fast-forwarded onto the session's branch. Nothing
+ * the agent wrote is run or trusted: git never runs in the clone once the agent could write it.
  */
 export interface ContainerGit {
   /** The private clone (a bare git directory used with the worktree as its work tree). */
   gitDir: string
   /** The file mounted over the worktree's `.git` pointer inside: `gitdir: <gitDir>`. */
   pointerFile: string
-  /** The branch's tip when the run started: the bundle's prerequisite, and what the branch may move from. */
+  /** The branch's tip when the run started: what the branch may move from when its commits come back. */
   startTip: string
 }
 
-// Nothing configured by whoever wrote the directory runs: no hooks, no fsmonitor, no external diff.
-const SAFE = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'safe.bareRepository=all']
+// Making the clone runs no hook (a bare clone runs none anyway).
+const SAFE = ['-c', 'core.hooksPath=/dev/null']
 
 /**
  * Makes the private clone for one run, afresh: a `--shared` bare clone of the session's branch (its objects
@@ -61,9 +53,10 @@ export async function prepareContainerGit(
     repoDir,
     gitDir,
   ])
-  const clone = gitAt(gitDir, options)
-  await clone.run(['--git-dir=.', 'config', 'core.bare', 'false'])
-  await clone.run(['--git-dir=.', 'config', '--remove-section', 'remote.origin'])
+  // The clone's config is harness's (and read-only inside): edited as a file, never by git running in the clone.
+  const config = join(gitDir, 'config')
+  await host.run(['config', '--file', config, 'core.bare', 'false'])
+  await host.run(['config', '--file', config, '--remove-section', 'remote.origin'])
   // The worktree's own index (same files, same stat data): `git status` inside matches the host's.
   const index = await gitAt(worktreeDir, options).text([
     'rev-parse',
@@ -78,101 +71,24 @@ export async function prepareContainerGit(
   return { gitDir, pointerFile, startTip }
 }
 
-export type CollectOutcome =
-  | { kind: 'none' }
-  | { kind: 'fast-forward'; from: string; to: string; commits: number }
-  /** The agent's branch does not contain the start (history rewritten): kept under `ref`, branch untouched. */
-  | { kind: 'diverged'; ref: string; tip: string }
-  | { kind: 'failed'; reason: string }
+export type { CollectOutcome } from './quarantine.js'
 
 /**
- * Brings the agent's commits onto `branch`: a bundle of `startTip..branch` made from the private clone, fetched
- * into `refs/harness/<id>/container`, and the branch moved only by fast-forward from `startTip` (compare and
- * swap); the host worktree's index is then reset to the new tip, and its files stay as the agent left them.
+ * The checkout a `--no-worktree` container run's folder is in: its `.git` (a folder, or a linked worktree's
+ * file) and its common dir; null outside a repository.
  */
-export async function collectContainerCommits(
-  options: {
-    repoDir: string
-    worktreeDir: string
-    branch: string
-    id: string
-    git: ContainerGit
-    bundleFile: string
-  } & GitEnvOptions,
-): Promise<CollectOutcome> {
-  const { repoDir, worktreeDir, branch, id, git, bundleFile } = options
-  // A `commondir` file would point git at another repository's config: the clone is not used then.
-  if (!isPlainDir(git.gitDir) || pathExists(join(git.gitDir, 'commondir'))) {
-    return { kind: 'failed', reason: 'the private git directory was tampered with' }
-  }
-  // Run beside the git directory, not in it: its own files (refs/heads/…) would read as paths there.
-  const clone = gitAt(join(git.gitDir, '..'), options)
-  const tip = await clone.try([
-    ...SAFE,
-    `--git-dir=${git.gitDir}`,
+export async function checkoutOf(
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ dotGit: string; commonDir: string } | null> {
+  if (!hasDotGitAbove(dir)) return null
+  const found = await gitAt(dir, { env }).try([
     'rev-parse',
-    '--verify',
-    '--end-of-options',
-    `refs/heads/${branch}^{commit}`,
+    '--path-format=absolute',
+    '--show-toplevel',
+    '--git-common-dir',
   ])
-  const agentTip = tip.stdout.trim()
-  if (tip.exitCode !== 0 || agentTip === git.startTip) return { kind: 'none' }
-  ensureDir(join(bundleFile, '..'))
-  unlinkQuiet(bundleFile)
-  const made = await clone.try([
-    ...SAFE,
-    `--git-dir=${git.gitDir}`,
-    'bundle',
-    'create',
-    '--quiet',
-    bundleFile,
-    `refs/heads/${branch}`,
-    `^${git.startTip}`,
-  ])
-  if (made.exitCode !== 0) return { kind: 'failed', reason: made.stderr.trim() || 'git bundle failed' }
-  const host = gitAt(repoDir, options)
-  const ref = `refs/harness/${id}/container`
-  try {
-    const fetched = await host.try([
-      ...SAFE,
-      '-c',
-      'transfer.fsckObjects=true',
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      '--no-write-fetch-head',
-      '--force',
-      bundleFile,
-      `refs/heads/${branch}:${ref}`,
-    ])
-    if (fetched.exitCode !== 0) return { kind: 'failed', reason: fetched.stderr.trim() || 'git fetch failed' }
-    const to = await host.text(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`])
-    if (!(await host.check(['merge-base', '--is-ancestor', git.startTip, to]))) {
-      return { kind: 'diverged', ref, tip: to }
-    }
-    await host.run([
-      'update-ref',
-      '-m',
-      `harness: commits of session ${id} from its container`,
-      `refs/heads/${branch}`,
-      to,
-      git.startTip,
-    ])
-    // The branch moved under the worktree: its index follows (mixed reset), its files are left as they are.
-    await gitAt(worktreeDir, options).run([...SAFE, 'reset', '--quiet', '--no-refresh'])
-    const count = await host.text(['rev-list', '--count', `${git.startTip}..${to}`])
-    await host.run(['update-ref', '-d', ref])
-    return { kind: 'fast-forward', from: git.startTip, to, commits: Number(count) }
-  } finally {
-    unlinkQuiet(bundleFile)
-  }
-}
-
-function isPlainDir(path: string): boolean {
-  try {
-    const stat = lstatPath(path)
-    return stat.isDirectory() && !stat.isSymbolicLink()
-  } catch {
-    return false
-  }
+  const [top, commonDir] = found.stdout.split('\n')
+  if (found.exitCode !== 0 || !top || !commonDir) return null
+  return { dotGit: join(top, '.git'), commonDir }
 }

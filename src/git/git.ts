@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path'
 import { pathExists } from '../disk/door.js'
 import { diskFaultInText, ExternalToolError } from '../errors.js'
 import { runCaptured } from '../runtime.js'
+import { gitDeadlineMs, guardedArgs, SAFE_GIT_CONFIG, subcommandIndex } from './rules.js'
 
 /**
  * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
@@ -22,6 +23,11 @@ export interface GitEnvOptions {
    * by the next one); without it the system's temp folder.
    */
   tempDir?: string
+  /**
+   * Aborts every git call made with these options (a run's end, given up when a stop is requested): the git
+   * running is stopped and the call rejects with an AbortError.
+   */
+  signal?: AbortSignal
 }
 
 export interface GitCallOptions {
@@ -38,16 +44,10 @@ const LOCATION_VARS = [
   'GIT_COMMON_DIR',
   'GIT_PREFIX',
   'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
 ]
 
-/**
- * Given before every git command harness runs (docs/security.md, "git"): a bare repository is used
- * only when named explicitly (one embedded in a clone is never found by walking up) and no fsmonitor command
- * runs. Command-line config wins over every config file. The repository's own hooks still run: a clone never
- * carries them (they are the user's, e.g. git-lfs's post-checkout), and git runs only in the project's
- * repository and its verified worktrees, never in a repository a record or archive names.
- */
-export const SAFE_GIT_CONFIG = ['-c', 'safe.bareRepository=explicit', '-c', 'core.fsmonitor=false'] as const
+export { SAFE_GIT_CONFIG } from './rules.js'
 
 /** The one summary of a git failure: its fatal/error line, else its last line, else its exit code. */
 export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): string {
@@ -58,12 +58,7 @@ export function gitDetail(result: Pick<GitResult, 'stderr' | 'exitCode'>): strin
 
 /** The subcommand of an argument list (after `-c key=value` and global flags), for error messages. */
 function subcommand(args: string[]): string {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] ?? ''
-    if (arg === '-c' || arg === '-C') i++
-    else if (!arg.startsWith('-')) return arg
-  }
-  return ''
+  return args[subcommandIndex(args)] ?? ''
 }
 
 /** The one error of a git command that failed: `git <subcommand> failed: <summary>` (exit 5, GIT_FAILED). */
@@ -90,16 +85,18 @@ export class Git {
     readonly cwd: string,
     readonly env: NodeJS.ProcessEnv,
     private readonly extraEnv: NodeJS.ProcessEnv = {},
+    /** Aborts every call of this Git (GitEnvOptions.signal). */
+    readonly signal?: AbortSignal,
   ) {}
 
   /** The same environment in another directory (a worktree, the repository's top). */
   at(cwd: string): Git {
-    return new Git(cwd, this.env, this.extraEnv)
+    return new Git(cwd, this.env, this.extraEnv, this.signal)
   }
 
   /** With variables added after the location variables are stripped (a temporary index, an identity). */
   with(extraEnv: NodeJS.ProcessEnv): Git {
-    return new Git(this.cwd, this.env, { ...this.extraEnv, ...extraEnv })
+    return new Git(this.cwd, this.env, { ...this.extraEnv, ...extraEnv }, this.signal)
   }
 
   /** Runs git; a non-zero exit is a `gitFailed` error. */
@@ -112,9 +109,18 @@ export class Git {
     return result
   }
 
-  /** Runs git and returns whatever it exits with (git missing or an abort still throw). */
-  try(args: string[], options: GitCallOptions = {}): Promise<GitResult & { error?: Error }> {
-    return spawnGit(args, this.cwd, this.gitEnv(), options)
+  /**
+   * Runs git under the rules of rules.ts and returns whatever it exits with. Git missing, an abort, a git past
+   * its deadline (GIT_TIMEOUT, exit 5) and a call the rules refuse still throw.
+   */
+  async try(args: string[], options: GitCallOptions = {}): Promise<GitResult & { error?: Error }> {
+    const signals = [options.signal, this.signal].filter((s): s is AbortSignal => s !== undefined)
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0]
+    const argv = [...SAFE_GIT_CONFIG, ...guardedArgs(args)]
+    const deadlineMs = gitDeadlineMs(this.env)
+    const result = await spawnGit(argv, this.cwd, this.gitEnv(), { input: options.input, signal, deadlineMs })
+    if (result === 'timeout') throw gitTimedOut(args, deadlineMs)
+    return result
   }
 
   /** stdout of a command that must succeed, trimmed. */
@@ -149,7 +155,7 @@ export class Git {
 
 /** git in `cwd` with the caller's environment. */
 export function gitAt(cwd: string, options: GitEnvOptions): Git {
-  return new Git(cwd, options.env)
+  return new Git(cwd, options.env, {}, options.signal)
 }
 
 /** NUL-separated output without the empty tail. */
@@ -164,20 +170,33 @@ function gitMissing(cause: unknown): ExternalToolError {
   return new ExternalToolError('git is not installed or not on PATH', 'install git', 'GIT_MISSING', cause)
 }
 
-/** git with `args`, run to its end (runtime.ts runs it in whichever runtime harness runs on). */
+/** A git that did not finish within its deadline: stopped, and said so (exit 5, GIT_TIMEOUT). */
+function gitTimedOut(args: string[], deadlineMs: number): ExternalToolError {
+  const seconds = Math.round(deadlineMs / 1000)
+  return new ExternalToolError(
+    `git ${subcommand(args)} did not finish within ${seconds} s and was stopped`,
+    'something in the repository may block git (a FIFO where a file or ref should be, a filter that never ends); HARNESS_GIT_TIMEOUT sets the limit',
+    'GIT_TIMEOUT',
+  )
+}
+
+interface SpawnOptions {
+  input?: string
+  signal?: AbortSignal
+  deadlineMs: number
+}
+
+type Spawned = (GitResult & { error?: Error }) | 'timeout'
+
+/** git with `argv`, run to its end or its deadline (runtime.ts runs it in whichever runtime harness runs on). */
 async function spawnGit(
-  args: string[],
+  argv: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  options: GitCallOptions,
-): Promise<GitResult & { error?: Error }> {
+  options: SpawnOptions,
+): Promise<Spawned> {
   try {
-    return await runCaptured(['git', ...SAFE_GIT_CONFIG, ...args], {
-      cwd,
-      env,
-      ...options,
-      maxOutput: MAX_OUTPUT,
-    })
+    return await runCaptured(['git', ...argv], { cwd, env, ...options, maxOutput: MAX_OUTPUT })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw gitMissing(error)
     throw error

@@ -147,3 +147,15 @@ export function cacheTreeRoot(tree: Buffer, oidBytes: number): { oid: string; en
   if (lf + 1 + oidBytes > tree.length) return null
   return { oid: tree.toString('hex', lf + 1, lf + 1 + oidBytes), entries: Number(entries) }
 }
+
+/**
+ * The paths of the gitlinks (nested repositories, mode 160000) of an index file of version 2 or 3, its checksum
+ * not verified (the caller wrote it); null for anything `walkIndex` leaves to git.
+ */
+export function indexGitlinks(buffer: Buffer, oidBytes: number): string[] | null {
+  const gitlinks: string[] = []
+  const walked = walkIndex(buffer, oidBytes, false, (offset, _flags, _extended, pathStart, end) => {
+    if (buffer.readUInt32BE(offset + 24) === 0o160000) gitlinks.push(buffer.toString('utf8', pathStart, end))
+  })
+  return walked && gitlinks
+}

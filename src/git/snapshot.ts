@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import {
   createExclusive,
   ensureDir,
@@ -7,10 +7,8 @@ import {
   lstatPath,
   makeTempDir,
   readBytes,
-  removeEmptyDir,
+  removeFileBelow,
   removeHeldSync,
-  type Stats,
-  unlinkPath,
   unlinkQuiet,
 } from '../disk/door.js'
 import { diskFaultInText, diskFaultOf, IllegalStateError } from '../errors.js'
@@ -19,6 +17,7 @@ import { assertFullRefName, assertRefArg, resolveCommit } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitDetail } from './git.js'
 import { parseIndexSummary } from './index-file.js'
 import { storeRef } from './refs.js'
+import { stageWorktree } from './stage.js'
 import { hiddenChanges } from './worktree.js'
 
 export interface WorktreeTree {
@@ -114,10 +113,11 @@ export async function readWorktreeState(
     for (const flag of hidden.length > 0 ? ['--no-assume-unchanged', '--no-skip-worktree'] : []) {
       await git.run(['update-index', flag, '-z', '--stdin'], { input: `${hidden.join('\0')}\0` })
     }
-    let added = await git.try(['add', '-A'])
+    const oidBytes = head ? head.length / 2 : 20
+    let added = await stageWorktree(git, indexFile, oidBytes)
     if (added.exitCode !== 0 && realIndex !== null) {
       await seed(false)
-      added = await git.try(['add', '-A'])
+      added = await stageWorktree(git, indexFile, oidBytes)
     }
     if (added.exitCode !== 0) {
       const fault = diskFaultInText(added.stderr, topLevel)
@@ -162,16 +162,29 @@ function readIfPresent(path: string): Buffer | null {
 }
 
 /**
- * Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards. Under
- * `tempDir` (`.harness/tmp/`) its folder is named after this process, so the next run removes one a SIGKILL
- * left behind (its process gone); never a symlinked `tmp`.
+ * Runs `body` with `git` bound to a temporary index file (GIT_INDEX_FILE), removed afterwards (see
+ * `withTempFolder`). The index lists file names, which may be sensitive: it lives in a private folder.
  */
 async function withTempIndex<T>(
   git: Git,
   tempDir: string | undefined,
   body: (indexed: Git, indexFile: string) => Promise<T>,
 ): Promise<T> {
-  // A private directory: the index lists file names, which may be sensitive.
+  return withTempFolder(tempDir, (dir) => {
+    const indexFile = join(dir, 'index')
+    return body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
+  })
+}
+
+/**
+ * Runs `body` with a private temporary folder (0700), removed afterwards. Under `tempDir` (`.harness/tmp/`) it is
+ * named after this process, so the next command removes one a SIGKILL left behind (its process gone); never a
+ * symlinked `tmp`. The first thing written there shows a full disk: it is a DiskFaultError.
+ */
+export async function withTempFolder<T>(
+  tempDir: string | undefined,
+  body: (dir: string) => Promise<T>,
+): Promise<T> {
   let dir: string
   try {
     dir = tempDir
@@ -181,10 +194,8 @@ async function withTempIndex<T>(
     throw diskFaultOf(error, tempDir ?? tmpdir())
   }
   try {
-    const indexFile = join(dir, 'index')
-    return await body(git.with({ GIT_INDEX_FILE: indexFile }), indexFile)
+    return await body(dir)
   } catch (error) {
-    // The temporary index is the first thing written: a full disk shows here first.
     throw diskFaultOf(error, dir)
   } finally {
     removeHeldSync(dir)
@@ -273,7 +284,7 @@ export interface RestoreResult {
   written: number
   /** Files deleted because the snapshot does not have them. */
   removed: string[]
-  /** Paths the snapshot does not have that were left alone (nested repositories, submodules). */
+  /** Paths the snapshot does not have that were left alone (nested repositories, paths beyond a link). */
   kept: string[]
 }
 
@@ -300,20 +311,11 @@ export async function restoreSnapshot(
   const result: RestoreResult = { written: wantedSet.size, removed: [], kept: [] }
   for (const path of new Set(present)) {
     if (wantedSet.has(path)) continue
-    const full = join(topLevel, path)
-    let stat: Stats
-    try {
-      stat = lstatPath(full)
-    } catch {
-      continue
-    }
-    if (stat.isDirectory()) {
-      result.kept.push(path)
-      continue
-    }
-    unlinkPath(full)
-    result.removed.push(path)
-    removeEmptyParents(topLevel, dirname(full))
+    // Relative to the worktree as opened, never through a link: a tracked folder that is now a link (the user's,
+    // or one an agent planted) leads outside the worktree, and what is there is not the worktree's to delete.
+    const removed = removeFileBelow(topLevel, path)
+    if (removed === 'removed') result.removed.push(path)
+    else if (removed !== 'absent') result.kept.push(path)
   }
   await withTempIndex(git, options.tempDir, async (indexed) => {
     await indexed.run(['read-tree', target])
@@ -321,16 +323,4 @@ export async function restoreSnapshot(
   })
   result.removed.sort()
   return result
-}
-
-function removeEmptyParents(top: string, dir: string): void {
-  let current = dir
-  while (current.length > top.length && current.startsWith(top)) {
-    try {
-      removeEmptyDir(current, false)
-    } catch {
-      return
-    }
-    current = dirname(current)
-  }
 }

@@ -305,14 +305,18 @@ export async function pruneWorktrees(
     .filter(Boolean)
 }
 
-/** Everything a folder's removal would lose, as one status: untracked files included, submodules not hidden. */
+/**
+ * Everything a folder's removal would lose, as one status: untracked files included, and a nested repository
+ * whose commit differs from the one recorded. git never looks inside a nested repository (its own config could
+ * run commands: docs/security.md); one that is checked out is a reason of its own (`submodules`, NESTED_REPO).
+ */
 const WORKTREE_STATUS_ARGS = [
   '--no-optional-locks',
   'status',
   '--porcelain=v1',
   '-z',
   '--untracked-files=all',
-  '--ignore-submodules=none',
+  '--ignore-submodules=dirty',
 ]
 
 /**

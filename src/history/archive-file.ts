@@ -19,7 +19,8 @@ export { filesUnder, hashFile } from '../disk/door.js'
 
 /**
  * The archive format (docs/history.md, "Archive"): a gzipped tar whose first member is `manifest.json`, then
- * per session `sessions/<id>.json`, `logs/<id>.log`, `agents/<id>/…` and `git/<id>.bundle`. The manifest
+ * per session `sessions/<id>.json` (and `sessions/<id>.prompt`), `logs/<id>.log`, `agents/<id>/…` and
+ * `git/<id>.bundle`. The manifest
  * lists every other member with its size and sha256; an archive is good only when exactly those members are
  * there with exactly those hashes.
  */
@@ -31,7 +32,7 @@ const ID = '[A-Za-z0-9][A-Za-z0-9_-]{0,63}'
 /** One path component of an agent file: never `.` or `..`, so nothing lands outside `agents/<id>/`. */
 const PART = '(?!\\.\\.?(?:/|$))[^/\\0]+'
 export const MEMBER_PATTERN = new RegExp(
-  `^(?:sessions/${ID}\\.json|logs/${ID}\\.log|git/${ID}\\.bundle|agents/${ID}/(?:${PART}/)*${PART})$`,
+  `^(?:sessions/${ID}\\.json|sessions/${ID}\\.prompt|logs/${ID}\\.log|git/${ID}\\.bundle|agents/${ID}/(?:${PART}/)*${PART})$`,
 )
 
 const RefSchema = z.object({ ref: z.string(), commit: z.string().check(z.regex(/^[0-9a-f]{40,64}$/)) })
@@ -45,6 +46,8 @@ export const ArchivedSessionSchema = z.object({
   /** The bundle member, or null when no ref held a commit beyond the base (the refs are then recreated). */
   bundle: z.nullable(z.string()),
   record: z.string(),
+  /** A prompt too long for the record, kept beside it (sessions/record/bounds.ts); absent in older archives. */
+  prompt: z.optional(z.nullable(z.string())),
   log: z.nullable(z.string()),
   agent_files: z.array(z.string()),
 })

@@ -28,9 +28,13 @@ export type Obj = Record<string, unknown>
 export const isObj = (value: unknown): value is Obj =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
 export const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
-export const num = (value: unknown): number =>
-  typeof value === 'number' && Number.isFinite(value) ? value : 0
-export const hasNum = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value)
+/**
+ * A count or an amount from an agent's output: finite and not negative, else nothing (what an agent prints is
+ * input, docs/security.md "Numbers from agent output"): `num` reads it as 0, `hasNum` says whether there is one.
+ */
+export const hasNum = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0
+export const num = (value: unknown): number => (hasNum(value) ? value : 0)
 
 export const note = (text: string): LogEntry => ({ kind: 'note', text })
 export const error = (text: string): LogEntry => ({ kind: 'error', text })

@@ -8,6 +8,7 @@
  * version — becomes a `raw` entry that is printed as it is: reading a log never fails.
  */
 
+import type { HeadlessOutput } from '../providers/schema.js'
 import {
   claudeMessage,
   claudeSystem,
@@ -32,6 +33,9 @@ import {
 } from './event-parts.js'
 
 export type { LogEntry, Usage } from './event-parts.js'
+
+/** The event streams whose usage the reader knows: a provider's `headless_output`. */
+export type UsageFormat = HeadlessOutput
 export { shortArgument } from './event-parts.js'
 
 /** A pretty-printed document (gemini's `json` format) is gathered up to this size, then given up as text. */
@@ -58,11 +62,17 @@ export class EventReader {
   /** A claude `result` said it stopped at its `--max-budget-usd` (`error_max_budget_usd`). */
   budgetExceeded = false
 
+  /** Whose usage counts: undefined, every format's (what `logs` shows); null, none; else that format's alone. */
+  private readonly usageFormat: UsageFormat | null | undefined
+
   /**
    * `earlier`: the usage the session's earlier runs recorded, which a resumed codex thread's totals include;
-   * none for a first run. Other formats report each run's own usage and ignore it.
+   * none for a first run. Other formats report each run's own usage and ignore it. `usageFormat`: the
+   * provider's own format, the only one whose cost and tokens a run's usage and budget take (an agent can
+   * print lines of any format: docs/security.md, "Numbers from agent output"); null takes none.
    */
-  constructor(options: { earlier?: Usage | null } = {}) {
+  constructor(options: { earlier?: Usage | null; usageFormat?: UsageFormat | null } = {}) {
+    this.usageFormat = options.usageFormat
     const earlier = options.earlier
     this.codexSoFar = {
       input_tokens: earlier?.input_tokens ?? 0,
@@ -148,7 +158,8 @@ export class EventReader {
     return entries
   }
 
-  private addUsage(usage: Usage): LogEntry[] {
+  private addUsage(usage: Usage, format: UsageFormat): LogEntry[] {
+    if (!this.counts(format)) return []
     const add = (a: number | null, b: number | null) =>
       a === null && b === null ? null : (a ?? 0) + (b ?? 0)
     const total = this.total
@@ -161,6 +172,10 @@ export class EventReader {
         }
       : usage
     return []
+  }
+
+  private counts(format: UsageFormat): boolean {
+    return this.usageFormat === undefined || this.usageFormat === format
   }
 
   private flushDelta(): LogEntry[] {
@@ -264,7 +279,7 @@ export class EventReader {
         return isObj(event.part) ? [{ kind: 'thinking', text: str(event.part.text) ?? '' }] : null
       case 'step_finish': {
         const usage = opencodeStepUsage(event)
-        return usage ? this.addUsage(usage) : []
+        return usage ? this.addUsage(usage, 'opencode-json') : []
       }
       default:
         return undefined
@@ -324,24 +339,28 @@ export class EventReader {
         cached_tokens: add(t.cached_tokens, now.cached_tokens),
         cost_usd: null,
       }
-      return this.addUsage(now)
+      return this.addUsage(now, 'codex-json')
     }
     // The run's first turn: the thread's total, the earlier runs' included. Totals below what the session had:
     // not that thread (a resume that began a new one), so all its own.
     const before = num(now.input_tokens) < num(this.codexSoFar.input_tokens) ? null : this.codexSoFar
     const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
     this.codexSoFar = now
-    return this.addUsage({
-      input_tokens: grew(now.input_tokens, before?.input_tokens ?? 0),
-      output_tokens: grew(now.output_tokens, before?.output_tokens ?? 0),
-      cached_tokens: grew(now.cached_tokens, before?.cached_tokens ?? 0),
-      cost_usd: null,
-    })
+    return this.addUsage(
+      {
+        input_tokens: grew(now.input_tokens, before?.input_tokens ?? 0),
+        output_tokens: grew(now.output_tokens, before?.output_tokens ?? 0),
+        cached_tokens: grew(now.cached_tokens, before?.cached_tokens ?? 0),
+        cost_usd: null,
+      },
+      'codex-json',
+    )
   }
 
   private claudeResult(event: Obj): LogEntry[] {
     const entries: LogEntry[] = []
-    if (event.subtype === 'error_max_budget_usd') this.budgetExceeded = true
+    if (event.subtype === 'error_max_budget_usd' && this.counts('claude-stream-json'))
+      this.budgetExceeded = true
     if (event.is_error === true || (typeof event.subtype === 'string' && event.subtype !== 'success')) {
       entries.push(error(str(event.result) ?? str(event.subtype) ?? 'the run failed'))
     }
@@ -361,12 +380,15 @@ export class EventReader {
     const grew = (a: number | null, b: number | null) => (a === null ? null : Math.max(0, a - (b ?? 0)))
     const most = (a: number | null, b: number | null) => Math.max(a ?? 0, b ?? 0)
     entries.push(
-      ...this.addUsage({
-        input_tokens: grew(now.input_tokens, before.input_tokens),
-        output_tokens: grew(now.output_tokens, before.output_tokens),
-        cached_tokens: grew(now.cached_tokens, before.cached_tokens),
-        cost_usd: grew(now.cost_usd, before.cost_usd),
-      }),
+      ...this.addUsage(
+        {
+          input_tokens: grew(now.input_tokens, before.input_tokens),
+          output_tokens: grew(now.output_tokens, before.output_tokens),
+          cached_tokens: grew(now.cached_tokens, before.cached_tokens),
+          cost_usd: grew(now.cost_usd, before.cost_usd),
+        },
+        'claude-stream-json',
+      ),
     )
     this.claudeSoFar = {
       input_tokens: most(now.input_tokens, before.input_tokens),
@@ -383,12 +405,15 @@ export class EventReader {
     const stats = isObj(event.stats) ? event.stats : null
     if (stats) {
       entries.push(
-        ...this.addUsage({
-          input_tokens: num(stats.input_tokens),
-          output_tokens: num(stats.output_tokens),
-          cached_tokens: num(stats.cached),
-          cost_usd: null,
-        }),
+        ...this.addUsage(
+          {
+            input_tokens: num(stats.input_tokens),
+            output_tokens: num(stats.output_tokens),
+            cached_tokens: num(stats.cached),
+            cost_usd: null,
+          },
+          'gemini-json',
+        ),
       )
     }
     return entries
@@ -410,7 +435,7 @@ export class EventReader {
         usage.output_tokens = (usage.output_tokens ?? 0) + num(tokens.candidates) + num(tokens.thoughts)
         usage.cached_tokens = (usage.cached_tokens ?? 0) + num(tokens.cached)
       }
-      entries.push(...this.addUsage(usage))
+      entries.push(...this.addUsage(usage, 'gemini-json'))
     }
     return entries
   }
@@ -429,12 +454,15 @@ export class EventReader {
     if (u) {
       const cost = isObj(u.cost) ? u.cost : null
       entries.push(
-        ...this.addUsage({
-          input_tokens: num(u.input) + num(u.cacheRead) + num(u.cacheWrite),
-          output_tokens: num(u.output),
-          cached_tokens: num(u.cacheRead),
-          cost_usd: cost && hasNum(cost.total) ? num(cost.total) : null,
-        }),
+        ...this.addUsage(
+          {
+            input_tokens: num(u.input) + num(u.cacheRead) + num(u.cacheWrite),
+            output_tokens: num(u.output),
+            cached_tokens: num(u.cacheRead),
+            cost_usd: cost && hasNum(cost.total) ? num(cost.total) : null,
+          },
+          'pi-json',
+        ),
       )
     }
     return entries

@@ -11,8 +11,9 @@ interface RunLike {
   usage?: Partial<Usage> | null
 }
 
+/** A recorded count or amount: finite and not negative, else none (a record is input too). */
 const count = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) ? value : null
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
 
 /**
  * The record's `cost`: tokens (input + output) and the providers' own cost summed over the runs that reported

@@ -2,19 +2,28 @@ import { spawn } from 'node:child_process'
 import { dirname } from 'node:path'
 import { appendText, ensureDir } from '../disk/door.js'
 
+/**
+ * How long a hook may run (docs/security.md, "Deadlines"): then its process group is killed, by the process that
+ * ran it if that still runs.
+ */
+export const HOOK_DEADLINE_MS = 60_000
+
 /** How long a short-lived command (kill, list) keeps running for a hook before leaving it to finish alone. */
-const HOOK_PATIENCE_MS = 5000
+export const HOOK_PATIENCE_MS = 5000
 
 /**
- * Runs a hook command (an argv, never through a shell) with `env` added to harness's environment. A hook
- * never fails harness: a command that cannot start or exits non-zero is noted in `logPath` (the session's
- * log), and the command is not waited for beyond a few seconds.
+ * Runs a hook command (an argv, never through a shell, in a process group of its own) with `env` added to
+ * harness's environment. A hook never fails harness: a command that cannot start, exits non-zero or runs past
+ * `deadlineMs` (killed then, with its group) is noted in `logPath` (the session's log). The returned promise
+ * resolves when the hook has ended, or after `patienceMs`: a short-lived command does not wait longer, and
+ * then enforces the deadline only while it still runs itself.
  */
 export function runHook(
   argv: readonly string[],
   env: Record<string, string>,
   logPath: string,
   baseEnv: NodeJS.ProcessEnv,
+  limits: { patienceMs: number; deadlineMs: number },
 ): Promise<void> {
   const [command, ...args] = argv
   if (!command) return Promise.resolve()
@@ -38,20 +47,33 @@ export function runHook(
       resolve()
       return
     }
-    const timer = setTimeout(() => {
+    let killedAtDeadline = false
+    const deadline = setTimeout(() => {
+      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+      killedAtDeadline = true
+      try {
+        process.kill(-child.pid, 'SIGKILL')
+      } catch {}
+    }, limits.deadlineMs)
+    const patience = setTimeout(() => {
+      // Leave it: neither it nor its deadline keeps this process alive any longer.
       child.unref()
+      deadline.unref()
       resolve()
-    }, HOOK_PATIENCE_MS)
-    timer.unref()
+    }, limits.patienceMs)
+    const done = () => {
+      clearTimeout(deadline)
+      clearTimeout(patience)
+      resolve()
+    }
     child.on('error', (error) => {
-      clearTimeout(timer)
       note(`could not start: ${error.message}`)
-      resolve()
+      done()
     })
     child.on('exit', (code, signal) => {
-      clearTimeout(timer)
-      if (code !== 0) note(signal ? `ended by ${signal}` : `exited with ${code}`)
-      resolve()
+      if (killedAtDeadline) note(`killed after ${limits.deadlineMs / 1000} s (its deadline)`)
+      else if (code !== 0) note(signal ? `ended by ${signal}` : `exited with ${code}`)
+      done()
     })
   })
 }

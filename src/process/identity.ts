@@ -67,6 +67,9 @@ function readPsStat(pid: number): ProcStat | null {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
       env: PS_ENV,
+      // A deadline like every command harness runs for itself (docs/security.md, "Deadlines").
+      timeout: 10_000,
+      killSignal: 'SIGKILL',
     }).trim()
     const m = /^(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(.+)$/.exec(out)
     if (!m) return null
@@ -130,9 +133,22 @@ export function isDeadState(state: string): boolean {
 export type IdentityCheck = 'alive' | 'dead' | 'unverifiable'
 
 /**
+ * The identity of a child this process spawned and has not yet reaped, read at once after the spawn: a zombie
+ * counts (a pid that is not reaped cannot be reused, so its start time is still the child's). Null only when
+ * the child is already gone from the process table; then it has exited (docs/security.md, "Liveness of a pid
+ * without a start time").
+ */
+export function identifyChild(pid: number): ProcessIdentity | null {
+  const stat = readProcStat(pid)
+  return stat ? { pid, start_time: stat.startTime, ...hostFacts() } : null
+}
+
+/**
  * Is the process that `recorded` describes still the one running under that pid?
- * 'dead': gone, a zombie, or the pid now belongs to another process (or the machine rebooted).
- * 'unverifiable': no start time was recorded, or it was recorded on another host or pid namespace.
+ * 'dead': gone, a zombie, or the pid now belongs to another process (or the machine rebooted). A pid recorded
+ * here (this hostname, boot id and pid namespace) whose process does not exist is dead, start time or not.
+ * 'unverifiable': recorded on another host or pid namespace (or without the facts that say where), or a live
+ * process under a pid recorded without its start time, which cannot be told from a newcomer.
  */
 export function checkIdentity(recorded: {
   pid?: number | null
@@ -142,7 +158,7 @@ export function checkIdentity(recorded: {
   pid_namespace?: string | null
 }): IdentityCheck {
   const { pid, start_time } = recorded
-  if (!pid || pid <= 0 || !start_time) return 'unverifiable'
+  if (!pid || pid <= 0) return 'unverifiable'
   const here = hostFacts()
   // Without the facts that say where it ran, a pid may belong to another machine or container.
   if (!recorded.hostname) return 'unverifiable'
@@ -158,6 +174,7 @@ export function checkIdentity(recorded: {
   const stat = readProcStat(pid)
   if (!stat) return isLinux || !processExists(pid) ? 'dead' : 'unverifiable'
   if (isDeadState(stat.state)) return 'dead'
+  if (!start_time) return 'unverifiable'
   return stat.startTime === start_time ? 'alive' : 'dead'
 }
 

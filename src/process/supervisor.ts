@@ -3,9 +3,10 @@ import { constants, writeSync } from 'node:fs'
 import { access, stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
+import { isatty } from 'node:tty'
 import { ExternalToolError } from '../errors.js'
 import { selfCommand } from '../runtime.js'
-import { identify, type ProcessIdentity } from './identity.js'
+import { identify, identifyChild, type ProcessIdentity } from './identity.js'
 import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
@@ -35,7 +36,7 @@ export interface AgentHooks {
    * without an outcome. A stop signal received before the agent is spawned means it never starts.
    */
   beforeSpawn?(): Promise<void>
-  /** The agent has a pid; identity is null only if it already exited. Resolves once recorded. */
+  /** The agent has a pid; identity is null only if it already exited and was reaped. Resolves once recorded. */
   started(pid: number, identity: ProcessIdentity | null): Promise<void>
   /**
    * harness was told to stop (SIGTERM/SIGHUP; SIGINT in the background; in the foreground also SIGINT/SIGQUIT
@@ -52,8 +53,15 @@ export interface AgentHooks {
 export interface AgentExit {
   exitCode: number | null
   signal: NodeJS.Signals | null
-  /** harness received a stop signal while the agent ran (or before it was started). */
+  /**
+   * The signal harness received that made it stop the agent (SIGTERM, SIGHUP; SIGINT in the background; any stop
+   * signal before the agent was spawned). Null when none did, or only a stop_request did.
+   */
   stopSignal: NodeJS.Signals | null
+  /** Foreground: the terminal's Ctrl-C reached harness while the agent ran (the agent got it too). */
+  keyboardInterrupt?: boolean
+  /** Interactive: harness's terminal had hung up when the agent ended (the agent may have seen it first). */
+  hungUp?: boolean
   /**
    * The stop signalled the agent itself (or kept it from starting). False when the agent had exited by itself
    * before the stop reached it: then its own exit decides the status.
@@ -76,54 +84,87 @@ const STOP_SIGNALS: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGINT']
 /** Keyboard signals: in the foreground they reach the agent too (same terminal, same process group). */
 const KEYBOARD_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGQUIT']
 
+/** What the supervisor itself received while the run was on: the facts an interruption is decided from. */
+interface Received {
+  /** The first signal that made harness stop the agent (null: none, or only a stop_request did). */
+  stopSignal: NodeJS.Signals | null
+  /** A stop_request (kill, pause, budget, timeout) made harness stop the agent. */
+  requested: boolean
+  /** Foreground: the terminal's Ctrl-C reached harness while the agent ran (the agent got it too). */
+  keyboardInterrupt: boolean
+}
+
+/**
+ * Installs harness's handlers of the stop signals (before anything is committed: a signal with no handler
+ * would kill harness and leave a RUNNING record behind). In the foreground, Ctrl-C and Ctrl-\ belong to the
+ * agent once it runs: harness stays to record how it ended, noting a Ctrl-C; before that they abort the run.
+ * SIGQUIT's default would kill harness with a core dump. Returns the function that removes them.
+ */
+function onStopSignals(
+  launch: AgentLaunch,
+  received: Received,
+  spawned: () => boolean,
+  stop: () => void,
+): () => void {
+  const foreground = launch.mode !== 'background'
+  const handlers = new Map<NodeJS.Signals, () => void>()
+  for (const signal of foreground ? [...STOP_SIGNALS, 'SIGQUIT' as const] : STOP_SIGNALS) {
+    const keyboard = foreground && KEYBOARD_SIGNALS.includes(signal)
+    const handler = () => {
+      if (keyboard && spawned()) {
+        if (signal === 'SIGINT') received.keyboardInterrupt = true
+        return
+      }
+      received.stopSignal ??= signal
+      stop()
+    }
+    handlers.set(signal, handler)
+    process.on(signal, handler)
+  }
+  return () => {
+    for (const [signal, handler] of handlers) process.removeListener(signal, handler)
+  }
+}
+
 /** Starts the agent, records its start through hooks, stops its whole tree when harness is told to stop. */
 export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Promise<SupervisedAgent> {
   let identity: ProcessIdentity | null = null
-  let stopSignal: NodeJS.Signals | null = null
+  const received: Received = { stopSignal: null, requested: false, keyboardInterrupt: false }
   let stopping: Promise<void> | null = null
   let started: Promise<void> = Promise.resolve()
   let ended: Promise<SpawnFacts> | undefined
   let spawned = false
   let stopped = false
 
-  const stop = (signal: NodeJS.Signals) => {
-    stopSignal ??= signal
+  const stop = () => {
     if (stopping) return
     stopping = (async () => {
       await started
-      const { graceMs } = await hooks.stopping(signal)
+      const { graceMs } = await hooks.stopping(received.stopSignal ?? 'SIGTERM')
       // With its host facts: checks refuse a pid without them.
       // The agent's own exit wakes the stop at once (no poll interval between its death and the outcome).
       if (identity?.start_time)
         stopped = (await stopProcessTree(identity, { graceMs, rootExit: ended })).rootSignalled
     })().catch((error) => report(launch, `stopping the agent failed: ${(error as Error).message}`))
   }
-  const onStopRequested = () => stop('SIGTERM')
-  // Installed before anything is committed: a signal with no handler would kill harness and leave a RUNNING
-  // record behind. In the foreground, Ctrl-C and Ctrl-\ belong to the agent once it runs (harness stays, to
-  // record how it ended); before that they abort the run. SIGQUIT's default would kill harness with a core dump.
-  const foreground = launch.mode !== 'background'
-  const handlers = new Map<NodeJS.Signals, () => void>()
-  for (const signal of foreground ? [...STOP_SIGNALS, 'SIGQUIT' as const] : STOP_SIGNALS) {
-    const keyboard = foreground && KEYBOARD_SIGNALS.includes(signal)
-    const handler = () => {
-      if (!(keyboard && spawned)) stop(signal)
-    }
-    handlers.set(signal, handler)
-    process.on(signal, handler)
+  const onStopRequested = () => {
+    received.requested = true
+    stop()
   }
-  if (hooks.stopRequested?.aborted) stop('SIGTERM')
+  const removeHandlers = onStopSignals(launch, received, () => spawned, stop)
+  if (hooks.stopRequested?.aborted) onStopRequested()
   hooks.stopRequested?.addEventListener('abort', onStopRequested, { once: true })
   const release = () => {
-    for (const [signal, handler] of handlers) process.removeListener(signal, handler)
+    removeHandlers()
     hooks.stopRequested?.removeEventListener('abort', onStopRequested)
   }
 
   let child: ChildProcess
   try {
     await hooks.beforeSpawn?.()
-    if (stopSignal) {
+    if (received.stopSignal || received.requested) {
       await stopping
+      const { stopSignal } = received
       return { exit: { exitCode: null, signal: null, stopSignal, stopped: true, notStarted: true }, release }
     }
     spawned = true
@@ -132,18 +173,24 @@ export async function superviseAgent(launch: AgentLaunch, hooks: AgentHooks): Pr
     release()
     throw error
   }
+  // Interactive: whether harness's terminal hangs up before the agent ends (the agent may see it first).
+  const terminal = launch.mode === 'interactive' && isatty(0)
   const pipe =
     launch.mode === 'headless' && child.pid !== undefined ? pipeAgentOutput(child, launch) : undefined
 
   if (child.pid !== undefined) {
     const pid = child.pid
-    identity = identify(pid)
+    // Read before the event loop turns, so the child cannot have been reaped yet: even an agent that already
+    // exited is still a zombie with its start time (bun may reap sooner: then it is recorded as exited).
+    identity = identifyChild(pid)
     started = hooks.started(pid, identity)
     await started
   }
   const facts = await (ended as Promise<SpawnFacts>)
+  // What harness had received when the agent ended; a signal after that does not interrupt this run.
+  const atEnd = { ...received, hungUp: terminal && !isatty(0) }
   await stopping
-  return { exit: agentExit(facts, { stopSignal, stopped }, pipe?.logFailure()), release }
+  return { exit: agentExit(facts, { ...atEnd, stopped }, pipe?.logFailure()), release }
 }
 
 /** What spawning and then waiting for the agent showed: the input of `agentExit`. */
@@ -163,7 +210,12 @@ export interface SpawnFacts {
  */
 export function agentExit(
   facts: SpawnFacts,
-  stop: { stopSignal: NodeJS.Signals | null; stopped: boolean },
+  stop: {
+    stopSignal: NodeJS.Signals | null
+    stopped: boolean
+    keyboardInterrupt?: boolean
+    hungUp?: boolean
+  },
   logFailure?: LogWriteFailure,
 ): AgentExit {
   const failed = facts.pid === undefined || (facts.exitCode === null && facts.signal === null)
@@ -173,6 +225,8 @@ export function agentExit(
     signal: facts.signal,
     stopSignal: stop.stopSignal,
     stopped: stop.stopped,
+    ...(stop.keyboardInterrupt ? { keyboardInterrupt: true } : {}),
+    ...(stop.hungUp ? { hungUp: true } : {}),
     ...(spawnError ? { spawnError } : {}),
     ...(logFailure ? { logFailure } : {}),
   }

@@ -1,4 +1,4 @@
-import { execFile, spawn, spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
 
 /**
@@ -30,6 +30,16 @@ function tmuxEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return rest
 }
 
+/**
+ * How long one tmux control call may take (docs/security.md, "Deadlines"): a local socket answers in
+ * milliseconds, even on a busy machine; a hung server never does, and harness must not hang with it. Never
+ * applied to an attach, which the user holds.
+ */
+export const TMUX_CALL_DEADLINE_MS = 10_000
+
+/** What a control call that ran out of time reports (its process is killed). */
+const NO_ANSWER = `tmux did not answer within ${TMUX_CALL_DEADLINE_MS / 1000} s`
+
 function run(
   socket: string,
   args: string[],
@@ -39,8 +49,15 @@ function run(
     execFile(
       'tmux',
       [...socketArgs(socket), ...args],
-      { env: tmuxEnv(env), encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 },
+      {
+        env: tmuxEnv(env),
+        encoding: 'utf8',
+        maxBuffer: 4 * 1024 * 1024,
+        timeout: TMUX_CALL_DEADLINE_MS,
+        killSignal: 'SIGKILL',
+      },
       (error, stdout, stderr) => {
+        if (error?.killed) return resolve({ code: 124, stdout, stderr: NO_ANSWER })
         const code = error ? (typeof error.code === 'number' ? error.code : 127) : 0
         resolve({
           code,
@@ -54,7 +71,12 @@ function run(
 
 /** tmux's version line ("tmux 3.3a"), or null when tmux cannot be run. For `doctor` and the --tmux check. */
 export function tmuxVersion(env: NodeJS.ProcessEnv): string | null {
-  const result = spawnSync('tmux', ['-V'], { env: tmuxEnv(env), encoding: 'utf8' })
+  const result = spawnSync('tmux', ['-V'], {
+    env: tmuxEnv(env),
+    encoding: 'utf8',
+    timeout: TMUX_CALL_DEADLINE_MS,
+    killSignal: 'SIGKILL',
+  })
   if (result.error || result.status !== 0) return null
   return result.stdout.trim() || null
 }
@@ -171,23 +193,33 @@ export async function pipePaneToLog(
  * Attaches this terminal to a session until the user detaches (prefix, then d) or the session ends.
  * Resolves with tmux's exit code. From inside another tmux, the client is nested on purpose: harness's
  * sessions live on their own server.
+ *
+ * The wait blocks harness's event loop: a harness that has read its terminal before (the dashboard, `harness
+ * ui`) would otherwise go on reading it while tmux runs, and take the user's keys from tmux.
  */
-export function attachTmuxSession(socket: string, name: string, env: NodeJS.ProcessEnv): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('tmux', [...socketArgs(socket), 'attach-session', '-t', exact(name)], {
+export async function attachTmuxSession(
+  socket: string,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
+  // The terminal's Ctrl-C belongs to tmux (raw mode); a SIGINT from elsewhere does not end harness meanwhile.
+  const ignore = () => {}
+  process.on('SIGINT', ignore)
+  try {
+    const result = spawnSync('tmux', [...socketArgs(socket), 'attach-session', '-t', exact(name)], {
       stdio: 'inherit',
       env: tmuxEnv(env),
     })
-    // The terminal's Ctrl-C belongs to tmux (raw mode); harness only waits.
-    const ignore = () => {}
-    process.on('SIGINT', ignore)
-    child.on('error', (error) => {
-      process.removeListener('SIGINT', ignore)
-      reject(new ExternalToolError(`tmux attach failed: ${error.message}`, undefined, 'TMUX_FAILED', error))
-    })
-    child.on('close', (code) => {
-      process.removeListener('SIGINT', ignore)
-      resolve(code ?? 1)
-    })
-  })
+    if (result.error) {
+      throw new ExternalToolError(
+        `tmux attach failed: ${result.error.message}`,
+        undefined,
+        'TMUX_FAILED',
+        result.error,
+      )
+    }
+    return result.status ?? 1
+  } finally {
+    process.removeListener('SIGINT', ignore)
+  }
 }

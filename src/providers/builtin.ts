@@ -54,6 +54,8 @@ export const BUILTIN_PROVIDERS = {
       autonomous: ['--approval-mode', 'yolo', '--skip-trust'],
     },
     model_args: ['-m', '{model}'],
+    // Its `result` event (stream-json) or its one document (json): the only lines whose usage counts.
+    headless_output: 'gemini-json',
   },
   codex: {
     description: 'OpenAI Codex CLI',

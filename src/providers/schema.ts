@@ -13,7 +13,13 @@ export const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir', 'budg
 export type Placeholder = (typeof PLACEHOLDERS)[number]
 
 /** Formats of agents' headless event streams (one JSON object per line). */
-export const HEADLESS_OUTPUTS = ['claude-stream-json', 'codex-json', 'opencode-json', 'pi-json'] as const
+export const HEADLESS_OUTPUTS = [
+  'claude-stream-json',
+  'codex-json',
+  'opencode-json',
+  'pi-json',
+  'gemini-json',
+] as const
 export type HeadlessOutput = (typeof HEADLESS_OUTPUTS)[number]
 
 const PLACEHOLDER_PATTERN = /\{([A-Za-z0-9_]+)\}/g

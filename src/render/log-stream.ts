@@ -5,8 +5,12 @@ import { terminalLines } from '../history/terminal-text.js'
 import type { LogSink } from '../sessions/query/logs.js'
 import { renderLogEntry, renderRunHeader } from './log.js'
 
-/** A line longer than this without a newline is shown as it is, in pieces, rather than held in memory. */
-const MAX_LINE_BYTES = 16 * 1024 * 1024
+/**
+ * The most of one line held in memory (docs/security.md, "Limits at write time"): a longer line is shown as its
+ * first MAX_LINE_BYTES and a note of how much more it had (`logs --raw` prints the file as written), and the
+ * rest is counted, never held, whatever its length. An event of the agents' streams is far smaller.
+ */
+export const MAX_LINE_BYTES = 1024 * 1024
 
 /**
  * Turns a log's bytes, fed in order (as `logs` and `logs -f` read them), into readable text: each run's events
@@ -18,6 +22,8 @@ export class LogRenderer {
   private reader = new EventReader()
   private partial: Buffer[] = []
   private partialBytes = 0
+  /** Bytes of the current line past MAX_LINE_BYTES: counted, not kept. */
+  private dropped = 0
   private lastLine: string | undefined
   /** The last line a terminal recording drew: a redraw of the same line is not printed again. */
   private lastDrawn: string | undefined
@@ -81,28 +87,42 @@ export class LogRenderer {
       const newline = bytes.indexOf(0x0a, from)
       if (newline < 0) break
       const piece = bytes.subarray(from, newline)
-      if (this.partialBytes) {
-        this.partial.push(piece)
+      if (this.partialBytes || piece.length > MAX_LINE_BYTES) {
+        this.hold(piece)
         this.flushPartial()
       } else {
         this.line(piece.toString('utf8'))
       }
       from = newline + 1
     }
-    if (from < bytes.length) {
-      const rest = Buffer.from(bytes.subarray(from))
-      this.partial.push(rest)
-      this.partialBytes += rest.length
-      if (this.partialBytes > MAX_LINE_BYTES) this.flushPartial()
+    if (from < bytes.length) this.hold(bytes.subarray(from))
+  }
+
+  /** Keeps the start of the current line, up to MAX_LINE_BYTES; what is past it is only counted. */
+  private hold(piece: Buffer): void {
+    const room = MAX_LINE_BYTES - this.partialBytes
+    if (room > 0) {
+      // A copy: a view would keep the whole chunk it was read into alive.
+      const kept = Buffer.from(piece.subarray(0, room))
+      this.partial.push(kept)
+      this.partialBytes += kept.length
     }
+    this.dropped += Math.max(0, piece.length - Math.max(0, room))
   }
 
   private flushPartial(): void {
     if (!this.partialBytes && this.partial.length === 0) return
     const text = Buffer.concat(this.partial).toString('utf8')
+    const dropped = this.dropped
     this.partial = []
     this.partialBytes = 0
+    this.dropped = 0
     this.line(text)
+    if (dropped > 0) {
+      this.emit([
+        { kind: 'note', text: `… ${dropped} more bytes of this line ("session logs --raw" prints them)` },
+      ])
+    }
   }
 
   private line(text: string): void {

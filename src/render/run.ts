@@ -21,7 +21,9 @@ export function runSummary(record: SessionRecord): string {
   const why =
     record.stop_reason === 'start-failed'
       ? ` (the agent could not be started${typeof failure === 'string' ? `: ${failure}` : ''})`
-      : ''
+      : record.status === 'PAUSED' && record.stop_reason
+        ? ` (${record.stop_reason}; go on: harness session resume ${record.id})`
+        : ''
   return `harness: session ${record.id} ${record.status}${code}${why}`
 }
 

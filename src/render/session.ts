@@ -21,7 +21,7 @@ export interface RenderOptions {
 }
 
 /** A project folder for a table: under the home folder as `~/…`. */
-function projectLabel(dir: string, home: string | undefined): string {
+export function projectLabel(dir: string, home: string | undefined): string {
   if (home && home !== '/' && (dir === home || dir.startsWith(`${home.replace(/\/+$/, '')}/`))) {
     return `~${dir.slice(home.replace(/\/+$/, '').length)}`
   }
@@ -44,14 +44,29 @@ export function statusLabel(session: SessionView): string {
   return notes.length ? `${session.status} (${notes.join(', ')})` : session.status
 }
 
-/** The prompt on one line; an exec session's command; else "-". */
+/** The most of a task a table shows, terminal or not: what a record keeps of a long prompt (record/bounds.ts). */
+const TASK_LABEL_CHARS = 1000
+
+/**
+ * A session as a table row needs it: its prompt cut to what the row shows (a copy, so the whole text is not
+ * kept alive), so that a table of shipped records of a megabyte each does not hold them all (docs/security.md).
+ */
+export function rowOf<T extends { prompt?: string | null }>(view: T): T {
+  const prompt = view.prompt
+  if (typeof prompt !== 'string' || prompt.length <= TASK_LABEL_CHARS + 1) return view
+  return { ...view, prompt: Buffer.from(prompt.slice(0, TASK_LABEL_CHARS + 1), 'utf8').toString('utf8') }
+}
+
+/** The prompt on one line (its first TASK_LABEL_CHARS characters); an exec session's command; else "-". */
 export function taskLabel(session: {
   provider: string
   prompt?: string | null
   extra_args?: readonly string[] | null
 }): string {
-  const prompt = (session.prompt ?? '').replace(/\s+/g, ' ').trim()
-  if (prompt) return prompt
+  const whole = session.prompt ?? ''
+  // Cut first: a shipped record's prompt may be a megabyte, and every row of a table is made of it.
+  const prompt = whole.slice(0, TASK_LABEL_CHARS).replace(/\s+/g, ' ').trim()
+  if (prompt) return whole.length > TASK_LABEL_CHARS ? `${prompt}…` : prompt
   const command = session.extra_args ?? []
   if (session.provider === 'exec' && command.length) return command.map(quoteArg).join(' ')
   return '-'
@@ -173,6 +188,8 @@ const KNOWN_FIELDS = new Set([
   'runs',
   'checkpoints',
   'files_modified',
+  'files_modified_total',
+  'prompt_file',
   'metadata',
   'cost',
   'liveness',
@@ -225,6 +242,26 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
   return lines.join('\n')
 }
 
+/** How a container run's commits came back (docs/backends.md); a failure says where they are kept. */
+function collectedLine(session: SessionView): string | undefined {
+  const collected = session.container?.collected as
+    | { kind: string; reason?: string; commits?: number; ref?: string }
+    | undefined
+  if (!collected) return undefined
+  switch (collected.kind) {
+    case 'failed':
+      return `FAILED: ${collected.reason ?? 'unknown'}; the commits are kept in ${session.container?.git_dir ?? 'the private clone'} and the next resume brings them back first`
+    case 'fast-forward':
+      return `${collected.commits ?? 0} commit(s) onto ${session.git_branch ?? 'its branch'}`
+    case 'diverged':
+      return `history rewritten inside: kept under ${collected.ref ?? 'refs/harness/<id>/container'}, the branch not moved`
+    case 'none':
+      return 'no new commits'
+    default:
+      return collected.kind
+  }
+}
+
 /** "label:  value" lines with the values in one column; empty values left out; values made terminal-safe. */
 function alignedFields(fields: DetailField[], indent: string): string[] {
   const shown = fields.filter(([, value]) => value !== undefined && value !== null && value !== '')
@@ -274,6 +311,12 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
     ],
     ['Log error', session.log_error],
     ['Task', session.prompt],
+    [
+      'Prompt file',
+      session.prompt_file
+        ? `${session.prompt_file.bytes} bytes, kept beside the record (sha256 ${session.prompt_file.sha256})`
+        : undefined,
+    ],
     ['Worktree', session.worktree_dir],
     ['Is worktree', session.is_worktree],
     ['Branch', session.git_branch],
@@ -299,6 +342,7 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
       'Stop request',
       session.stop_request ? `${session.stop_request.action} at ${session.stop_request.at}` : undefined,
     ],
+    ['Work collected', collectedLine(session)],
     ['Created', when(session.created_at)],
     ['Updated', when(session.updated_at)],
     ['Completed', when(session.completed_at)],
@@ -396,7 +440,7 @@ function renderFiles(session: SessionRecord): string[] {
   const files = session.files_modified ?? []
   if (!files.length) return []
   if (!Array.isArray(session.files_added) || !Array.isArray(session.files_deleted)) {
-    return ['', `Files modified (${files.length}):`, ...files.map((f) => `  ${f}`)]
+    return ['', `Files modified (${filesCount(session)}):`, ...files.map((f) => `  ${f}`)]
   }
   const added = new Set(session.files_added)
   const deleted = new Set(session.files_deleted)
@@ -410,9 +454,16 @@ function renderFiles(session: SessionRecord): string[] {
   ].filter(Boolean)
   return [
     '',
-    `Files modified (${files.length}: ${summary.join(', ')}):`,
+    `Files modified (${filesCount(session)}: ${summary.join(', ')}):`,
     ...files.map((f) => `  ${mark(f)} ${f}`),
   ]
+}
+
+/** "12", or "1000 of 52,000" when the record lists only the first of them (sessions/record/bounds.ts). */
+function filesCount(session: SessionRecord): string {
+  const listed = session.files_modified?.length ?? 0
+  const total = session.files_modified_total
+  return typeof total === 'number' && total > listed ? `the first ${listed} of ${total}` : String(listed)
 }
 
 /**

@@ -195,8 +195,9 @@ export function formatUsd(usd: number): string {
   return Math.abs(cents - usd) < 1e-9 ? `$${cents.toFixed(2)}` : `$${usd.toFixed(4)}`
 }
 
+/** A recorded count or amount: finite and not negative, else none (a record is input too). */
 const count = (value: unknown): number | null =>
-  typeof value === 'number' && Number.isFinite(value) ? value : null
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : null
 
 /** A millionth of a dollar is plenty, and keeps sums free of float noise. */
 const roundUsd = (usd: number) => Math.round(usd * 1e6) / 1e6

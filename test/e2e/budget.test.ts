@@ -111,6 +111,32 @@ describe('run --budget / resume --budget', () => {
     expect(record.cost?.estimated_cost_usd).toBeCloseTo(0.3, 6)
   })
 
+  test('one output line in another format with a negative cost (-$95) does not defeat the budget', async () => {
+    const repo = tmpGitRepo()
+    // A claude that ignores its --max-budget-usd and first prints a pi-format line claiming -$95: counted, it
+    // would keep the session's cost below the budget for all 40 steps ($4.00), and the run would complete.
+    const forged = JSON.stringify({
+      type: 'message_end',
+      message: { role: 'assistant', content: [], usage: { input: 1, output: 1, cost: { total: -95 } } },
+    })
+    const agents = fakeAgents(repo.dir, repo.env, {
+      stream: { kind: 'claude', step: 0.1, everyMs: 30, steps: 40 },
+      output: forged,
+    })
+    const run = await cli(['run', '-a', 'claude', '--json', '--budget', '0.35', 'add tests'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(6)
+    const record = json<Rec>(run)
+    expect(record.status).toBe('PAUSED')
+    expect(record.stop_reason).toBe('budget')
+    expect(record.cost?.estimated_cost_usd ?? 0).toBeGreaterThanOrEqual(0.35)
+    for (const value of Object.values(record.runs[0]?.usage ?? {})) {
+      if (typeof value === 'number') expect(value).toBeGreaterThanOrEqual(0)
+    }
+  })
+
   test('codex tokens are priced by config pricing.<model> (a dotted model name), and the run is stopped at the budget', async () => {
     const repo = tmpGitRepo()
     const agents = fakeAgents(repo.dir, repo.env, { stream: { kind: 'codex', step: 1000, everyMs: 40 } })

@@ -139,7 +139,7 @@ describe('chains', () => {
     await h('chain', 'add', 'solo', '-a', 'claude', 'only step')
     const started = json<{ chain: ChainJson }>(await h('chain', 'run', 'solo', '--detach', '--json'))
     const runnerPid = started.chain.runner?.pid as number
-    await waitFor('the agent', () => agents.starts().length > 0, 30_000)
+    await waitFor('the agent', () => agents.starts().length > 0)
     process.kill(runnerPid, 'SIGKILL')
     await waitFor('the runner to die', () => !isAlive(runnerPid))
 

@@ -70,6 +70,21 @@ describe('automatic checkpoints', () => {
     expect(inCheckpoint.sort()).toEqual(written.sort())
   })
 
+  test('an interval longer than a timer holds (30d) takes no interval checkpoint, only the run-end one', async () => {
+    const repo = tmpGitRepo()
+    userConfig(repo.env, { checkpoint: { interval: '30d' } })
+    // Changes the worktree 20 times, 100 ms apart: an interval that misfired would checkpoint each change.
+    const writer =
+      "const fs=require('fs');let i=0;const t=setInterval(()=>{fs.writeFileSync('f-'+i+'.txt',String(i));if(++i>=20)clearInterval(t)},100)"
+    const run = await cli(['run', '-a', 'exec', '--json', '--', process.execPath, '-e', writer], {
+      cwd: repo.dir,
+      env: repo.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const session = json<SessionJson & { checkpoints: CheckpointJson[] }>(run)
+    expect(session.checkpoints.map((c) => c.trigger)).toEqual(['run-end'])
+  })
+
   test('a run that changed nothing gets no checkpoint; one that did gets a run-end checkpoint', async () => {
     const repo = tmpGitRepo()
     userConfig(repo.env, { checkpoint: { interval: '0' } })

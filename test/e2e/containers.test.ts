@@ -1,16 +1,17 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { containerRunning, sessionContainers, TEST_IMAGE, usableEngine } from '../helpers/containers.js'
+import { runsWith, tmuxMissing } from '../helpers/require.js'
 import { readRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
 
 // Sessions in containers (SPEC §14, docs/backends.md) on the real engine; built from this machine's binaries.
 const usable = usableEngine()
-if (!usable.engine) console.log(`container tests skipped: ${usable.why}`)
+const runs = runsWith('podman', 'container tests', usable.engine ? undefined : usable.why)
 
 interface Record {
   id: string
@@ -68,7 +69,7 @@ test('without a usable engine, --backend container is exit 5 naming it, and noth
   expect(local.exitCode).toBe(0)
 })
 
-describe.skipIf(!usable.engine)('container backend (podman)', () => {
+describe.skipIf(!runs)('container backend (podman)', () => {
   test('doctor reports the engine, its version and a test container', async () => {
     const repo = containerRepo()
     const doctor = await cli(['doctor', '--json'], { cwd: repo.dir, env: repo.env })
@@ -161,6 +162,33 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     expect(sessionContainers(id)).toEqual([])
   })
 
+  test('run --timeout: the container is stopped, PAUSED "timeout", wait 124, no container left; resume works', async () => {
+    const repo = containerRepo()
+    // The resumed run (the same command) ends at once: the file is there by then.
+    const script = '[ -f again ] && exit 0; sleep 600'
+    const run = await cli(
+      ['run', '--detach', '--json', '--timeout', '2s', '-a', 'exec', '--', 'sh', '-c', script],
+      {
+        cwd: repo.dir,
+        env: repo.env,
+      },
+    )
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, worktree_dir } = json<Record>(run)
+    const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
+    expect(wait.exitCode).toBe(124)
+    expect(readRecord<Record>(repo.dir, id)).toMatchObject({ status: 'PAUSED', stop_reason: 'timeout' })
+    expect(sessionContainers(id)).toEqual([])
+    writeFileSync(join(worktree_dir, 'again'), '')
+    const resume = await cli(['session', 'resume', id, '--json'], {
+      cwd: repo.dir,
+      env: repo.env,
+      process: true,
+    })
+    expect(resume.exitCode, resume.stderr).toBe(0)
+    expect(sessionContainers(id)).toEqual([])
+  })
+
   test('a harness client killed with SIGKILL: wait still gives the agent its real exit code', async () => {
     const repo = containerRepo()
     const script =
@@ -217,7 +245,7 @@ describe.skipIf(!usable.engine)('container backend (podman)', () => {
     expect(sessionContainers(first.id)).toEqual([])
   })
 
-  test.skipIf(spawnSync('tmux', ['-V']).status !== 0)(
+  test.skipIf(!runs || !runsWith('tmux', 'the container test under --tmux', tmuxMissing()))(
     'an interactive agent in a container under --tmux: its screen in the pane, keys reach it',
     async () => {
       const repo = containerRepo()

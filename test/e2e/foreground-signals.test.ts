@@ -70,15 +70,31 @@ describe('foreground signals', () => {
     )
     try {
       // Each attempt at the lock makes a temporary file named after harness's pid: it is waiting to commit.
-      await new Promise<void>((resolve) => {
-        const watcher = watch(sessions, (_event, name) => {
-          if (!name?.startsWith(`pre-spawn.lock.${child.pid}.`)) return
-          watcher.close()
-          resolve()
-        })
+      // Each attempt's temporary file has a name of its own (several events each: made, written, removed).
+      const attempts = new Set<string>()
+      let wake: (() => void) | undefined
+      const watcher = watch(sessions, (_event, name) => {
+        if (!name?.startsWith(`pre-spawn.lock.${child.pid}.`) || !name.endsWith('.tmp')) return
+        attempts.add(name)
+        wake?.()
       })
-      child.kill('SIGINT')
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      const attempted = (n: number) =>
+        new Promise<void>((resolve) => {
+          const target = attempts.size + n
+          wake = () => {
+            if (attempts.size >= target) resolve()
+          }
+          wake()
+        })
+      try {
+        await attempted(1)
+        child.kill('SIGINT')
+        // An attempt after the kill means harness ran again since (the signal was delivered); one more, that its
+        // event loop went round, past the handler: no fixed wait, however busy the machine.
+        await attempted(2)
+      } finally {
+        watcher.close()
+      }
     } finally {
       lock.release()
     }
@@ -88,8 +104,67 @@ describe('foreground signals', () => {
     const found = records(dir)
     expect(found.map((r) => r.status)).not.toContain('RUNNING')
     expect(found).toEqual([
-      expect.objectContaining({ id: 'pre-spawn', status: 'PAUSED', stop_reason: 'interrupted' }),
+      expect.objectContaining({
+        id: 'pre-spawn',
+        status: 'PAUSED',
+        stop_reason: 'interrupt',
+        exit_code: 130,
+      }),
     ])
+  })
+
+  test('Ctrl-C in a headless foreground run (SIGINT to its process group): PAUSED "interrupt", dies of SIGINT; wait 130; resume works', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { onSigint: true, sleepMs: 60_000 })
+    // Its own process group, as a shell gives a foreground job: the terminal's Ctrl-C goes to the whole group.
+    const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', '--session-id', 'ctrl-c', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      stdio: 'ignore',
+      detached: true,
+    })
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    )
+    await waitFor('the agent to start', () => agents.starts()[0])
+    process.kill(-(child.pid as number), 'SIGINT')
+    const [code, signal] = await exited
+    expect(signal ?? code).toBe('SIGINT')
+    expect(agents.entries().filter((e) => e.event === 'sigint')).toHaveLength(1)
+    expect(records(repo.dir)[0]).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupt', exit_code: 130 })
+    const wait = await cli(['session', 'wait', 'ctrl-c'], { cwd: repo.dir, env: agents.env })
+    expect(wait.exitCode).toBe(130)
+    const resume = await cli(['session', 'resume', 'ctrl-c', '--json', 'go on'], {
+      cwd: repo.dir,
+      env: { ...agents.env, FAKE_AGENT_SLEEP_MS: '0' },
+    })
+    expect(resume.exitCode, resume.stderr).toBe(0)
+    expect(json<Rec>(resume)).toMatchObject({ status: 'COMPLETED', exit_code: 0, stop_reason: 'exited' })
+  })
+
+  test('SIGTERM to a foreground harness with no stop request: the agent is stopped, PAUSED "terminated", exit 143; wait 143', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { sleepMs: 60_000 })
+    const child = spawn(HARNESS_BIN, ['run', '-a', 'codex', '--session-id', 'term', 'task'], {
+      cwd: repo.dir,
+      env: agents.env,
+      stdio: 'ignore',
+    })
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (c, s) => resolve([c, s])),
+    )
+    const started = await waitFor('the agent to start', () => agents.starts()[0])
+    child.kill('SIGTERM')
+    const [code, signal] = await exited
+    expect(code ?? signal).toBe(143)
+    expect(isAlive(started.pid)).toBe(false)
+    expect(records(repo.dir)[0]).toMatchObject({
+      status: 'PAUSED',
+      stop_reason: 'terminated',
+      exit_code: 143,
+    })
+    const wait = await cli(['session', 'wait', 'term'], { cwd: repo.dir, env: agents.env })
+    expect(wait.exitCode).toBe(143)
   })
 
   test("a headless run exits with the agent's code at once, though a process it left behind holds its output", async () => {

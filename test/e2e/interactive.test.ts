@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
-import { HARNESS_BIN } from '../helpers/cli.js'
+import { cli, HARNESS_BIN } from '../helpers/cli.js'
 import { readRecords } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
@@ -33,14 +33,17 @@ echo loop-finished >> ${shellQuote(out)}`
       const found = records(repo.dir)
       return found[0]?.status !== 'RUNNING' && found.length ? found : undefined
     })
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // harness (the agent's parent) exits just after recording: once it is gone, the loop has had its chance.
+    await waitFor('harness to exit', () => !isAlive(started.ppid as number))
+    // A loop that went on would start the agent again and keep its pane: the pane goes only if it stopped.
+    await waitFor('the loop to end', () => !tmux.hasSession('ctrlc'))
     expect(agents.entries().filter((e) => e.event === 'sigint')).toHaveLength(1)
-    expect(record).toMatchObject({ status: 'FAILED', exit_code: 130, stop_reason: 'signal' })
+    // An interrupt, not a failure: PAUSED, resumable, the exit code 130 kept (SPEC §4).
+    expect(record).toMatchObject({ status: 'PAUSED', exit_code: 130, stop_reason: 'interrupt' })
     expect(record?.runs[0]).toMatchObject({ signal: 'SIGINT', exit_code: null })
     expect(agents.starts()).toHaveLength(1)
     expect(existsSync(out) ? readFileSync(out, 'utf8') : '').toBe('')
     expect(isAlive(started.pid)).toBe(false)
-    expect(isAlive(started.ppid as number)).toBe(false)
   })
 
   test('closing the terminal records PAUSED (not a hung RUNNING) and the agent is gone', async () => {
@@ -53,10 +56,54 @@ echo loop-finished >> ${shellQuote(out)}`
       const found = records(repo.dir)
       return found[0]?.status === 'PAUSED' ? found : undefined
     })
-    expect(record).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupted', exit_code: null })
+    expect(record).toMatchObject({ status: 'PAUSED', stop_reason: 'hangup', exit_code: 129 })
     await waitFor('the agent to be gone', () => !isAlive(started.pid))
     // harness (the agent's parent) exits just after recording: wait for it rather than race it.
     await waitFor('harness to exit', () => !isAlive(started.ppid as number))
+  })
+
+  test('an agent that sees the closed terminal first (harness gets no SIGHUP at all) is still PAUSED "hangup"', async () => {
+    const repo = tmpGitRepo()
+    // Raw mode; it exits 1 as soon as its terminal hangs up, and ignores SIGHUP.
+    const agents = fakeAgents(repo.home, repo.env, { raw: true, ignoreHup: true, sleepMs: 60_000 })
+    const out = join(repo.home, 'hangup.out')
+    // The shell, the session leader, ignores the hang-up and outlives harness: so nothing signals harness, the
+    // agent's end of input is all there is (how a terminal closing often looks to a child of a shell).
+    const script = `trap '' HUP
+cd ${shellQuote(repo.dir)}
+${H} run -a claude task; echo "exit $?" > ${shellQuote(out)}`
+    await tmux.start('first', script, agents.env)
+    await waitFor('the agent to hold the terminal', () => agents.entries().some((e) => e.event === 'raw'))
+    tmux.killSession('first')
+    await waitFor('harness to exit', () => existsSync(out))
+    expect(agents.entries().find((e) => e.event === 'hung-up')).toBeTruthy()
+    expect(readFileSync(out, 'utf8')).toBe('exit 129\n')
+    expect(records(repo.dir)[0]).toMatchObject({ status: 'PAUSED', stop_reason: 'hangup', exit_code: 129 })
+  })
+
+  test('raw mode: Ctrl-C as a byte ends the agent with 130: PAUSED "interrupt"; quitting with 0 is COMPLETED; wait agrees', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env, { raw: true, sleepMs: 60_000 })
+    const out = join(repo.home, 'raw.out')
+    const script = `cd ${shellQuote(repo.dir)}
+${H} run -a claude --session-id raw-int task; echo "interrupted $?" >> ${shellQuote(out)}
+${H} run -a claude --session-id raw-quit task; echo "quit $?" >> ${shellQuote(out)}
+sleep 60`
+    await tmux.start('raw', script, agents.env)
+    await waitFor('the first agent to hold the terminal', () =>
+      agents.entries().some((e) => e.event === 'raw'),
+    )
+    tmux.sendKeys('raw', 'C-c')
+    await waitFor('the second agent', () => agents.entries().filter((e) => e.event === 'raw').length === 2)
+    tmux.sendKeys('raw', 'q')
+    await waitFor('both runs', () => existsSync(out) && readFileSync(out, 'utf8').includes('quit'))
+    tmux.killSession('raw')
+    expect(readFileSync(out, 'utf8')).toBe('interrupted 130\nquit 0\n')
+    const byId = Object.fromEntries(records(repo.dir).map((r) => [r.id, r]))
+    expect(byId['raw-int']).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupt', exit_code: 130 })
+    expect(byId['raw-quit']).toMatchObject({ status: 'COMPLETED', stop_reason: 'exited', exit_code: 0 })
+    const wait = await cli(['session', 'wait', 'raw-int'], { cwd: repo.dir, env: agents.env })
+    expect(wait.exitCode).toBe(130)
   })
 
   // Every provider's interactive argv is written out in test/unit/providers/args.test.ts; this shows that a
@@ -82,7 +129,8 @@ echo loop-finished >> ${shellQuote(out)}`
       // claude refuses autonomous as root unless in a sandbox (harness says so first): this is one.
       { ...agents.env, IS_SANDBOX: '1' },
     )
-    await waitFor('all runs', () => existsSync(done), 60_000)
+    // Six runs one after another: a generous ceiling for all of them on a busy machine.
+    await waitFor('all runs', () => existsSync(done), 300_000)
     tmux.killSession('argv')
     const starts = agents.starts()
     expect(starts).toHaveLength(providers.length * 2)
@@ -108,5 +156,5 @@ echo loop-finished >> ${shellQuote(out)}`
       expect(starts[2 * i + 1]?.args, `${p} resume`).toEqual(expected[p]?.[1])
     })
     for (const record of records(repo.dir)) expect(record.status, record.id).toBe('COMPLETED')
-  })
+  }, 360_000)
 })

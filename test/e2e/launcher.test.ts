@@ -1,4 +1,12 @@
-import { copyFileSync, existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs'
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, test } from 'vitest'
@@ -8,6 +16,12 @@ import { tmpDir, tmpPlainDir } from '../helpers/tmp.js'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The platform package's name as bin/harness looks for it on this machine. */
 const PLATFORM = `harness-${process.platform}-${process.arch}`
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+
+/** A package.json as npm writes one (two spaces in, one key a line). */
+function packageJson(dir: string, name: string, version: string): void {
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name, version, license: 'MIT' }, null, 2)}\n`)
+}
 
 /**
  * A copy of the package at `root`: bin/harness and bin/harness.cjs copied (the launcher finds its package from
@@ -22,13 +36,15 @@ function packageAt(root: string, native: 'dist' | 'none'): string {
     symlinkSync(join(ROOT, 'dist', name), join(root, 'dist', name))
   }
   if (native === 'dist') symlinkSync(NATIVE_BIN, join(root, 'dist', 'harness-native'))
+  packageJson(root, 'harness', VERSION)
   return join(root, 'bin', 'harness')
 }
 
 /** A platform package holding the native executable, as npm installs an optional dependency, in `nodeModules`. */
-function platformPackageIn(nodeModules: string): void {
+function platformPackageIn(nodeModules: string, version = VERSION, name = PLATFORM): void {
   mkdirSync(join(nodeModules, PLATFORM, 'bin'), { recursive: true })
   symlinkSync(NATIVE_BIN, join(nodeModules, PLATFORM, 'bin', 'harness'))
+  packageJson(join(nodeModules, PLATFORM), name, version)
 }
 
 /** The agent prints its parent's executable: the harness process that runs it (foreground: the CLI itself). */
@@ -90,17 +106,35 @@ describe.skipIf(process.platform !== 'linux')('bin/harness, the launcher', () =>
     expect(await foregroundRuntime(join(binFolder, 'harness'))).toBe(native)
   })
 
-  test("picks up an installed platform package's executable: nested in the package, or beside it", async () => {
+  test("runs the platform package's executable only inside its own node_modules, of its own name and version", async () => {
     const nested = tmpDir()
     const nestedBin = packageAt(nested, 'none')
     platformPackageIn(join(nested, 'node_modules'))
     expect(await foregroundRuntime(nestedBin)).toBe(native)
     expect(await foregroundRuntime(nestedBin, 'node')).toBe(node)
 
+    // Beside the package: anything else installed in the same node_modules could have put it there.
     const nodeModules = join(tmpDir(), 'node_modules')
     const besideBin = packageAt(join(nodeModules, 'harness'), 'none')
     platformPackageIn(nodeModules)
-    expect(await foregroundRuntime(besideBin)).toBe(native)
+    expect(await foregroundRuntime(besideBin)).toBe(node)
+    const refused = await runProgram(besideBin, ['--version'], {
+      cwd: project.dir,
+      env: { ...project.env, HARNESS_RUNTIME: 'native' },
+    })
+    expect(refused).toMatchObject({ exitCode: 127, stdout: '' })
+
+    // Inside, but of another version, or under another name: not its own.
+    for (const [version, name] of [
+      ['0.0.1', PLATFORM],
+      [`${VERSION}-evil`, PLATFORM],
+      [VERSION, 'harness-evil'],
+    ]) {
+      const other = tmpDir()
+      const otherBin = packageAt(other, 'none')
+      platformPackageIn(join(other, 'node_modules'), version, name)
+      expect(await foregroundRuntime(otherBin), `${name}@${version}`).toBe(node)
+    }
   })
 
   test('the background supervisor is the same executable as the command that started it', async () => {

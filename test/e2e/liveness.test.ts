@@ -102,10 +102,10 @@ describe('liveness and recovery', () => {
       await cli(['run', '-a', 'gemini', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
     )
     // Its start is logged before anything ends it (the commands below take milliseconds).
-    await waitFor('the agent to start', () => agents.starts().length === 1, 30_000)
+    await waitFor('the agent to start', () => agents.starts().length === 1)
     const supervisor = run.runs[0]?.supervisor_pid as number
     process.kill(supervisor, 'SIGKILL')
-    await waitFor('the supervisor to exit', () => !isAlive(supervisor), 30_000)
+    await waitFor('the supervisor to exit', () => !isAlive(supervisor))
     const orphan = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -117,7 +117,7 @@ describe('liveness and recovery', () => {
     expect(refused.stderr).toContain('kill')
     // The agent ends without harness (here by a signal from outside); nobody is left to record it.
     process.kill(run.pid as number, 'SIGTERM')
-    await waitFor('the agent to exit', () => !isAlive(run.pid as number), 30_000)
+    await waitFor('the agent to exit', () => !isAlive(run.pid as number))
     const after = json<Rec>(
       await cli(['session', 'show', run.id, '--json'], { cwd: repo.dir, env: repo.env }),
     )
@@ -147,7 +147,7 @@ describe('liveness and recovery', () => {
     const run = json<Rec>(
       await cli(['run', '-a', 'claude', '--detach', '--json', 'task'], { cwd: repo.dir, env: agents.env }),
     )
-    for (let i = 0; i < 100 && agents.pids().length < 2; i++) await new Promise((r) => setTimeout(r, 50))
+    await waitFor('the agent and its child', () => agents.pids().length >= 2)
     process.kill(run.runs[0]?.supervisor_pid as number, 'SIGKILL')
     const kill = await cli(['session', 'kill', run.id, '--grace', '300ms'], { cwd: repo.dir, env: repo.env })
     expect(kill.exitCode, kill.stderr).toBe(0)

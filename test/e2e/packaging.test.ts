@@ -1,10 +1,12 @@
 // The npm packages as a user installs them (docs/native.md, "Packaging"): the main package (the launcher and
 // the node bundle) and the platform package the build makes (dist/npm/harness-<os>-<arch>), packed with
-// `npm pack` and installed together with `npm install -g --offline` into a folder of their own. Through the
-// installed command, the native executable of the platform package runs (the main package has none), and
-// HARNESS_RUNTIME=node still runs the bundle the main package carries.
+// `npm pack`; the main one installed with `npm install -g --offline` into a folder of its own, the platform one
+// into the main package's own node_modules, where npm puts an optional dependency. Through the installed
+// command, the native executable of the platform package runs (the main package has none), and
+// HARNESS_RUNTIME=node still runs the bundle the main package carries. A platform package installed beside
+// the main one is never run (docs/security.md, "The launcher").
 import { execFile } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -45,28 +47,24 @@ describe.skipIf(process.platform !== 'linux')('the npm packages, packed and inst
     const tarballs = readdirSync(packs).sort()
     expect(tarballs).toEqual([`harness-${VERSION}.tgz`, `${PLATFORM}-${VERSION}.tgz`])
     prefix = tmpDir()
+    const quiet = ['--offline', '--no-audit', '--no-fund']
     // The bundle carries every dependency, so the main package has none to fetch: offline works.
-    await npm(
-      [
-        'install',
-        '-g',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        '--prefix',
-        prefix,
-        ...tarballs.map((t) => join(packs, t)),
-      ],
-      packs,
-    )
+    await npm(['install', '-g', ...quiet, '--prefix', prefix, join(packs, `harness-${VERSION}.tgz`)], packs)
+    // Where npm puts the main package's optional dependency: its own node_modules. The main package names
+    // none yet (docs/native.md), so npm installs it into a folder of its own and it is moved there.
+    const staging = tmpDir()
+    await npm(['install', ...quiet, '--prefix', staging, join(packs, `${PLATFORM}-${VERSION}.tgz`)], packs)
+    mkdirSync(join(main(), 'node_modules'), { recursive: true })
+    renameSync(join(staging, 'node_modules', PLATFORM), join(main(), 'node_modules', PLATFORM))
     project = tmpPlainDir()
   }, 600_000)
 
+  const main = () => join(prefix, 'lib', 'node_modules', 'harness')
+
   test('the main package carries the launcher and the bundle, not an executable', () => {
-    const main = join(prefix, 'lib', 'node_modules', 'harness')
-    expect(existsSync(join(main, 'dist', 'harness.cjs'))).toBe(true)
-    expect(existsSync(join(main, 'dist', 'harness-native'))).toBe(false)
-    expect(existsSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness'))).toBe(true)
+    expect(existsSync(join(main(), 'dist', 'harness.cjs'))).toBe(true)
+    expect(existsSync(join(main(), 'dist', 'harness-native'))).toBe(false)
+    expect(existsSync(join(main(), 'node_modules', PLATFORM, 'bin', 'harness'))).toBe(true)
   })
 
   test('the installed command runs the platform package executable: --version and a real run', async () => {
@@ -77,9 +75,7 @@ describe.skipIf(process.platform !== 'linux')('the npm packages, packed and inst
       ['run', '-q', '--no-worktree', '-a', 'exec', '--', 'sh', '-c', 'readlink /proc/$PPID/exe'],
       'native',
     )
-    expect(started.stdout.trim()).toBe(
-      realpathSync(join(prefix, 'lib', 'node_modules', PLATFORM, 'bin', 'harness')),
-    )
+    expect(started.stdout.trim()).toBe(realpathSync(join(main(), 'node_modules', PLATFORM, 'bin', 'harness')))
     const listed = JSON.parse((await harness(['session', 'list', '--json'])).stdout) as { status: string }[]
     expect(listed.map((s) => s.status)).toEqual(['COMPLETED'])
   })

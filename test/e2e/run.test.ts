@@ -388,9 +388,10 @@ describe('kill and pause', () => {
     })
     const { id } = json<Rec>(run)
     // Wait for both grandchildren to report in.
-    for (let i = 0; i < 100 && agents.entries().filter((e) => e.event === 'grandchild').length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await waitFor(
+      'both grandchildren',
+      () => agents.entries().filter((e) => e.event === 'grandchild').length >= 2,
+    )
     const pids = agents.pids()
     expect(pids).toHaveLength(3)
     const kill = await cli(['session', 'kill', id, '--grace', '1s'], { cwd: repo.dir, env: repo.env })

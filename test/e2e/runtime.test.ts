@@ -16,6 +16,7 @@ const EXPECTED = {
   unicode: { stdout: 'café ✓', stderr: '', exitCode: 0, failed: false },
   missing: { rejected: { name: 'Error', code: 'ENOENT' } },
   aborted: { rejected: { name: 'AbortError', code: 'ABORT_ERR' } },
+  deadline: 'timeout',
   overflow: { exitCode: 1, failed: true },
   sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
   sha1: 'a9993e364706816aba3e25717850c26c9cd0d89d',

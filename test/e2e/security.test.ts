@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json, NATIVE_BIN, runProgram } from '../helpers/cli.js'
 import { bystanders, startTime } from '../helpers/processes.js'
-import { tmpDir, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
+import { tmpDir, tmpGitRepo, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
 
 /**
  * The attacks of docs/security.md, each against a clone of a repository that ships a hostile `.harness/`
@@ -265,5 +265,81 @@ describe('a cloned .harness/ is input, not instructions', () => {
     )
     expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: 'probe=\n' })
     expect(existsSync(ran)).toBe(false)
+  })
+})
+
+describe('adopt', () => {
+  test("an adopted record claiming the user's unpushed branch as its own base never gets it deleted; adopt shows its tmux socket", async () => {
+    const repo = tmpGitRepo()
+    repo.git('checkout', '-q', '-b', 'feature')
+    repo.write('work.txt', 'unpushed work\n')
+    repo.git('add', 'work.txt')
+    repo.git('commit', '-q', '-m', 'unpushed work')
+    const tip = repo.git('rev-parse', 'feature')
+    repo.git('checkout', '-q', '-')
+    const sessions = join(repo.dir, '.harness', 'sessions')
+    mkdirSync(sessions, { recursive: true })
+    // A clone's record: the branch is "its own" (branch_created) and its own base, so merged into itself.
+    const socket = join(repo.home, 'evil.sock')
+    const record = {
+      id: 'feat0001',
+      provider: 'claude',
+      permission: 'supervised',
+      status: 'COMPLETED',
+      created_at: OLD,
+      completed_at: OLD,
+      worktree_dir: join(repo.dir, '.harness', 'worktrees', 'feat0001'),
+      is_worktree: true,
+      git_branch: 'feature',
+      base_ref: 'feature',
+      branch_created: true,
+      base_dir: repo.dir,
+      tmux_session: 'harness-feat0001',
+      tmux_socket: socket,
+    }
+    writeFileSync(join(sessions, 'feat0001.json'), JSON.stringify(record, null, 2))
+
+    const adopt = await cli(['session', 'adopt', 'feat0001', '--yes'], { cwd: repo.dir, env: repo.env })
+    expect(adopt.exitCode, adopt.stderr).toBe(0)
+    expect(adopt.stdout).toContain(`tmux_socket: ${JSON.stringify(socket)}`)
+    expect(adopt.stdout).toContain('tmux_session: "harness-feat0001"')
+    expect(adopt.stdout).toContain('branch_created: false')
+    expect(adopt.stdout).toContain('branch feature is never deleted by cleanup')
+    const shown = await cli(['--json', 'session', 'show', 'feat0001'], { cwd: repo.dir, env: repo.env })
+    expect(json<Rec>(shown)).toMatchObject({ sealed: true, branch_created: false })
+
+    for (const force of [[], ['--force']]) {
+      const cleanup = await cli(['session', 'cleanup', '--older-than', '0', '--json', ...force], {
+        cwd: repo.dir,
+        env: repo.env,
+      })
+      expect(cleanup.exitCode, cleanup.stderr).toBe(0)
+      expect(repo.git('rev-parse', 'refs/heads/feature')).toBe(tip)
+    }
+  })
+
+  test('cleanup never deletes a branch that is the base of another session', async () => {
+    const repo = tmpGitRepo()
+    const agents = fakeAgents(repo.home, repo.env)
+    const first = await cli(['run', '-a', 'claude', '--json', 'first'], { cwd: repo.dir, env: agents.env })
+    expect(first.exitCode, first.stderr).toBe(0)
+    const { id, git_branch: branch } = json<{ id: string; git_branch: string }>(first)
+    const second = await cli(['run', '-a', 'claude', '--json', '--base', branch, 'second'], {
+      cwd: repo.dir,
+      env: agents.env,
+    })
+    expect(second.exitCode, second.stderr).toBe(0)
+    const deleted = await cli(['session', 'delete', id, '--json'], { cwd: repo.dir, env: repo.env })
+    expect(deleted.exitCode).toBe(4)
+    expect(JSON.parse(deleted.stderr)).toMatchObject({ error: { code: 'SESSION_KEPT' } })
+    expect(deleted.stderr).toContain(`branch ${branch} is the base of session`)
+    const cleanup = await cli(['session', 'cleanup', '--older-than', '0', '--json'], {
+      cwd: repo.dir,
+      env: repo.env,
+    })
+    expect(cleanup.exitCode, cleanup.stderr).toBe(0)
+    const report = json<{ kept: { id: string; reasons: { code: string }[] }[] }>(cleanup)
+    expect(report.kept.find((k) => k.id === id)?.reasons.map((r) => r.code)).toEqual(['BRANCH_IS_BASE'])
+    expect(repo.git('branch', '--list', branch)).toContain(branch)
   })
 })

@@ -210,24 +210,26 @@ describe('session list / show / path on hand-written records', () => {
 
   test('.harness is found from subdirectories, linked worktrees, --dir and HARNESS_DIR', async () => {
     const repo = tmpGitRepo()
-    writeRecord(repo.dir, record('cccc0001', { worktree_dir: repo.home }))
+    const folder = join(repo.dir, '.harness', 'worktrees', 'cccc0001')
+    mkdirSync(folder, { recursive: true })
+    writeRecord(repo.dir, record('cccc0001', { worktree_dir: folder }))
     const sub = join(repo.dir, 'pkg', 'api')
     mkdirSync(sub, { recursive: true })
     const fromSub = await cli(['session', 'path', 'cccc0001'], { cwd: sub, env: repo.env })
-    expect(fromSub.stdout).toBe(`${repo.home}\n`)
+    expect(fromSub.stdout).toBe(`${folder}\n`)
     const linked = join(repo.home, 'elsewhere')
     repo.git('worktree', 'add', '-q', linked)
     const fromLinked = await cli(['session', 'path', 'cccc0001'], { cwd: linked, env: repo.env })
-    expect(fromLinked.stdout).toBe(`${repo.home}\n`)
+    expect(fromLinked.stdout).toBe(`${folder}\n`)
     const viaDir = await cli(['--dir', repo.dir, 'session', 'path', 'cccc0001'], {
       cwd: repo.home,
       env: repo.env,
     })
-    expect(viaDir.stdout).toBe(`${repo.home}\n`)
+    expect(viaDir.stdout).toBe(`${folder}\n`)
     const viaEnv = await cli(['session', 'path', 'cccc0001'], {
       cwd: repo.home,
       env: { ...repo.env, HARNESS_DIR: join(repo.dir, '.harness') },
     })
-    expect(viaEnv.stdout).toBe(`${repo.home}\n`)
+    expect(viaEnv.stdout).toBe(`${folder}\n`)
   })
 })

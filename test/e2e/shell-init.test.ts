@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
-import { delimiter, dirname } from 'node:path'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { delimiter, dirname, join } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
+import { sessionRecord } from '../fixtures/records.js'
 import { HARNESS_BIN, HARNESS_LAUNCHER } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
-import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
+import { writeRecord } from '../helpers/sessions.js'
+import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 
 const installed = (shell: string) => spawnSync(shell, ['-c', 'true']).status === 0
 const missing = ['bash', 'zsh', 'fish'].filter((shell) => !installed(shell))
@@ -127,4 +129,120 @@ complete -C "hcd ${id.slice(0, 4)}"`,
     expect(out.status).toBe(2)
     expect(out.stdout).toBe('')
   })
+})
+
+/**
+ * A cloned project's records naming where `hcd` would go (docs/security.md, "hcd"): an absolute folder outside
+ * the project, `-` (the shell's previous folder, even after `--`), and a relative name that CDPATH resolves
+ * elsewhere. Each exists, so the old `session path` printed it and hcd went there.
+ */
+describe('hcd goes only to a verified, absolute folder of the project', () => {
+  let clone: TmpRepo
+  let outside: string
+  let previous: string
+  let cdpath: string
+  let cloneEnv: NodeJS.ProcessEnv
+
+  beforeAll(() => {
+    clone = tmpGitRepo()
+    outside = tmpDir()
+    previous = tmpDir()
+    cdpath = tmpDir()
+    mkdirSync(join(clone.dir, '-'))
+    mkdirSync(join(clone.dir, 'target'))
+    mkdirSync(join(cdpath, 'target'))
+    const named = (id: string, worktree_dir: string) =>
+      sessionRecord(id, { worktree_dir, is_worktree: false, git_branch: null, base_dir: clone.dir })
+    // Shipped with the clone (foreign) ...
+    writeRecord(clone.dir, clone.env, named('abs00001', outside), { seal: false })
+    writeRecord(clone.dir, clone.env, named('dash0001', '-'), { seal: false })
+    writeRecord(clone.dir, clone.env, named('cdpa0001', 'target'), { seal: false })
+    // ... and the same paths sealed by this user's key: still not folders harness hands a shell.
+    writeRecord(clone.dir, clone.env, named('abs00002', outside))
+    writeRecord(clone.dir, clone.env, named('dash0002', '-'))
+    writeRecord(clone.dir, clone.env, named('cdpa0002', 'target'))
+    cloneEnv = {
+      ...clone.env,
+      PATH: `${dirname(HARNESS_LAUNCHER)}${delimiter}${clone.env.PATH ?? ''}`,
+      CDPATH: cdpath,
+      OLDPWD: previous,
+    }
+  })
+
+  const IDS = ['abs00001', 'dash0001', 'cdpa0001', 'abs00002', 'dash0002', 'cdpa0002']
+
+  function inClone(shell: string, args: string[], env = cloneEnv) {
+    const result = spawnSync(shell, args, { cwd: clone.dir, env, encoding: 'utf8', timeout: 60_000 })
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+  }
+
+  for (const [shell, flags] of POSIX) {
+    test.skipIf(!installed(shell))(
+      `${shell}: a record's outside, "-" or CDPATH-relative folder: refused, stays`,
+      () => {
+        const script = IDS.map((one) => `hcd ${one}; echo "status=$? $PWD"`).join('\n')
+        const out = inClone(shell, [
+          ...flags,
+          `cd ${clone.dir}; eval "$(harness shell-init ${shell})"\n${script}`,
+        ])
+        expect(out.stdout.trim().split('\n'), out.stderr).toEqual(IDS.map(() => `status=4 ${clone.dir}`))
+        expect(out.stderr).toContain('session "abs00001" is foreign')
+        expect(out.stderr).toContain('session "abs00002" is outside the project')
+        expect(out.stderr).toContain('session "dash0002" is not an absolute path')
+      },
+    )
+
+    test.skipIf(!installed(shell))(
+      `${shell}: whatever "harness" prints, hcd cds only to an absolute path`,
+      () => {
+        // A stand-in `harness` that prints a relative name or "-" with exit 0: the function refuses it itself.
+        const stub = tmpDir()
+        writeFileSync(join(stub, 'harness'), '#!/bin/sh\nprintf "%s\\n" "$HCD_STUB"\n', { mode: 0o755 })
+        for (const printed of ['-', 'target', '']) {
+          const env = { ...cloneEnv, PATH: `${stub}${delimiter}${clone.env.PATH ?? ''}`, HCD_STUB: printed }
+          const init = spawnSync(HARNESS_BIN, ['shell-init', shell], {
+            cwd: clone.dir,
+            env,
+            encoding: 'utf8',
+          })
+          const out = inClone(
+            shell,
+            [...flags, `cd ${clone.dir}; ${init.stdout}\nhcd abcd; echo "status=$? $PWD"`],
+            env,
+          )
+          expect(out.stdout.trim(), `${printed}: ${out.stderr}`).toBe(`status=1 ${clone.dir}`)
+          expect(out.stderr).toContain('not an absolute path for session "abcd"')
+        }
+      },
+    )
+  }
+
+  test.skipIf(!installed('fish'))(
+    'fish: the same records are refused, and a relative name from "harness" too',
+    () => {
+      const script = IDS.map((one) => `hcd ${one}; echo "status=$status $PWD"`).join('\n')
+      const out = inClone('fish', [
+        '--no-config',
+        '-c',
+        `cd ${clone.dir}; harness shell-init fish | source\n${script}`,
+      ])
+      expect(out.stdout.trim().split('\n'), out.stderr).toEqual(IDS.map(() => `status=4 ${clone.dir}`))
+      const stub = tmpDir()
+      writeFileSync(join(stub, 'harness'), '#!/bin/sh\nprintf "%s\\n" "$HCD_STUB"\n', { mode: 0o755 })
+      const init = spawnSync(HARNESS_BIN, ['shell-init', 'fish'], {
+        cwd: clone.dir,
+        env: cloneEnv,
+        encoding: 'utf8',
+      })
+      for (const printed of ['-', 'target']) {
+        const env = { ...cloneEnv, PATH: `${stub}${delimiter}${clone.env.PATH ?? ''}`, HCD_STUB: printed }
+        const stubbed = inClone(
+          'fish',
+          ['--no-config', '-c', `cd ${clone.dir}; ${init.stdout}\nhcd abcd; echo "status=$status $PWD"`],
+          env,
+        )
+        expect(stubbed.stdout.trim(), `${printed}: ${stubbed.stderr}`).toBe(`status=1 ${clone.dir}`)
+      }
+    },
+  )
 })

@@ -80,9 +80,9 @@ describe('stops that survive their requester', () => {
           stdio: 'ignore',
         })
         foreground = exitOf(run)
-        id = await waitFor('the session', () => onlySession(dir), 30_000)
+        id = await waitFor('the session', () => onlySession(dir))
       }
-      await waitFor('the agent and its children', () => agents.pids().length >= 3, 30_000)
+      await waitFor('the agent and its children', () => agents.pids().length >= 3)
       const pids = agents.pids()
 
       await killThatDies(dir, agents.env, id)
@@ -98,7 +98,7 @@ describe('stops that survive their requester', () => {
       expect(record.status).toBe('KILLED')
       expect(record.stop_reason).toBe('killed')
       expect(record.runs.at(-1)?.signal).toBe('SIGKILL')
-      await waitFor('every process of the tree to be gone', () => pids.every((pid) => !isAlive(pid)), 30_000)
+      await waitFor('every process of the tree to be gone', () => pids.every((pid) => !isAlive(pid)))
       if (foreground) expect((await foreground).code).toBe(128 + 9)
     },
     90_000,
@@ -127,10 +127,10 @@ describe('stops that survive their requester', () => {
         stdio: 'ignore',
       })
       const killed = exitOf(kill)
-      await waitFor('the committed stop request', () => recordIfAny<Rec>(dir, id)?.stop_request, 30_000)
+      await waitFor('the committed stop request', () => recordIfAny<Rec>(dir, id)?.stop_request)
       // The agent ends by itself, before anything signalled it.
       writeFileSync(go, '')
-      await waitFor('the agent to exit', () => !isAlive(agent), 30_000)
+      await waitFor('the agent to exit', () => !isAlive(agent))
       process.kill(supervisor, 'SIGCONT')
       expect((await killed).code).toBe(4)
     } finally {
@@ -145,5 +145,33 @@ describe('stops that survive their requester', () => {
       stop_reason: 'exited',
       stop_request: null,
     })
+  })
+
+  test('an agent killed by a signal from elsewhere while a committed kill waits on a slow supervisor is KILLED', async () => {
+    // The kill's request was committed first (SPEC §4); the supervisor, frozen (a busy machine), never got to
+    // signal the agent itself, which died meanwhile of a SIGKILL to its group (the requester stopping it
+    // directly, or anyone). Recorded FAILED before: the supervisor judged the death a signal it did not send.
+    const { dir, env } = tmpPlainDir()
+    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '600'], {
+      cwd: dir,
+      env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id, runs } = json<Rec>(run)
+    const supervisor = runs[0]?.supervisor_pid as number
+    const agent = runs[0]?.pid as number
+    await freezeOutsideLock(supervisor, join(dir, '.harness', 'sessions', `${id}.lock`))
+    try {
+      await killThatDies(dir, env, id)
+      process.kill(-agent, 'SIGKILL')
+      await waitFor('the agent to be gone', () => !isAlive(agent))
+    } finally {
+      process.kill(supervisor, 'SIGCONT')
+    }
+    const record = await waitFor('the outcome', () => {
+      const found = recordIfAny<Rec>(dir, id)
+      return found?.status !== 'RUNNING' ? found : undefined
+    })
+    expect(record).toMatchObject({ status: 'KILLED', stop_reason: 'killed', exit_code: 137 })
   })
 })

@@ -61,9 +61,11 @@ function setup() {
 describe('interactive agents hosted in tmux', () => {
   test('run --tmux: RUNNING at once; state busy → waiting → busy; attach; the terminal closes; kill; hooks', async () => {
     const { repo, agents, askFile, env } = setup()
-    // The hook (trusted user config) appends what it is told to a file: argv, no shell.
+    // The hook (trusted user config) appends what it is told to a file: argv, no shell. A hook of a state change
+    // takes 2.5 s first, so that hooks are still queued in the supervisor when `kill` ends the tmux session (as
+    // one slow machine made them): each must still run once, the supervisor must not die of that hang-up first.
     const hookOut = join(repo.home, 'hook.jsonl')
-    const hookCode = `require('fs').appendFileSync(process.argv[1], JSON.stringify({id: process.env.HARNESS_SESSION_ID, status: process.env.HARNESS_STATUS, previous: process.env.HARNESS_PREVIOUS_STATUS, state: process.env.HARNESS_STATE}) + '\\n')`
+    const hookCode = `if (process.env.HARNESS_STATE) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2500); require('fs').appendFileSync(process.argv[1], JSON.stringify({id: process.env.HARNESS_SESSION_ID, status: process.env.HARNESS_STATUS, previous: process.env.HARNESS_PREVIOUS_STATUS, state: process.env.HARNESS_STATE}) + '\\n')`
     const configFile = join(env.XDG_CONFIG_HOME as string, 'harness', 'config.json')
     mkdirSync(dirname(configFile), { recursive: true })
     writeFileSync(

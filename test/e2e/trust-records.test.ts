@@ -46,7 +46,7 @@ function onTerminal(
       output += chunk.toString()
     })
     // A generous ceiling: an attach that happened would hold the terminal until then.
-    const ceiling = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    const ceiling = setTimeout(() => child.kill('SIGKILL'), 60_000)
     child.on('exit', (code) => {
       clearTimeout(ceiling)
       resolve({ code, output })
@@ -181,5 +181,44 @@ describe('seals cover the project and name their key', () => {
     expect(isAlive(pid)).toBe(true)
     const show = await cli(['--json', 'session', 'show', 'key00001'], { cwd: repo.dir, env: repo.env })
     expect(json<{ seal_problem: string }>(show).seal_problem).toBe('other-key')
+  })
+})
+
+describe('wait', () => {
+  test('wait on a shipped RUNNING record (foreign) is refused at once, exit 4, never blocking', async () => {
+    const repo = tmpGitRepo()
+    const pid = bystander()
+    // A clone's record: RUNNING, naming a live process of this host with its true start time.
+    const record = sessionRecord('ship0001', {
+      status: 'RUNNING',
+      worktree_dir: repo.dir,
+      is_worktree: false,
+      base_dir: repo.dir,
+      pid,
+      completed_at: null,
+      exit_code: null,
+      runs: [
+        { n: 1, kind: 'start', pid, pid_start_time: startTime(pid), started_at: new Date().toISOString() },
+      ],
+    })
+    mkdirSync(join(repo.dir, '.harness', 'sessions'), { recursive: true })
+    writeFileSync(join(repo.dir, '.harness', 'sessions', 'ship0001.json'), JSON.stringify(record))
+    // The ceiling only bounds a wait that blocks (the old behaviour): the answer comes at once.
+    const wait = await cli(['session', 'wait', 'ship0001'], {
+      cwd: repo.dir,
+      env: repo.env,
+      timeoutMs: 60_000,
+    })
+    expect(wait.exitCode, wait.stderr).toBe(4)
+    expect(wait.stderr).toContain('session "ship0001" is foreign')
+    expect(wait.stderr).toContain('never waits on it')
+    expect(wait.stderr).toContain('harness session adopt ship0001')
+    const asJson = await cli(['--json', 'session', 'wait', 'ship0001'], {
+      cwd: repo.dir,
+      env: repo.env,
+      timeoutMs: 60_000,
+    })
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: 'FOREIGN', exit_code: 4 } })
+    expect(isAlive(pid)).toBe(true)
   })
 })

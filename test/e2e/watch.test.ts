@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process'
 import { afterAll, expect, test } from 'vitest'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
+import { runsWith, tmuxMissing } from '../helpers/require.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0
+const hasTmux = runsWith('tmux', 'list --watch in a terminal', tmuxMissing())
 const servers: TmuxServer[] = []
 afterAll(() => {
   for (const server of servers) server.stop()

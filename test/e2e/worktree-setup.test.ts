@@ -6,6 +6,7 @@ import { fakeAgents } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { writeProjectConfig } from '../helpers/sessions.js'
 import { projectEnv, tmpGitRepo } from '../helpers/tmp.js'
+import { waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; worktree_dir: string }
 
@@ -97,8 +98,7 @@ describe('worktree set-up', () => {
       env: agents.env,
       stdio: 'ignore',
     })
-    for (let i = 0; i < 200 && !existsSync(marker); i++) await new Promise((r) => setTimeout(r, 25))
-    expect(existsSync(marker)).toBe(true)
+    await waitFor('the setup to start', () => existsSync(marker))
     child.kill('SIGINT')
     const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
       child.on('exit', (c, s) => resolve([c, s])),

@@ -14,6 +14,8 @@ export interface FakeAgentOptions {
   stderr?: string
   onSigint?: boolean
   ignoreHup?: boolean
+  /** Hold the terminal in raw mode: Ctrl-C exits 130, "q" exits 0, a hung-up terminal exits 1 (fake-agent.cjs). */
+  raw?: boolean
   /** Draw an agent's screen; ask a question once this file exists (see fake-agent.cjs). */
   tui?: { askFile: string }
   /**
@@ -104,6 +106,7 @@ export function agentEnv(options: FakeAgentOptions): NodeJS.ProcessEnv {
   if (options.stderr) env.FAKE_AGENT_STDERR = options.stderr
   if (options.onSigint) env.FAKE_AGENT_ON_SIGINT = '1'
   if (options.ignoreHup) env.FAKE_AGENT_IGNORE_HUP = '1'
+  if (options.raw) env.FAKE_AGENT_RAW = '1'
   if (options.stream) {
     env.FAKE_AGENT_STREAM = options.stream.kind
     env.FAKE_AGENT_STREAM_STEP = String(options.stream.step)

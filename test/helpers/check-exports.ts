@@ -36,6 +36,15 @@ function isDeclaredName(node: ts.Identifier): boolean {
   )
 }
 
+/**
+ * Exports built ahead of their caller, each with why: the list may only shrink. The Slurm engine is built and
+ * tested against a real cluster before the backend seam (SPEC §14) that will call it; its own parts are all
+ * called by it, so only its entry is waiting.
+ */
+export const NOT_YET_CALLED: Record<string, string> = {
+  'sessions/backends/slurm/index.ts: slurmEngine': 'the Slurm engine, put behind the backend seam next',
+}
+
 /** `file: name` of every value exported by a module under `srcDir` that nothing under `srcDir` uses. */
 export function exportsUsedNowhere(srcDir: string): string[] {
   const exported: { file: string; name: string }[] = []
@@ -69,5 +78,6 @@ export function exportsUsedNowhere(srcDir: string): string[] {
   return exported
     .filter(({ name }) => !used.has(name))
     .map(({ file, name }) => `${file}: ${name}`)
+    .filter((entry) => !(entry in NOT_YET_CALLED))
     .sort()
 }

@@ -48,6 +48,22 @@ export const FS_ALLOWED: Record<string, string> = {
   'sessions/backends/container/engine.ts': 'finds the container engine (podman, docker) on PATH',
 }
 /**
+ * SPEC §10, "What comes back from an agent is input" (docs/security.md): git is pointed at a git directory
+ * other than the repository's own (`--git-dir`, the location variables, `fetch`, `clone`, `bundle`) only by the
+ * modules named here, each with why; what an agent's git directory holds comes back only through the
+ * quarantine. And `git add`, which goes into nested repositories whatever it is told, runs only in git/stage.ts.
+ */
+export const GIT_ELSEWHERE_ALLOWED: Record<string, string> = {
+  'git/git.ts': "strips git's location variables from every environment",
+  'git/quarantine.ts': 'the quarantine repository harness makes, and the fetch from it into the repository',
+  'git/container-git.ts': 'makes the private clone from the repository (git never reads it back)',
+  'git/bundle.ts': "archives: bundles of the repository's own refs, unbundled into the repository",
+}
+const POINTS_GIT_ELSEWHERE =
+  /['"`]--git-dir\b|\bGIT_(?:DIR|COMMON_DIR|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES)\b|['"`](?:fetch|clone|bundle)['"`]/
+const GIT_ADD_CALL = /\.(?:run|try|text|lines|fields|check)\(\s*\[\s*(?:\.\.\.[\w.]+,\s*)?['"`]add['"`]/
+
+/**
  * Modules that still import node:fs for paths the door should own, not yet routed through it (docs/security.md
  * lists them): the list may only shrink; a new module cannot join it without this file saying so.
  */
@@ -85,6 +101,14 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
     }
     if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    if (top === 'git' && !(file in GIT_ELSEWHERE_ALLOWED) && POINTS_GIT_ELSEWHERE.test(code)) {
+      report(
+        'points git at another git directory (what an agent wrote comes back only through git/quarantine.ts)',
+      )
+    }
+    if (top === 'git' && file !== 'git/stage.ts' && GIT_ADD_CALL.test(code)) {
+      report('runs git add outside git/stage.ts (it would go into nested repositories)')
+    }
     if (file !== 'process/identity.ts' && PID_PROBE.test(code)) {
       report('probes a pid itself (process/identity.ts says whether a process lives)')
     }

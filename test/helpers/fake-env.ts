@@ -76,6 +76,12 @@ export class MemoryStore implements RecordStore {
     return record ? structuredClone(record) : null
   }
 
+  listWithin(_maxBytes: number): SessionRecord[] | null {
+    return this.list()
+  }
+
+  readonly bytesRead = 0
+
   list(): SessionRecord[] {
     return this.recordIds().flatMap((id) => this.read(id) ?? [])
   }
@@ -252,9 +258,12 @@ export class FakeProcesses implements Processes {
   }
 
   check(recorded: RecordedIdentity): IdentityCheck {
-    if (!recorded.pid || !recorded.start_time || recorded.hostname !== FAKE_HOST) return 'unverifiable'
+    if (!recorded.pid || recorded.hostname !== FAKE_HOST) return 'unverifiable'
     const process = this.table.get(recorded.pid)
-    return process?.alive && process.start_time === recorded.start_time ? 'alive' : 'dead'
+    // As checkIdentity: a pid of this host that holds no process is dead, start time or not.
+    if (!process?.alive) return 'dead'
+    if (!recorded.start_time) return 'unverifiable'
+    return process.start_time === recorded.start_time ? 'alive' : 'dead'
   }
 
   signal(pid: number, signal: NodeJS.Signals): boolean {

@@ -20,7 +20,7 @@ export class TmuxServer {
     return execFileSync('tmux', ['-L', this.socket, ...args], { encoding: 'utf8' })
   }
 
-  /** Runs a bash script in a new detached session (retrying while the server starts). */
+  /** Runs a bash script in a new detached session (retrying while the server starts, for up to a minute). */
   async start(name: string, script: string, env: NodeJS.ProcessEnv): Promise<void> {
     const file = join(this.root, `${name}.sh`)
     const exports = Object.entries(env)
@@ -28,12 +28,13 @@ export class TmuxServer {
       .map(([key, value]) => `export ${key}=${shellQuote(value as string)}`)
       .join('\n')
     writeFileSync(file, `${exports}\n${script}\n`, { mode: 0o700 })
-    for (let attempt = 0; ; attempt++) {
+    const deadline = Date.now() + 60_000
+    for (;;) {
       try {
         this.tmux('new-session', '-d', '-s', name, '-x', '120', '-y', '30', `bash ${shellQuote(file)}`)
         return
       } catch (error) {
-        if (attempt > 50) throw error
+        if (Date.now() > deadline) throw error
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
@@ -41,6 +42,16 @@ export class TmuxServer {
 
   sendKeys(name: string, ...keys: string[]): void {
     this.tmux('send-keys', '-t', name, ...keys)
+  }
+
+  /** Whether the session still exists (its script still runs); false too once the server has no session. */
+  hasSession(name: string): boolean {
+    try {
+      this.tmux('has-session', '-t', `=${name}`)
+      return true
+    } catch {
+      return false
+    }
   }
 
   killSession(name: string): void {
@@ -59,15 +70,18 @@ export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
 }
 
-/** Polls `probe` until it holds; the ceiling is generous so that a busy machine only makes it slower. */
+/**
+ * Polls `probe` (which may be async) until it holds; the ceiling is generous so that a busy machine only makes
+ * it slower.
+ */
 export async function waitFor<T>(
   what: string,
-  probe: () => T | undefined | false,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const value = probe()
+    const value = await probe()
     if (value) return value
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))

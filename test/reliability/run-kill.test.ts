@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { afterAll, expect, test } from 'vitest'
 import { SESSION_STATUSES } from '../../src/sessions/record/schema.js'
 import { cli, json, NODE_ENTRY } from '../helpers/cli.js'
+import { runsWith, tmuxMissing } from '../helpers/require.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { TmuxServer } from '../helpers/tmux.js'
 
@@ -13,14 +14,7 @@ import { TmuxServer } from '../helpers/tmux.js'
  */
 const KILLS = 40
 const AT_ONCE = 5
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
+const hasTmux = runsWith('tmux', 'the --tmux runs of the random kills', tmuxMissing())
 const tmux = hasTmux ? new TmuxServer(tmpDir()) : null
 afterAll(() => tmux?.stop())
 

@@ -66,7 +66,9 @@ describe('budget decisions', () => {
     expect(() => resumeBudget('s1', 1, undefined, 1.02)).toThrow(expect.objectContaining({ exitCode: 4 }))
   })
 
-  test('the hints of a spent budget are safe to paste: a shell reads the amount as written', () => {
+  test('the hints of a spent budget are safe to paste: a shell reads the amount as written', {
+    tags: ['process'],
+  }, () => {
     const hints: string[] = []
     for (const given of [1, undefined]) {
       try {
@@ -102,14 +104,14 @@ describe('the outcome of a run that met its budget', () => {
     const ended = applyRunExit(running({ stop_request: budgetStop }), 1, {
       exitCode: 143,
       signal: null,
-      interrupted: true,
+      interruptedBy: 'SIGTERM',
       stopped: true,
     })
     expect(ended).toMatchObject({ status: 'PAUSED', stop_reason: 'budget', exit_code: null })
     const paused = applyRunExit(running({ stop_request: { action: 'pause', at } }), 1, {
       exitCode: 143,
       signal: null,
-      interrupted: true,
+      interruptedBy: 'SIGTERM',
       stopped: true,
     })
     expect(paused).toMatchObject({ status: 'PAUSED', stop_reason: 'paused' })

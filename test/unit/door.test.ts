@@ -15,13 +15,16 @@ import { describe, expect, test } from 'vitest'
 import {
   appendText,
   chmodDir,
+  copyAgentFiles,
   copyPlainFile,
   emptyDirHeld,
   HeldDir,
   isEmptyFolder,
   makeDirs,
   parseJson,
+  readAgentFile,
   readText,
+  removeFileBelow,
   removeHeldSync,
   setMode,
   type UnsafeFileError,
@@ -42,7 +45,9 @@ function layout() {
 }
 
 describe('the door to the disk (SPEC §10; docs/security.md)', () => {
-  test('a FIFO, a device and a link are refused at once, never read or waited on', () => {
+  test('a FIFO, a device and a link are refused at once, never read or waited on', {
+    tags: ['process'],
+  }, () => {
     const { harness, outside } = layout()
     execFileSync('mkfifo', [join(harness, 'fifo.json')])
     symlinkSync('/dev/zero', join(harness, 'zero.json'))
@@ -104,15 +109,17 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
     ])
   })
 
-  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", async () => {
+  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", {
+    tags: ['process'],
+  }, async () => {
     const { harness, outside } = layout()
     const log = join(harness, 'logs', 'abcd1234.log')
     symlinkSync(join(outside, 'keep.txt'), log)
-    await runHook(['false'], {}, log, process.env)
+    await runHook(['false'], {}, log, process.env, { patienceMs: 60_000, deadlineMs: 60_000 })
     expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('the user file\n')
     // A plain log is noted in.
     rmSync(log)
-    await runHook(['false'], {}, log, process.env)
+    await runHook(['false'], {}, log, process.env, { patienceMs: 60_000, deadlineMs: 60_000 })
     expect(readFileSync(log, 'utf8')).toContain('[harness] hooks.on_status (false) exited with 1')
   })
 })
@@ -150,6 +157,42 @@ describe('removal holds the folder it checked', () => {
     expect(existsSync(join(outside, 'keep.txt'))).toBe(true)
   })
 
+  test('removeFileBelow never follows a link on the way: a folder turned into a link keeps its target', () => {
+    const { root, outside } = layout()
+    const worktree = join(root, 'wt')
+    mkdirSync(join(worktree, 'a', 'b'), { recursive: true })
+    writeFileSync(join(worktree, 'a', 'b', 'gone.txt'), 'x\n')
+    symlinkSync(outside, join(worktree, 'data'))
+    expect(removeFileBelow(worktree, 'data/keep.txt')).toBe('not-followed')
+    expect(existsSync(join(outside, 'keep.txt'))).toBe(true)
+    expect(removeFileBelow(worktree, 'a/b/gone.txt')).toBe('removed')
+    // The folders it left empty go too, up to the worktree.
+    expect(readdirSync(worktree)).toEqual(['data'])
+    expect(removeFileBelow(worktree, 'data')).toBe('removed')
+    expect(removeFileBelow(worktree, 'nothing/here')).toBe('absent')
+  })
+
+  test('an agent-written folder is read and copied without following a link or opening a FIFO', {
+    tags: ['process'],
+  }, () => {
+    const { root, outside } = layout()
+    const agent = join(root, 'agent')
+    mkdirSync(join(agent, 'objects', 'ab'), { recursive: true })
+    writeFileSync(join(agent, 'objects', 'ab', 'cd'), 'object\n')
+    symlinkSync(join(outside, 'keep.txt'), join(agent, 'objects', 'ab', 'ef'))
+    execFileSync('mkfifo', [join(agent, 'objects', 'ab', 'ff')])
+    symlinkSync(outside, join(agent, 'objects', 'zz'))
+    expect(readAgentFile(agent, 'objects/ab/cd', 100)?.toString()).toBe('object\n')
+    expect(() => readAgentFile(agent, 'objects/ab/ff', 100)).toThrow(/is a FIFO/)
+    expect(() => readAgentFile(agent, 'objects/ab/ef', 100)).toThrow(/a symlink/)
+    expect(() => readAgentFile(agent, 'objects/ab/cd', 3)).toThrow(/over 3 bytes/)
+    expect(() => readAgentFile(agent, 'objects/zz/keep.txt', 100)).toThrow(/not a real folder/)
+    expect(readAgentFile(agent, 'objects/none', 100)).toBeNull()
+    const to = join(root, 'copy')
+    expect(copyAgentFiles(join(agent, 'objects'), to, () => true)).toBe(1)
+    expect(readdirSync(join(to, 'ab'))).toEqual(['cd'])
+  })
+
   test('a worktree that is a link when opened is refused', () => {
     const { root, outside } = layout()
     symlinkSync(outside, join(root, 'wt'))
@@ -169,7 +212,9 @@ describe("the door's calls for the git layer and the repairs", () => {
     expect(readdirSync(outside)).toEqual(['keep.txt'])
   })
 
-  test('a copy never reads through a link or from a FIFO, and never writes over anything', () => {
+  test('a copy never reads through a link or from a FIFO, and never writes over anything', {
+    tags: ['process'],
+  }, () => {
     const { root, outside } = layout()
     symlinkSync(join(outside, 'keep.txt'), join(root, 'index'))
     expect(() => copyPlainFile(join(root, 'index'), join(root, 'copy'))).toThrow(/symlink/)

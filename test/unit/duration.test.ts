@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { parseDuration } from '../../src/duration.js'
+import { parseDuration, runTimeoutFlag } from '../../src/duration.js'
 import { UsageError } from '../../src/errors.js'
 
 const S = 1000
@@ -61,6 +61,23 @@ describe('parseDuration', () => {
       let text = String(Math.floor(Math.random() * 100))
       for (let j = 0; j < len; j++) text += alphabet[Math.floor(Math.random() * alphabet.length)]
       expect(() => parseDuration(text, { bareUnit: 'd' })).toThrow(UsageError)
+    }
+  })
+})
+
+describe('runTimeoutFlag (run --timeout, resume --timeout)', () => {
+  test('a bare number is seconds; any length, past what one timer holds; absent is none', () => {
+    expect(runTimeoutFlag('90')).toBe(90_000)
+    expect(runTimeoutFlag('1.5')).toBe(1500)
+    expect(runTimeoutFlag('30d')).toBe(30 * 86_400_000)
+    expect(runTimeoutFlag('1h30m')).toBe(5_400_000)
+    expect(runTimeoutFlag(undefined)).toBeUndefined()
+  })
+
+  test('zero, a negative or a word is a usage error naming the flag', () => {
+    for (const text of ['0', '0s', '-5', 'soon', '']) {
+      expect(() => runTimeoutFlag(text), text).toThrow(UsageError)
+      expect(() => runTimeoutFlag(text), text).toThrow(/--timeout/)
     }
   })
 })

@@ -31,7 +31,7 @@ describe('layers', () => {
     expect(stale).toEqual([])
   })
 
-  test('src/ has no import cycle, between modules or between folders', async () => {
+  test('src/ has no import cycle, between modules or between folders', { tags: ['process'] }, async () => {
     expect(await importCycles(join(import.meta.dirname, '../../src'), 'process')).toEqual({
       modules: [],
       folders: [],
@@ -80,7 +80,9 @@ describe('layers', () => {
     ])
   })
 
-  test('src/ has no function over 80 lines, and no file over 500 lines that docs/design.md does not explain', async () => {
+  test('src/ has no function over 80 lines, and no file over 500 lines that docs/design.md does not explain', {
+    tags: ['process'],
+  }, async () => {
     const found = await tooLong(join(import.meta.dirname, '../../src'), 'process')
     const named = (fn: { file: string; name: string }) => `${fn.file}:${fn.name}`
     expect(found.functions.filter((fn) => !LONG_NOT_YET_SPLIT.includes(named(fn)))).toEqual([])
@@ -179,6 +181,39 @@ describe('layers', () => {
       'sessions/d.ts: writes process.stdout',
       'sessions/f.ts: imports app/',
       'sessions/j.ts: reads /proc itself (process/identity.ts reads process identity)',
+    ])
+  })
+
+  test('git reads what an agent wrote only through the quarantine, and git add runs only through stageWorktree', () => {
+    const src = tmpDir()
+    const put = (path: string, text: string) => write(src, path, text)
+    // The allowed ones: the quarantine names a git directory of its own; stage.ts runs git add.
+    put(
+      'git/quarantine.ts',
+      "export const q = (g: any, q: string) => g.run(['--git-dir=' + q, 'cat-file', '-t', 'x'])\n",
+    )
+    put('git/stage.ts', "export const s = (g: any) => g.try(['add', '-A', '--pathspec-from-file=-'])\n")
+    put(
+      'git/worktree.ts',
+      "export const w = (g: any, p: string) => g.run(['worktree', 'add', '--', p, 'b'])\n",
+    )
+    // Violations: git run in an agent's clone, a fetch, its objects through the environment, git add elsewhere.
+    put(
+      'git/collect.ts',
+      "export const tip = (g: any, clone: string) =>\n  g.text(['--git-dir=' + clone, 'rev-parse', 'HEAD'])\n",
+    )
+    put('git/pull.ts', "export const pull = (g: any, from: string) => g.run(['-c', 'x=y', 'fetch', from])\n")
+    put('git/objects.ts', 'export const o = (g: any, d: string) => g.with({ GIT_OBJECT_DIRECTORY: d })\n')
+    put('git/snap.ts', "export const add = (g: any) => g.run(['add', '-A'])\n")
+    put('git/ok.ts', "// a comment may say --git-dir and 'fetch'\nexport const ok = 1\n")
+    const problems = checkLayers(src)
+      .map((p) => `${p.file}: ${p.rule}`)
+      .sort()
+    expect(problems).toEqual([
+      'git/collect.ts: points git at another git directory (what an agent wrote comes back only through git/quarantine.ts)',
+      'git/objects.ts: points git at another git directory (what an agent wrote comes back only through git/quarantine.ts)',
+      'git/pull.ts: points git at another git directory (what an agent wrote comes back only through git/quarantine.ts)',
+      'git/snap.ts: runs git add outside git/stage.ts (it would go into nested repositories)',
     ])
   })
 

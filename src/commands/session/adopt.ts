@@ -42,13 +42,23 @@ Examples:
     )
 }
 
+/**
+ * Every field adopt will seal that harness acts on (`AdoptionItem.fields`), one a line; a list of objects (runs,
+ * checkpoints) one element a line. Escaped for the terminal by the caller.
+ */
 function describeItem(item: AdoptionItem): string {
-  return [
-    `${item.id}: provider ${item.provider}, permission ${item.permission ?? '-'}`,
-    `  worktree ${item.worktree}, branch ${item.branch ?? '-'}`,
-    `  args ${JSON.stringify(item.args)}, extra args ${JSON.stringify(item.extra_args)}`,
-    `  agent session id ${item.agent_session_id ?? '-'}`,
-  ].join('\n')
+  const lines = [`${item.id}: provider ${item.provider}, permission ${item.permission ?? '-'}`]
+  for (const [field, value] of Object.entries(item.fields)) {
+    if (Array.isArray(value) && value.some((one) => typeof one === 'object' && one !== null)) {
+      value.forEach((one, i) => {
+        lines.push(`  ${field}[${i}]: ${JSON.stringify(one)}`)
+      })
+    } else lines.push(`  ${field}: ${JSON.stringify(value)}`)
+  }
+  if (item.branch && !item.may_delete_branch) {
+    lines.push(`  (branch ${item.branch} is never deleted by cleanup: harness cannot prove it made it)`)
+  }
+  return lines.join('\n')
 }
 
 async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {

@@ -51,12 +51,16 @@ Examples:
     .action(
       action(LIST_FLAGS, async (options) => {
         const { listSessions } = await import('../../sessions/query/query.js')
-        const { renderSessionList } = await import('../../render/session.js')
+        const { renderSessionList, rowOf } = await import('../../render/session.js')
         // Every project's (loaded only then), or this one's.
         const sessions = async function* (): AsyncGenerator<SessionView> {
           if (!options.allProjects) return yield* listSessions(ctx, options)
           const { listAllProjects } = await import('../../sessions/query/all-projects.js')
           yield* await listAllProjects(ctx, options)
+        }
+        // A table keeps every row until it is drawn: each as the row needs it, not the whole record.
+        async function* rows() {
+          for await (const view of sessions()) yield rowOf(view)
         }
         const home = ctx.env.HOME
         if (options.watch) {
@@ -66,7 +70,7 @@ Examples:
           const { watchScreen } = await import('../../cli/watch.js')
           await watchScreen(async () => {
             const views = []
-            for await (const view of sessions()) views.push(view)
+            for await (const view of rows()) views.push(view)
             const table = renderSessionList(views, {
               width: ctx.out.stdout.columns,
               color: ctx.out.color,
@@ -79,7 +83,7 @@ Examples:
           return
         }
         await ctx.out.resultList(
-          sessions(),
+          ctx.options.json ? sessions() : rows(),
           (data) =>
             renderSessionList(data, {
               width: ctx.out.width,

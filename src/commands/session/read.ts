@@ -1,6 +1,6 @@
 import type { Context } from '../../cli/context.js'
 import { renderSessionDetail } from '../../render/session.js'
-import { getSession, sessionPath } from '../../sessions/query/query.js'
+import { getSession, sessionPath, withFullPrompt } from '../../sessions/query/query.js'
 
 /**
  * The work of `session path` and `session show`: their commands run it, and app/entry.ts runs it directly for
@@ -11,6 +11,6 @@ export async function printSessionPath(ctx: Context, id: string): Promise<void> 
 }
 
 export async function showSession(ctx: Context, id: string): Promise<void> {
-  const view = await getSession(ctx, id)
+  const view = await withFullPrompt(ctx, await getSession(ctx, id))
   ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }), { escaped: true })
 }

@@ -17,6 +17,10 @@ const RESUME_FLAGS = {
     '--budget <usd>',
     'a new budget for the session, all runs together: more than it has spent',
   ),
+  timeout: textFlag(
+    '--timeout <duration>',
+    'the most this run may take (90s, 30m, 2h; a bare number is seconds): paused then (exit 124)',
+  ),
 }
 
 export function registerResume(session: CliCommand, ctx: Context): void {
@@ -34,6 +38,8 @@ line on stderr: "<id>: <time the agent ran, pauses left out>, <cost>, <n> files"
 --json prints the final record (--detach: as soon as the agent has started). The
 arguments given after -- at the start are passed again. A session paused at
 its budget (exit 6) goes on with a larger --budget; the cost so far counts.
+--timeout bounds this run only (exit 124, PAUSED): an earlier run's does not
+carry over.
 
 Examples:
   harness session resume 3f9a
@@ -46,6 +52,8 @@ Examples:
       action(RESUME_FLAGS, async (options, id: string, words: string[]) => {
         const { parseBudget } = await import('../../sessions/budget.js')
         const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
+        const { runTimeoutFlag } = await import('../../duration.js')
+        const timeoutMs = runTimeoutFlag(options.timeout)
         const { resumeSession } = await import('../../sessions/run/start.js')
         const { renderDetachedRun, resumeSummary, runSummary } = await import('../../render/run.js')
         const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
@@ -53,6 +61,7 @@ Examples:
           tmux: options.attach || options.tmux,
           checkpoint: options.checkpoint,
           budget,
+          timeoutMs,
         })
         if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
         else ctx.out.result(outcome.record, renderDetachedRun)

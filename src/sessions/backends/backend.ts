@@ -24,6 +24,8 @@ export interface RunRequest {
   worktreeDir: string
   /** The repository of a worktree session and its branch; null when the session runs in a plain folder. */
   repo: { dir: string; branch: string } | null
+  /** A resume: where the session's last run was (its work is collected first if it is not back yet). */
+  previous: ContainerFacts | null
 }
 
 /** What the supervisor spawns for a run, what the record keeps of where it runs, and how to undo it. */
@@ -55,7 +57,8 @@ export type BackendView =
   | { kind: 'running' }
   | { kind: 'exited'; exitCode: number | null }
   | { kind: 'gone' }
-  | { kind: 'unverified' }
+  /** `warning`: the engine could not say (it did not answer in time). */
+  | { kind: 'unverified'; warning?: string }
 
 /**
  * The operations that differ by backend. The common ones (the workspace made by `git worktree add`, the log
@@ -74,7 +77,11 @@ export interface SessionBackend {
     env: NodeJS.ProcessEnv,
   ): Promise<'stopped' | 'gone' | 'unverified'>
   /** Collect the result and release what the run held (the container), once the run has ended. */
-  settle(settlement: RunSettlement, env: NodeJS.ProcessEnv, options?: { ours?: boolean }): Promise<unknown>
+  settle(
+    settlement: RunSettlement,
+    env: NodeJS.ProcessEnv,
+    options?: { ours?: boolean; signal?: AbortSignal },
+  ): Promise<unknown>
   /** Wait without a supervisor: until what the record names has ended (undefined: nothing to wait on). */
   wait(record: SessionRecord, env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<number | null | undefined>
   /** Destroy: whatever the session still holds in the backend goes (cleanup, delete). */

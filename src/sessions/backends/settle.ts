@@ -45,7 +45,14 @@ export async function engineLiveness(
 ): Promise<EngineLiveness> {
   const backend = await backendFor('container')
   const view = await backend.view(record, env)
-  if (view.kind === 'running' || view.kind === 'unverified' || view.kind === 'gone') return view
+  if (view.kind === 'unverified' && view.warning) {
+    store.warnOnce(
+      'engine',
+      `${view.warning}: container sessions are shown as their records say (unverified)`,
+    )
+  }
+  if (view.kind === 'running' || view.kind === 'unverified' || view.kind === 'gone')
+    return { kind: view.kind }
   if (view.kind !== 'exited') return { kind: 'gone' }
   const run = lastRun(record)
   if (!run) return { kind: 'unverified' }
@@ -56,10 +63,7 @@ export async function engineLiveness(
   const updated = await store.update(record.id, (current) => {
     if (current.status !== 'RUNNING' || lastRun(current)?.n !== run.n) return undefined
     if (current.container?.id !== record.container?.id) return undefined
-    const ended = applyRunExit(current, run.n, exit)
-    return ended && current.container && collected
-      ? { ...ended, container: { ...current.container, collected: collected as { kind: string } } }
-      : ended
+    return applyRunExit(withCollected(current, collected), run.n, exit)
   })
   return { kind: 'settled', record: updated }
 }
@@ -77,16 +81,19 @@ export async function stopContainerSession(
   if (outcome === 'unverified' || !run) return 'unverified'
   const settlement = settlementOf(record, dirname(store.dir))
   const collected = settlement ? await backend.settle(settlement, env).catch(() => undefined) : undefined
-  return store.update(record.id, (current) => {
-    const ended = applyRunExit(current, run.n, {
+  return store.update(record.id, (current) =>
+    applyRunExit(withCollected(current, collected), run.n, {
       exitCode: null,
       signal: outcome === 'stopped' ? 'SIGTERM' : null,
       stopped: outcome === 'stopped',
-    })
-    return ended && current.container && collected
-      ? { ...ended, container: { ...current.container, collected: collected as { kind: string } } }
-      : ended
-  })
+    }),
+  )
+}
+
+/** The record with how its run's work was collected, before the run's exit is applied (outcome.ts reads it). */
+function withCollected(record: SessionRecord, collected: unknown): SessionRecord {
+  if (!record.container || !collected) return record
+  return { ...record, container: { ...record.container, collected: collected as { kind: string } } }
 }
 
 /** `wait` with no supervisor: blocks in the engine until the container exits (undefined: nothing to wait on). */

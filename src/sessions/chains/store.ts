@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import * as z from 'zod/mini'
 import {
   ensureDir,
+  LIMITS,
   lstatOrNull,
   parseJson,
   readDirNames,
@@ -266,9 +267,20 @@ function unsealed(chain: Chain): Chain {
   return { ...rest, sealed: false }
 }
 
+/** The chain's text as written; never one the store could not read back (docs/security.md, "Limits at write time"). */
 function serialize(chain: Chain): string {
   const { sealed: _computed, ...stored } = chain
-  return `${JSON.stringify(stored, null, 2)}\n`
+  const text = `${JSON.stringify(stored, null, 2)}\n`
+  const bytes = Buffer.byteLength(text)
+  if (bytes > LIMITS.chain) {
+    throw new HarnessError(
+      'CHAIN_TOO_BIG',
+      `chain "${chain.name}" would be ${bytes} bytes, over the ${LIMITS.chain} harness reads back: it was not written (the chain is as it was)`,
+      ExitCode.Failure,
+      'keep long prompts in files of the repository and point the steps at them',
+    )
+  }
+  return text
 }
 
 function now(): string {

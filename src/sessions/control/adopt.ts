@@ -4,7 +4,7 @@ import type { SessionEnv } from '../ports.js'
 import { resolveSessionId } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
 
-/** What a record names, shown before the user takes responsibility for it (docs/security.md). */
+/** What a record names, shown before the user takes responsibility for it (docs/security.md, "Adopt"). */
 export interface AdoptionItem {
   id: string
   provider: string
@@ -14,6 +14,14 @@ export interface AdoptionItem {
   args: string[]
   extra_args: string[]
   agent_session_id: string | null
+  /**
+   * Every field the seal will cover that harness acts on, as it will be sealed: the record's fields but those
+   * in `NOT_SHOWN` (`branch_created` as adopt seals it). A field harness did not know when this was written is
+   * shown too, so that no new field can be sealed unseen.
+   */
+  fields: Record<string, unknown>
+  /** Whether cleanup may delete the record's branch once it is adopted (see `mayDeleteBranch`). */
+  may_delete_branch: boolean
   /** Other sessions whose worktree folder this record names too (a copied or forged record). */
   shares_worktree_with: string[]
   adopted: boolean
@@ -25,18 +33,75 @@ export interface AdoptionResult {
   already_sealed: string[]
 }
 
+/**
+ * The fields adopt does not show, each because harness acts on nothing it says (it is displayed, summed or
+ * counted), or because sealing replaces it. Everything else a record holds is shown, including fields this
+ * version does not know: test/unit/sessions/control/adopt.test.ts fails for a field of the schema that is
+ * neither shown nor listed here.
+ */
+export const NOT_SHOWN = [
+  // Text and times for people; the counts and costs of stats and export.
+  'prompt',
+  'task_hash',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'merged_at',
+  'files_modified',
+  'cost',
+  'log_error',
+  'state',
+  // The store's own bookkeeping, and the seal itself, which adopt replaces.
+  'schema_version',
+  'rev',
+  'seal',
+  'sealed',
+  'seal_problem',
+  'project',
+  'seal_key',
+] as const satisfies readonly (keyof SessionRecord)[]
+
+const NOT_SHOWN_SET: ReadonlySet<string> = new Set(NOT_SHOWN)
+
+/**
+ * Whether an adopted record may keep `branch_created: true`, the claim that lets cleanup delete its branch
+ * (docs/security.md, "Adopt"): only for harness's own name for this session, `harness/<id>`, and only when that
+ * branch is not the record's own base. A branch of any other name may be the user's; harness cannot prove it
+ * made it, so adoption seals `branch_created: false` and cleanup keeps the branch.
+ */
+export function mayDeleteBranch(record: SessionRecord): boolean {
+  const branch = record.git_branch
+  if (record.branch_created !== true || branch !== `harness/${record.id}`) return false
+  const base = typeof record.base_ref === 'string' ? record.base_ref.replace(/^refs\/heads\//, '') : null
+  return base !== branch
+}
+
+/** The record as adopt seals it: as it is, but for a `branch_created` it cannot keep. */
+function asAdopted(record: SessionRecord): SessionRecord {
+  return record.branch_created === true && !mayDeleteBranch(record)
+    ? { ...record, branch_created: false }
+    : record
+}
+
 function describe(record: SessionRecord): Omit<AdoptionItem, 'adopted' | 'shares_worktree_with'> {
   const strings = (value: unknown) =>
     Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []
+  const sealed = asAdopted(record)
+  const fields: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(sealed)) {
+    if (!NOT_SHOWN_SET.has(key) && value !== undefined) fields[key] = value
+  }
   return {
     id: record.id,
     provider: record.provider,
     permission: record.permission ?? null,
     worktree: record.worktree_dir,
     branch: record.git_branch ?? null,
-    args: (record.runs ?? []).flatMap((run) => run.args ?? []),
+    args: Array.isArray(record.runs) ? record.runs.flatMap((run) => strings(run?.args)) : [],
     extra_args: strings(record.extra_args),
     agent_session_id: record.agent_session_id ?? null,
+    fields,
+    may_delete_branch: mayDeleteBranch(record),
   }
 }
 
@@ -102,7 +167,8 @@ export async function adoptSessions(
         if (current.rev !== expected?.rev || current.updated_at !== expected?.updated_at) {
           throw new UsageError(`session "${item.id}" changed while it was being adopted: run adopt again`)
         }
-        return undefined
+        const adopted = asAdopted(current)
+        return adopted === current ? undefined : adopted
       },
       { adopt: true },
     )

@@ -190,6 +190,7 @@ export function commitStopRequest(
 
 /** The run's agent was started and is verifiably gone (a zombie not yet reaped counts as gone). */
 function agentGone(record: SessionRecord | null, processes: Processes): boolean {
+  if (record && lastRun(record)?.agent_exited) return true
   const agent = record ? runProcesses(record).agent : null
   return !!agent?.start_time && processes.check(agent) === 'dead'
 }
@@ -260,18 +261,48 @@ export function stopNotProduced(result: StopResult): HarnessError {
   )
 }
 
-/** The exit code `session wait` reports for a finished session (README.md, "Exit codes"). */
+/** What `wait` exits with for a session PAUSED for these reasons (SPEC §8), when the record keeps no code. */
+const PAUSED_EXIT_CODES: Record<string, number> = {
+  budget: ExitCode.BudgetReached,
+  timeout: ExitCode.Timeout,
+  interrupt: 130,
+  hangup: 129,
+  terminated: 143,
+}
+
+/**
+ * The exit code `session wait` reports for a finished session (README.md, "Exit codes"): its recorded code (an
+ * interrupted run keeps 130, 129, 143 or 124); for a pause, 6 at its budget, else 4.
+ */
 export function waitExitCode(record: SessionRecord): number {
   if (typeof record.exit_code === 'number') return record.exit_code
-  if (record.status === 'PAUSED') {
-    return record.stop_reason === 'budget' ? ExitCode.BudgetReached : ExitCode.IllegalState
-  }
+  if (record.status === 'PAUSED') return PAUSED_EXIT_CODES[record.stop_reason ?? ''] ?? ExitCode.IllegalState
   return signalExitCode(lastRun(record)?.signal) ?? ExitCode.Failure
 }
 
 export class WaitTimeoutError extends HarnessError {
   constructor(id: string, ms: number) {
     super('WAIT_TIMEOUT', `session "${id}" still running after ${ms} ms`, ExitCode.Timeout)
+  }
+}
+
+/**
+ * A reading command never waits on what it cannot verify (docs/security.md, "Wait"): a foreign record's status is
+ * a claim (a clone's RUNNING record would hold a CI job for ever, its COMPLETED one would pass it), and an
+ * unverified RUNNING one has no process harness can see end. Checked at every look: a record swapped meanwhile
+ * is refused too.
+ */
+async function refuseToWait(view: SessionView): Promise<void> {
+  if (view.sealed !== true) {
+    const { ForeignSessionError } = await import('../record/seal.js')
+    throw new ForeignSessionError(view.id, 'waits on it', view.seal_problem ?? undefined)
+  }
+  if (view.status === 'RUNNING' && view.liveness === 'unverified') {
+    throw new IllegalStateError(
+      `session "${view.id}" cannot be verified (no process start times, or recorded on another host or pid namespace): harness never waits on it`,
+      `if it is really gone, run "harness session recover ${view.id}"; then wait returns its status`,
+      'SESSION_UNVERIFIED',
+    )
   }
 }
 
@@ -290,6 +321,7 @@ export async function waitForSession(
   try {
     for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
       const view = await getSession(ctx, id)
+      await refuseToWait(view)
       if (view.status !== 'RUNNING') return view
       if (clock.now() >= deadline) throw new WaitTimeoutError(id, timeoutMs ?? 0)
       const running = computeLiveness(view, seen(ctx)[0]) === 'running'

@@ -107,3 +107,19 @@ export async function streamLog(
     sink.finish?.(offset)
   }
 }
+
+/**
+ * The last `maxBytes` of the log (the dashboard's pane and pager), from where a line begins: a long log is not
+ * read whole to show its end. `position` is where the bytes begin in the log.
+ */
+export function logTail(info: LogInfo, maxBytes: number): { bytes: Buffer; position: number } {
+  const { fd, size } = openRead(info.path)
+  const from = Math.max(0, size - maxBytes)
+  const bytes = readBytesAt(fd, size - from, from, true)
+  if (from === 0) return { bytes, position: 0 }
+  // Cut into the middle of a line: start at the next one.
+  const newline = bytes.indexOf(0x0a)
+  return newline < 0
+    ? { bytes, position: from }
+    : { bytes: bytes.subarray(newline + 1), position: from + newline + 1 }
+}

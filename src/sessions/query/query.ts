@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
@@ -42,6 +43,20 @@ export async function getSession(ctx: SessionEnv, input: string, dryRun = false)
   return record.status === 'RUNNING' ? reconcileView(store, record, dryRun, ...seen(ctx)) : record
 }
 
+/**
+ * The session with its whole prompt where one is needed (show, export, context): a prompt too long for the
+ * record is read from its file beside it, checked against the seal's sha256 (docs/security.md, "Limits at
+ * write time"); when that file is missing or changed, its first characters are kept and a warning says why.
+ */
+export async function withFullPrompt<T extends SessionRecord>(ctx: SessionEnv, record: T): Promise<T> {
+  if (!record.prompt_file) return record
+  const store = await ctx.store()
+  const { fullPrompt } = await import('../record/bounds.js')
+  const read = fullPrompt(store.dir, record)
+  if (read.problem) ctx.warn(`session "${record.id}": ${read.problem}`)
+  return { ...record, prompt: read.text }
+}
+
 export interface ListFilters {
   status?: SessionStatus[]
   agent?: string[]
@@ -63,11 +78,19 @@ export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | '
 }
 
 /**
- * Up to this many records a listing holds them all in memory (one read each). A bigger store is listed in two
- * passes, so that memory stays bounded whatever its size (docs/performance.md): the first keeps only each
- * record's sort keys, the second reads, validates and yields the records one at a time in order.
+ * Up to this many records, and this much of their text, a listing holds them all in memory (one read each). A
+ * bigger store is listed in two passes, so that memory stays bounded whatever its size (docs/performance.md):
+ * the first keeps only each record's sort keys, the second reads, validates and yields the records one at a
+ * time in order. 10,000 records as harness writes them are about 32 MB.
  */
 export const IN_MEMORY_LISTING = 20_000
+export const IN_MEMORY_LISTING_BYTES = 48 * 1024 * 1024
+/**
+ * The most record text one listing reads, both passes together (docs/security.md, "Limits at write time"):
+ * 100,000 records as harness writes them read about 640 MB. Records past it are not read, and a warning says
+ * how many; the rest still show.
+ */
+export const LISTING_READ_BYTES = 1024 * 1024 * 1024
 
 /** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
 export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {
@@ -92,9 +115,10 @@ export async function* listStore(
     (!filters.status || filters.status.includes(view.status))
   const limit = filters.limit ?? Number.POSITIVE_INFINITY
   const ids = store.ids()
-  if (ids.length <= inMemory) {
-    // store.list reads the folder once for all the records (and sweeps leftovers, as recordIds does).
-    const records = store.list().filter((record) => !filters.agent || filters.agent.includes(record.provider))
+  // store.listWithin reads the folder once for all the records (and sweeps leftovers, as recordIds does).
+  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES) : null
+  if (all) {
+    const records = all.filter((record) => !filters.agent || filters.agent.includes(record.provider))
     const views = sortSessions(
       (await reconcileViews(store, records, false, check, now)).filter(wanted),
       filters.sort,
@@ -102,22 +126,36 @@ export async function* listStore(
     yield* views.slice(0, limit)
     return
   }
-  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept: they are few.
+  const budget = readBudget(store)
+  // RUNNING records are reconciled in the first pass (it may change their updated_at) and kept while they
+  // hold little (they are few); one past that is read again in the second pass.
   const entries: (SortKeys & { view?: SessionView })[] = []
+  let held = 0
   for (const id of store.recordIds()) {
-    const raw = store.peek(id)
+    if (budget.spent()) {
+      budget.skip()
+      continue
+    }
+    const raw = store.peek(id, { listing: true })
     if (typeof raw?.status === 'string' && raw.status.toUpperCase() === 'RUNNING') {
-      const record = store.read(id)
-      if (record)
-        entries.push({ ...keysOf(record), view: await reconcileView(store, record, false, check, now) })
+      const before = store.bytesRead
+      const record = store.read(id, { listing: true })
+      if (!record) continue
+      const view = await reconcileView(store, record, false, check, now)
+      held += store.bytesRead - before
+      entries.push(held <= IN_MEMORY_LISTING_BYTES ? { ...keysOf(record), view } : keysOf(view))
     } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
   }
   let shown = 0
   for (const entry of sortSessions(entries, filters.sort)) {
-    if (shown >= limit) return
+    if (shown >= limit) break
     let view = entry.view
     if (!view) {
-      const record = store.read(entry.id)
+      if (budget.spent()) {
+        budget.skip()
+        continue
+      }
+      const record = store.read(entry.id, { listing: true })
       if (!record) continue
       // Resumed since the first pass: shown with its liveness, reconciled by the next command that reads it.
       view = record.status === 'RUNNING' ? await reconcileView(store, record, true, check, now) : record
@@ -125,6 +163,26 @@ export async function* listStore(
     if (!wanted(view)) continue
     shown++
     yield view
+  }
+  budget.report()
+}
+
+/** What one listing may still read (LISTING_READ_BYTES); the records it had to leave out are counted. */
+function readBudget(store: RecordStore) {
+  const start = store.bytesRead
+  let skipped = 0
+  return {
+    spent: () => store.bytesRead - start > LISTING_READ_BYTES,
+    skip: () => {
+      skipped++
+    },
+    report: () => {
+      if (skipped === 0) return
+      store.warnOnce(
+        'listing-budget',
+        `${skipped} session records not read: one listing reads at most ${LISTING_READ_BYTES} bytes of records ("harness session show <id>" reads one)`,
+      )
+    },
   }
 }
 
@@ -136,14 +194,45 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : ''
 }
 
+/**
+ * `session path`: the folder of a verified session, for a shell to `cd` into (docs/security.md, "hcd"). Only a
+ * sealed record's, only an absolute path, only inside the project or one of harness's worktree folders: a
+ * cloned record's `-`, a CDPATH-relative name or a path elsewhere would send `hcd` wherever it says.
+ */
 export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
+  const { projectScope, verifiedSession } = await import('../record/seal.js')
+  verifiedSession(session, 'gives its folder to a shell')
+  if (!isAbsolute(session.worktree_dir)) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" is not an absolute path: harness never hands it to a shell`,
+      undefined,
+      'PATH_REFUSED',
+    )
+  }
   // `cd "$(harness session path …)"` into a folder that is gone would fail later, further from the cause.
   if (!pathExists(session.worktree_dir)) {
     throw new IllegalStateError(
       `the folder of session "${session.id}" no longer exists: ${session.worktree_dir}`,
       await recreationHint(ctx, session),
       'WORKTREE_GONE',
+    )
+  }
+  const paths = await ctx.project()
+  const { allowedWorktreeRoots, isInsideRoots } = await import('../../config.js')
+  // Real paths (projectScope): inside the project (its own worktrees, a --no-worktree run's folder) needs no
+  // config; else a worktree.root of the user's or a trusted config.
+  const project = projectScope(paths.root)
+  const folder = projectScope(session.worktree_dir)
+  const inside =
+    folder === project ||
+    isInsideRoots(folder, [project]) ||
+    isInsideRoots(folder, allowedWorktreeRoots(paths.root, paths.configFile, ctx.env))
+  if (!inside) {
+    throw new IllegalStateError(
+      `the folder of session "${session.id}" is outside the project and harness's worktree folders: ${session.worktree_dir}`,
+      'harness hands a shell only folders of its own; "harness session show" shows what the record names',
+      'PATH_REFUSED',
     )
   }
   return { id: session.id, path: session.worktree_dir }

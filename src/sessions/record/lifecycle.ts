@@ -8,7 +8,7 @@ export const SESSION_EVENTS = [
   'exit-error', // non-zero exit, a signal harness did not send, or the agent could not be started
   'kill', // the kill's stop_request was committed before the exit
   'pause', // harness session pause
-  'interrupt', // the supervisor itself was interrupted (terminal closed, SIGTERM/SIGHUP to harness)
+  'interrupt', // the supervisor received Ctrl-C, a hang-up or SIGTERM with no stop_request (outcome.ts)
   'reconcile', // a stale session found by a reading command
   'recover', // an unverified session marked PAUSED on the user's word
   'resume', // harness session resume

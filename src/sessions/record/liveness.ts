@@ -51,8 +51,19 @@ export type IdentityCheckOf = (recorded: RecordedProcess) => IdentityCheck
 export function processStates(record: SessionRecord, check: IdentityCheckOf = checkIdentity): ProcessStates {
   const run = lastRun(record)
   if (!run) {
-    // A record from an older tool: a bare pid is all we have, and a bare pid is never trusted.
-    return { supervisor: 'none', agent: record.pid ? 'unverifiable' : 'none' }
+    // A record from an older tool: a bare pid is never trusted, but one recorded here that holds no process is
+    // dead (checkIdentity).
+    const place = record.metadata
+    const agent = record.pid
+      ? check({
+          pid: record.pid,
+          start_time: null,
+          hostname: place?.hostname ?? null,
+          boot_id: place?.boot_id ?? null,
+          pid_namespace: place?.pid_namespace ?? null,
+        })
+      : 'none'
+    return { supervisor: 'none', agent }
   }
   const processes = runProcesses(record, run)
   return {

@@ -29,12 +29,19 @@ export interface RecordStore {
   get(id: string): SessionRecord | null
   /** Every valid record; corrupt ones are reported through the store's warning and skipped. */
   list(): SessionRecord[]
+  /**
+   * `list()`, or null (keeping none) once the records read would hold more than `maxBytes` of text: a listing
+   * then reads them one at a time (sessions/query/query.ts).
+   */
+  listWithin(maxBytes: number): SessionRecord[] | null
+  /** Bytes of record text read so far through this store (a listing bounds what it reads in total). */
+  readonly bytesRead: number
   /** Ids of every record file, after leftovers of killed writers were swept. */
   recordIds(): string[]
-  /** One record, validated; null when missing or corrupt. */
-  read(id: string): SessionRecord | null
+  /** One record, validated; null when missing or corrupt (for a `listing`, also when over a listing's size). */
+  read(id: string, options?: { listing?: boolean }): SessionRecord | null
   /** The file's fields as they are (parsed, not validated), or null. */
-  peek(id: string): Record<string, unknown> | null
+  peek(id: string, options?: { listing?: boolean }): Record<string, unknown> | null
   /** The id of the session named `name` (`run --name`), or null. */
   idOfName(name: string): string | null
   /** A record with a `name` takes it atomically, or throws NAME_TAKEN (exit 4). */

@@ -6,7 +6,9 @@ import {
   dateTime,
   type Infer,
   looseObject,
+  matching,
   number,
+  numberFrom,
   oneOf,
   opt,
   optional,
@@ -21,6 +23,11 @@ export const SCHEMA_VERSION = 1
 
 /** ISO 8601 with seconds and a zone; records written by older tools may lack milliseconds. */
 const TimeSchema = dateTime
+/**
+ * A count or an amount (tokens, USD, bytes): finite and never negative, at read and at write. Such numbers come
+ * from an agent's output (docs/security.md, "Numbers from agent output").
+ */
+const amount = numberFrom(0)
 
 /** The permission levels of docs/providers.md (a type-only tie keeps the providers' module unloaded here). */
 export const RECORD_PERMISSIONS = [
@@ -44,18 +51,18 @@ export type StopRequest = Infer<typeof StopRequestSchema>
 
 /** Tokens and cost a provider reported for one run (docs/history.md); null fields were not reported. */
 const UsageSchema = looseObject({
-  input_tokens: opt(number),
-  output_tokens: opt(number),
-  cached_tokens: opt(number),
-  cost_usd: opt(number),
+  input_tokens: opt(amount),
+  output_tokens: opt(amount),
+  cached_tokens: opt(amount),
+  cost_usd: opt(amount),
   /** `pricing` when `cost_usd` is the tokens priced by config `pricing.<model>`; absent: the agent's own figure. */
   cost_source: opt(string),
 })
 
 /** The sum over the runs that reported usage. */
 const CostSchema = looseObject({
-  total_tokens: opt(number),
-  estimated_cost_usd: opt(number),
+  total_tokens: opt(amount),
+  estimated_cost_usd: opt(amount),
 })
 
 const RunSchema = looseObject({
@@ -63,6 +70,8 @@ const RunSchema = looseObject({
   kind: oneOf(['start', 'resume']),
   pid: opt(number),
   pid_start_time: opt(string),
+  /** The agent had already exited when its pid was to be recorded: no pid is written without its start time. */
+  agent_exited: opt(boolean),
   supervisor_pid: opt(number),
   supervisor_start_time: opt(string),
   args: opt(array(string)),
@@ -95,8 +104,10 @@ const CheckpointSchema = looseObject({
   /** Kept as a string: a newer version's trigger must not make the record unreadable. */
   trigger: opt(string),
   /** Paths that differ from the previous checkpoint (the first: from its HEAD). */
-  files_changed: opt(number),
-  tokens_used: opt(number),
+  files_changed: opt(amount),
+  tokens_used: opt(amount),
+  /** How many interval checkpoints were folded into this one (docs/continuity.md, "How many are kept"). */
+  folded: opt(amount),
 })
 export type Checkpoint = Infer<typeof CheckpointSchema>
 
@@ -139,6 +150,8 @@ const SessionRecordSchema = looseObject({
   pid: opt(number),
   exit_code: opt(number),
   prompt: opt(string),
+  /** A prompt too long for the record: in `<id>.prompt` beside it, `prompt` its first characters (bounds.ts). */
+  prompt_file: opt(looseObject({ sha256: matching(/^[0-9a-f]{64}$/), bytes: amount })),
   created_at: TimeSchema,
   updated_at: opt(TimeSchema),
   completed_at: opt(TimeSchema),
@@ -153,6 +166,8 @@ const SessionRecordSchema = looseObject({
   runs: opt(array(RunSchema)),
   checkpoints: opt(array(CheckpointSchema)),
   files_modified: opt(array(string)),
+  /** How many paths changed when `files_modified` lists only the first of them (bounds.ts). */
+  files_modified_total: opt(amount),
   metadata: opt(MetadataSchema),
   cost: opt(CostSchema),
   /** Set when this session's run made `git_branch`: only then may harness delete it (docs/security.md). */
@@ -190,7 +205,7 @@ const SessionRecordSchema = looseObject({
   merged_head: opt(string),
   context_from: opt(array(string)),
   /** The most the session may cost, all runs together, in USD (`run --budget`, docs/budgets.md). */
-  budget_usd: opt(number),
+  budget_usd: opt(numberFrom(0, true)),
   /** `run --name`: unique in the project, accepted wherever an id is (docs/commands.md, "Names"). */
   name: opt(string),
   /** When it last became PAUSED (set by the store on every such write). */

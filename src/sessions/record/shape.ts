@@ -21,6 +21,11 @@ interface Described {
   readonly kind: 'string' | 'number' | 'boolean' | 'dateTime' | 'oneOf' | 'upperOneOf' | 'array' | 'object'
   readonly nullable?: true
   readonly optional?: true
+  /** number: the least it may be, and whether that itself is out (exclusive). */
+  readonly minimum?: number
+  readonly exclusive?: boolean
+  /** string: a pattern it must match. */
+  readonly pattern?: RegExp
   /** oneOf, upperOneOf: the values, and their list in order (for messages). */
   readonly values?: ReadonlySet<unknown>
   readonly list?: readonly string[]
@@ -58,6 +63,16 @@ export const string: Shape<string> = { kind: 'string' }
 /** A finite number: JSON holds no other, and NaN or Infinity in a record is a mistake. */
 export const number: Shape<number> = { kind: 'number' }
 export const boolean: Shape<boolean> = { kind: 'boolean' }
+
+/** A finite number of at least `minimum`, or above it when `exclusive` (an amount is never negative). */
+export function numberFrom(minimum: number, exclusive = false): Shape<number> {
+  return { kind: 'number', minimum, exclusive }
+}
+
+/** A string that `pattern` matches. */
+export function matching(pattern: RegExp): Shape<string> {
+  return { kind: 'string', pattern }
+}
 /**
  * An ISO 8601 date and time with seconds and a zone (`Z` or `±hh:mm`), fractions of a second optional, the
  * day valid for its month and year, as zod's `iso.datetime({ offset: true })` checks it.
@@ -123,9 +138,11 @@ const DATE_TIME =
 function parse(shape: Described, value: unknown): unknown {
   switch (shape.kind) {
     case 'string':
-      return typeof value === 'string' ? value : FAIL
+      return typeof value === 'string' && (shape.pattern === undefined || shape.pattern.test(value))
+        ? value
+        : FAIL
     case 'number':
-      return Number.isFinite(value) ? value : FAIL
+      return Number.isFinite(value) && aboveMinimum(shape, value as number) ? value : FAIL
     case 'boolean':
       return typeof value === 'boolean' ? value : FAIL
     case 'dateTime':
@@ -143,6 +160,11 @@ function parse(shape: Described, value: unknown): unknown {
     case 'object':
       return parseObject(shape, value)
   }
+}
+
+function aboveMinimum(shape: Described, value: number): boolean {
+  const { minimum } = shape
+  return minimum === undefined || (shape.exclusive ? value > minimum : value >= minimum)
 }
 
 /** The value of a key or an element: null or undefined where the shape allows it, else `parse`. */
@@ -220,7 +242,17 @@ function explain(shape: Described, value: unknown, path: Array<string | number>,
     issues.push({ path, message: `Invalid input: expected ${expected}, received ${received(value)}` })
   switch (shape.kind) {
     case 'string':
+      if (typeof value !== 'string') typeIssue('string')
+      else issues.push({ path, message: `Invalid string: must match pattern ${shape.pattern}` })
+      break
     case 'number':
+      if (!Number.isFinite(value)) typeIssue('number')
+      else
+        issues.push({
+          path,
+          message: `Too small: expected number to be ${shape.exclusive ? '>' : '>='}${shape.minimum}`,
+        })
+      break
     case 'boolean':
       typeIssue(shape.kind)
       break

@@ -47,6 +47,8 @@ export function statusHookObserver(
   logsDir: string,
   /** Harness's environment, which the hook gets with the change's variables added. */
   env: NodeJS.ProcessEnv,
+  /** A background supervisor waits for its hooks up to their deadline; anyone else a few seconds. */
+  waitsForHooks = false,
 ): RecordObserver {
   // One at a time, in the order of the changes: a hook that appends to a file sees them in order.
   let queue: Promise<void> = Promise.resolve()
@@ -61,8 +63,12 @@ export function statusHookObserver(
     queue = queue.then(async () => {
       const hook = await command()
       if (!hook?.length) return
-      const { runHook } = await import('../../process/hooks.js')
-      await runHook(hook, hookEnv(change), join(logsDir, `${change.id}.log`), env)
+      const { runHook, HOOK_DEADLINE_MS, HOOK_PATIENCE_MS } = await import('../../process/hooks.js')
+      const limits = {
+        patienceMs: waitsForHooks ? HOOK_DEADLINE_MS : HOOK_PATIENCE_MS,
+        deadlineMs: HOOK_DEADLINE_MS,
+      }
+      await runHook(hook, hookEnv(change), join(logsDir, `${change.id}.log`), env, limits)
     })
   }
 }

@@ -3,6 +3,7 @@ import {
   ensureDir,
   FolderReader,
   JsonTextError,
+  LIMITS,
   lstatOrNull,
   openRead,
   parseJson,
@@ -26,11 +27,13 @@ import {
 } from '../../durable.js'
 import {
   CorruptRecordError,
+  HarnessError,
   IllegalStateError,
   SessionExistsError,
   SessionNotFoundError,
 } from '../../errors.js'
 import { processExists } from '../../process/identity.js'
+import { boundRecord, checkedText, promptPathFor, writePromptFile } from './bounds.js'
 import { assertValidSessionId } from './ids.js'
 import { withPausedAt } from './lifecycle.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
@@ -57,6 +60,11 @@ export interface StoreOptions {
   /** The environment of the user the store acts for: what a container engine is asked with (docs/backends.md). */
   env?: NodeJS.ProcessEnv
 }
+
+/** A record over this is large for a listing (harness's own are far smaller); see `listingLimit`. */
+const LISTING_RECORD_BYTES = 256 * 1024
+/** What one listing reads of large records, whole, before it reads no more of them. */
+const LISTING_LARGE_BYTES = 32 * 1024 * 1024
 
 const RECORD_SUFFIX = '.json'
 const LOCK_SUFFIX = '.lock'
@@ -129,14 +137,28 @@ export class SessionStore implements RecordStore {
 
   /** Every valid record. Corrupt files are reported through `warn` and skipped, never touched. */
   list(): SessionRecord[] {
+    return this.readAll(Number.POSITIVE_INFINITY, false) as SessionRecord[]
+  }
+
+  /**
+   * `list()` for a listing: null (none kept) once the records read hold more than `maxBytes` of text; large
+   * records read within the listing's allowance (`listingLimit`).
+   */
+  listWithin(maxBytes: number): SessionRecord[] | null {
+    return this.readAll(maxBytes, true)
+  }
+
+  private readAll(maxBytes: number, listing: boolean): SessionRecord[] | null {
     const ids = this.recordIds()
     // One open of the folder for all the reads (docs/performance.md, "list 10,000").
     const reader = FolderReader.open(this.dir)
     if (!reader) return []
+    const start = this.bytesRead
     try {
       const records: SessionRecord[] = []
       for (const id of ids) {
-        const read = this.readRecord(id, undefined, reader)
+        const read = this.readRecord(id, undefined, reader, listing)
+        if (this.bytesRead - start > maxBytes) return null
         const record = this.reported(id, read)
         if (record) records.push(record)
       }
@@ -145,6 +167,9 @@ export class SessionStore implements RecordStore {
       reader.close()
     }
   }
+
+  /** Bytes of record text read so far by this store (its reads and peeks). */
+  bytesRead = 0
 
   /**
    * Ids of every record file, after leftovers of killed writers were swept where the lock is free (and a
@@ -166,9 +191,12 @@ export class SessionStore implements RecordStore {
     return [...ids]
   }
 
-  /** One record, validated; null when it is missing or corrupt (reported through `warn`, never touched). */
-  read(id: string): SessionRecord | null {
-    return this.reported(id, this.readRecord(id))
+  /**
+   * One record, validated; null when it is missing or corrupt (reported through `warn`, never touched). For a
+   * listing (`listing`), a record over the listing's size is reported too large and left out.
+   */
+  read(id: string, options: { listing?: boolean } = {}): SessionRecord | null {
+    return this.reported(id, this.readRecord(id, undefined, undefined, options.listing === true))
   }
 
   /** The record of a read, or null, a corrupt file reported through `warn`. */
@@ -182,9 +210,12 @@ export class SessionStore implements RecordStore {
    * The fields a listing sorts and filters by, from the file as it is (parsed, not validated: `read` does
    * that when the record is printed), or null for an unreadable file.
    */
-  peek(id: string): Record<string, unknown> | null {
+  peek(id: string, options: { listing?: boolean } = {}): Record<string, unknown> | null {
     try {
-      const value: unknown = parseJson(readText(this.recordPath(id), 'record'))
+      const text = readText(this.recordPath(id), options.listing ? this.listingLimit() : 'record')
+      this.bytesRead += text.length
+      if (options.listing) this.countLarge(text.length)
+      const value: unknown = parseJson(text)
       return value && typeof value === 'object' && !Array.isArray(value)
         ? (value as Record<string, unknown>)
         : null
@@ -246,8 +277,13 @@ export class SessionStore implements RecordStore {
       this.ensureDir()
       return withLock(this.lockPath(id), this.lockOptions(id), () => {
         this.sweepLocked(id)
-        const next = this.sealed(stamp(record, 1, null), true)
-        this.linkNewLocked(id, serialize(next))
+        // Under the lock no one else creates it: a taken id is refused before its prompt file is touched.
+        if (this.exists(id)) throw new SessionExistsError(id)
+        const bounded = boundRecord(stamp(record, 1, null))
+        const next = this.sealed(bounded.record, true)
+        const text = writableText(next)
+        if (bounded.promptText !== null) writePromptFile(this.dir, id, bounded.promptText)
+        this.linkNewLocked(id, text)
         return next
       })
     })
@@ -324,16 +360,16 @@ export class SessionStore implements RecordStore {
           mutate(structuredClone(current)) ?? (options.adopt ? structuredClone(current) : undefined)
         if (changed === undefined) return current
         before = current
+        const bounded = boundRecord(stamp(changed, (current.rev ?? 0) + 1, current.status))
         // A write never launders a record: only a sealed one (or one the user adopts) is sealed again.
-        const next = this.sealed(
-          stamp(changed, (current.rev ?? 0) + 1, current.status),
-          current.sealed === true || !!options.adopt,
-        )
+        const next = this.sealed(bounded.record, current.sealed === true || !!options.adopt)
+        const text = writableText(next)
+        if (bounded.promptText !== null) writePromptFile(this.dir, id, bounded.promptText)
         const temp = join(
           this.dir,
           `${id}${RECORD_SUFFIX}.${process.pid}-${uniqueSuffix()}${UPDATE_TEMP_SUFFIX}`,
         )
-        replaceFileDurably(this.recordPath(id), temp, serialize(next), this.io)
+        replaceFileDurably(this.recordPath(id), temp, text, this.io)
         return next
       }),
     )
@@ -367,6 +403,8 @@ export class SessionStore implements RecordStore {
         await prepare?.(current)
         // Asynchronous: deletions made together (a batched cleanup) wait on the file system in parallel.
         await unlinkFile(this.recordPath(id))
+        // A long prompt's file goes with its record (after it: a record never names a missing file).
+        if (current.prompt_file) await unlinkFile(promptPathFor(this.dir, id))
         // The mark comes after `prepare`: what it wrote must be in the listing this sweep reads. Deletions
         // that reach this point in the same turn of the event loop share one listing taken on the next.
         const swept = ++this.marks
@@ -529,17 +567,41 @@ export class SessionStore implements RecordStore {
    */
   private readonly texts = new WeakMap<SessionRecord, string>()
 
+  /**
+   * What a listing reads of one record: a whole record (LIMITS.record) while it has read less than
+   * LISTING_LARGE_BYTES of records over LISTING_RECORD_BYTES, then only records up to that size. harness's own
+   * records are far smaller (a long prompt has its own file, checkpoints and lists are capped: bounds.ts), so a
+   * listing reads a few large ones whole, and a shipped folder of a thousand records of a megabyte each costs it
+   * what 32 MiB does (docs/security.md, "Limits at write time").
+   */
+  private listingLimit(): number {
+    return this.largeRead < LISTING_LARGE_BYTES ? LIMITS.record : LISTING_RECORD_BYTES
+  }
+  private largeRead = 0
+
+  private countLarge(bytes: number): void {
+    if (bytes > LISTING_RECORD_BYTES) this.largeRead += bytes
+  }
+
   private readRecord(
     id: string,
     known?: SessionRecord,
     reader?: FolderReader,
+    listing = false,
   ): { kind: 'ok'; record: SessionRecord } | { kind: 'missing' } | { kind: 'corrupt'; reason: string } {
     let text: string
+    const kind = listing ? this.listingLimit() : 'record'
     try {
-      text = reader
-        ? reader.readText(`${id}${RECORD_SUFFIX}`, 'record')
-        : readText(this.recordPath(id), 'record')
+      text = reader ? reader.readText(`${id}${RECORD_SUFFIX}`, kind) : readText(this.recordPath(id), kind)
+      this.bytesRead += text.length
+      if (listing) this.countLarge(text.length)
     } catch (error) {
+      if (error instanceof UnsafeFileError && listing && error.code === 'FILE_TOO_BIG') {
+        return {
+          kind: 'corrupt',
+          reason: `too large for this listing (${error.reason}), which read its ${LISTING_LARGE_BYTES} bytes of records over ${LISTING_RECORD_BYTES} bytes: "harness session show ${id}" reads it`,
+        }
+      }
       if (error instanceof UnsafeFileError) return { kind: 'corrupt', reason: error.reason }
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ENOENT') return { kind: 'missing' }
@@ -720,6 +782,22 @@ function stamp(record: SessionRecord, rev: number, before: SessionRecord['status
 function serialize(record: SessionRecord): string {
   const { sealed: _computed, seal_problem: _problem, ...stored } = record
   return `${JSON.stringify(inCanonicalOrder(stored), null, 2)}\n`
+}
+
+/**
+ * The text of a record about to be written: valid by the schema that reads it (a count below 0, a status
+ * unknown, would make it corrupt on the next read) and small enough to be read back (RecordTooBigError);
+ * otherwise nothing is written (docs/security.md, "Limits at write time").
+ */
+function writableText(record: SessionRecord): string {
+  const parsed = parseSessionRecord(record)
+  if (!parsed.ok) {
+    throw new HarnessError(
+      'RECORD_INVALID',
+      `the record of session "${record.id}" would not be valid (${parsed.reason}): it was not written`,
+    )
+  }
+  return checkedText(record.id, serialize(record))
 }
 
 function mtimeOf(path: string): number {

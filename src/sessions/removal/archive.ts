@@ -16,6 +16,7 @@ import { UsageError } from '../../errors.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
+import { promptPathFor } from '../record/bounds.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
 import {
   configuredOlderThan,
@@ -203,6 +204,12 @@ async function stageSession(
     agent_files: [],
   }
   copy(store.recordPath(id), entry.record)
+  // A long prompt's file beside the record (sessions/record/bounds.ts) goes with it.
+  const prompt = promptPathFor(store.dir, id)
+  if (record.prompt_file && lstatOrNull(prompt)?.isFile()) {
+    entry.prompt = `sessions/${id}.prompt`
+    copy(prompt, entry.prompt)
+  }
   if (lstatOrNull(plan.log)?.isFile()) {
     entry.log = `logs/${id}.log`
     copy(plan.log, entry.log)

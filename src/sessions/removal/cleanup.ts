@@ -10,7 +10,13 @@ import { executeRemoval, executeRemovals, type RemovalResult } from './executor.
 import { type ProgressReporter, silentProgress } from './progress.js'
 import { RepoCache } from './repo-view.js'
 import type { KeptSession, RemovalReport, RemovedSession } from './report.js'
-import { lastActiveAt, planSession, type SessionPlan, sessionCandidate } from './session-plan.js'
+import {
+  baseBranchOf,
+  lastActiveAt,
+  planSession,
+  type SessionPlan,
+  sessionCandidate,
+} from './session-plan.js'
 
 export interface CleanupOptions {
   /** The threshold; undefined means `cleanup.older_than` from the config, else 7 days. */
@@ -268,8 +274,22 @@ function removalScope(
   const roots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
   // Asked twice per session (ahead of planning, then by its plan): each path is resolved once per command.
   const inside = new Map<string, boolean>()
+  // Which sessions name a branch as their base: every record's, read once per command when a branch is planned.
+  let bases: Promise<Map<string, string[]>> | undefined
+  const basedOn = async (branch: string): Promise<string[]> => {
+    bases ??= ctx.store().then((store) => {
+      const found = new Map<string, string[]>()
+      for (const record of store.list()) {
+        const base = baseBranchOf(record)
+        if (base) found.set(base, [...(found.get(base) ?? []), record.id])
+      }
+      return found
+    })
+    return (await bases).get(branch) ?? []
+  }
   return {
     repos,
+    basedOn,
     projectRoot: paths.root,
     logsDir: paths.logsDir,
     isInsideRoots: (path: string): boolean => {

@@ -14,7 +14,7 @@ import { executeRemoval, type RemovalCandidate } from './executor.js'
 import { type ProgressReporter, silentProgress } from './progress.js'
 import { RepoCache, type RepoView } from './repo-view.js'
 import type { PrunedItem, PrunedKind, PruneReport } from './report.js'
-import { isEmptyDir } from './session-plan.js'
+import { baseBranchOf, isEmptyDir } from './session-plan.js'
 
 /** How recent an orphan may be and still be left alone by default: a run still setting up has no record yet. */
 export const DEFAULT_PRUNE_OLDER_THAN = '1h'
@@ -122,16 +122,21 @@ export function tooRecent(what: string, olderThan: string): KeepReason {
   }
 }
 
-/** A record's id (even of a corrupt record) owns `harness/<id>` and `<root>/<id>`; a valid record its branch and worktree. */
+/**
+ * A record's id (even of a corrupt record) owns `harness/<id>` and `<root>/<id>`; a valid record its branch,
+ * its base (a base is never deleted: docs/security.md, "Adopt") and its worktree.
+ */
 export function ownedBy(
   ids: string[],
-  records: Pick<SessionRecord, 'git_branch' | 'worktree_dir'>[],
+  records: Pick<SessionRecord, 'git_branch' | 'worktree_dir' | 'base_ref'>[],
   root: string,
 ): Owned {
   const branches = new Set<string>(ids.map((id) => `harness/${id}`))
   const paths = new Set<string>(ids.map((id) => canonicalPath(join(root, id))))
   for (const record of records) {
     if (record.git_branch) branches.add(record.git_branch)
+    const base = baseBranchOf(record)
+    if (base) branches.add(base)
     paths.add(canonicalPath(record.worktree_dir))
   }
   return { branches, paths }

@@ -56,6 +56,8 @@ export async function planSession(
     force: boolean
     /** Leave the look at the worktree's files to later (`SessionPlan.contentCheck`). */
     deferContent?: boolean
+    /** The ids of the sessions whose recorded base (`base_ref`) is this branch (short name). */
+    basedOn?: (branch: string) => Promise<string[]>
   },
 ): Promise<SessionPlan> {
   const plan: SessionPlan = {
@@ -73,6 +75,16 @@ export async function planSession(
       code: 'FOREIGN',
       kind: 'blocked',
       message: `the record was not sealed by harness for this user: its worktree, branch and log are left alone (check it, then "harness session adopt ${record.id}")`,
+    })
+    return plan
+  }
+  const collected = record.container?.collected
+  if (collected?.kind === 'failed') {
+    // The agent's commits are still only in its private clone (docs/backends.md): kept until they are back.
+    plan.reasons.push({
+      code: 'UNCOLLECTED',
+      kind: 'blocked',
+      message: `the commits of its last run are not on its branch yet (${String(collected.reason ?? 'collection failed')}): kept; "harness session resume ${record.id}" brings them back first`,
     })
     return plan
   }
@@ -96,8 +108,15 @@ export async function planSession(
   const tip = name ? repo.state.branches.get(name) : undefined
   const entry = await planWorktree(plan, repo, tip, where)
   // A branch is deleted only if this session made it (docs/security.md); one it did not make is not its loss.
-  if (name && tip && record.branch_created === true) await planBranch(plan, repo, { name, tip, entry })
+  if (name && tip && record.branch_created === true) {
+    await planBranch(plan, repo, { name, tip, entry, basedOn: (await where.basedOn?.(name)) ?? [] })
+  }
   return plan
+}
+
+/** A recorded base as a branch's short name (`refs/heads/main` and `main` alike), or null. */
+export function baseBranchOf(record: Pick<SessionRecord, 'base_ref'>): string | null {
+  return typeof record.base_ref === 'string' ? record.base_ref.replace(/^refs\/heads\//, '') : null
 }
 
 /** The session's worktree: what would go, and what would make it stay; returns its registration if it is ours. */
@@ -145,10 +164,23 @@ async function planWorktree(
 async function planBranch(
   plan: SessionPlan,
   repo: RepoView,
-  branch: { name: string; tip: string; entry: WorktreeInfo | undefined },
+  branch: { name: string; tip: string; entry: WorktreeInfo | undefined; basedOn: string[] },
 ): Promise<void> {
   const { record } = plan
   const { name, tip } = branch
+  // A base is never deleted (docs/security.md, "Adopt"): not the session's own (a record claiming its branch
+  // is its base would count it merged into itself), not another session's.
+  const others = branch.basedOn.filter((id) => id !== record.id)
+  if (baseBranchOf(record) === name || others.length > 0) {
+    plan.reasons.push({
+      code: 'BRANCH_IS_BASE',
+      kind: 'blocked',
+      message:
+        others.length > 0
+          ? `branch ${name} is the base of session ${others.map((id) => `"${id}"`).join(', ')}: harness never deletes a base`
+          : `branch ${name} is this session's own base: harness never deletes a base`,
+    })
+  }
   const holder = repo.holderOf(name, branch.entry)
   if (holder) {
     plan.reasons.push({
@@ -157,7 +189,7 @@ async function planBranch(
       message: `branch ${name} is checked out in ${holder.path}`,
     })
   }
-  const targets = mergeTargets(record, repo)
+  const targets = mergeTargets(record, repo).filter((target) => target !== `refs/heads/${name}`)
   let mergedInto = await repo.mergedTarget(name, targets)
   const base = record.base_commit ?? undefined
   if (!mergedInto && base && (tip === base || (await isAncestor(repo.dir, tip, base, repo.git)))) {
@@ -191,7 +223,7 @@ async function recordedMerge(
  */
 function mergeTargets(record: SessionRecord, repo: RepoView): string[] {
   const targets: string[] = []
-  const baseRef = typeof record.base_ref === 'string' ? record.base_ref.replace(/^refs\/heads\//, '') : null
+  const baseRef = baseBranchOf(record)
   if (baseRef && repo.state.branches.has(baseRef)) targets.push(`refs/heads/${baseRef}`)
   else if (baseRef && repo.state.remotes.has(shortRef(baseRef)))
     targets.push(`refs/remotes/${shortRef(baseRef)}`)

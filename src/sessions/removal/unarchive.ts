@@ -27,6 +27,7 @@ import { processExists } from '../../process/identity.js'
 import { ensureProjectDirs, logPathFor, type ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
+import { promptPathFor } from '../record/bounds.js'
 import type { RecordStore } from '../record/record-store.js'
 
 export interface RestoredSession {
@@ -146,6 +147,7 @@ async function planRestore(scope: Scope, entry: ArchivedSession, resumed: boolea
     )
   }
   if (entry.log) await checkFree(scope, plan, logPathFor(paths.logsDir, id), entry.log)
+  if (entry.prompt) await checkFree(scope, plan, promptPathFor(store.dir, id), entry.prompt)
   const agentDir = agentDirFor(paths.harnessDir, id)
   const archived = new Set(entry.agent_files)
   for (const rel of filesUnder(agentDir)) {
@@ -249,6 +251,11 @@ async function restoreSession(scope: Scope, plan: Restore): Promise<RestoredSess
     // On disk before the record that names it is.
     fsyncDir(paths.logsDir)
   }
+  if (entry.prompt && !plan.inPlace.has(entry.prompt)) {
+    putInPlace(join(staging, entry.prompt), promptPathFor(store.dir, id))
+    // On disk before the record that names it is.
+    fsyncDir(store.dir)
+  }
   await store.restore(id, readBytes(join(staging, entry.record), 'record'))
   return restored
 }
@@ -289,10 +296,12 @@ function sweepStaleStaging(tmp: string): void {
 function inconsistency(entry: ArchivedSession, members: string[]): string | null {
   const id = entry.id
   const listed = new Set(members)
-  const own = [entry.record, entry.log, entry.bundle, ...entry.agent_files].filter(
+  const own = [entry.record, entry.prompt ?? null, entry.log, entry.bundle, ...entry.agent_files].filter(
     (m): m is string => m !== null,
   )
   if (entry.record !== `sessions/${id}.json`) return `session ${id}: its record is ${entry.record}`
+  if (entry.prompt != null && entry.prompt !== `sessions/${id}.prompt`)
+    return `session ${id}: its prompt file is ${entry.prompt}`
   if (entry.log !== null && entry.log !== `logs/${id}.log`) return `session ${id}: its log is ${entry.log}`
   if (entry.bundle !== null && entry.bundle !== `git/${id}.bundle`)
     return `session ${id}: its bundle is ${entry.bundle}`

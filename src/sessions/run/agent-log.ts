@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder'
 import { fdSize, readInto } from '../../disk/door.js'
 import type { Usage } from '../../history/events.js'
 import { earlierUsage } from '../../history/usage.js'
+import type { HeadlessOutput } from '../../providers/schema.js'
 import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from '../budget.js'
 import { lastRun } from '../record/liveness.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
@@ -32,18 +33,20 @@ export async function capturedSessionId(
 }
 
 /**
- * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past;
- * null when the output is in no known format. Never fails the run.
+ * The tokens and cost this run's output reported (docs/history.md), read from the log as it streams past, in
+ * the provider's own format only (`format`: its `headless_output`; null reads none); null when the output
+ * reported none. Never fails the run.
  */
 export async function runUsage(
   logFd: number | undefined,
   from: number,
   earlier: Usage,
+  format: HeadlessOutput | null,
 ): Promise<{ usage: Usage | null; budgetExceeded: boolean }> {
   const none = { usage: null, budgetExceeded: false }
-  if (logFd === undefined) return none
+  if (logFd === undefined || format === null) return none
   try {
-    const reader = await logReader(logFd, from, earlier)
+    const reader = await logReader(logFd, from, earlier, format)
     reader.readToEnd()
     return reader.end()
   } catch {
@@ -57,9 +60,9 @@ export function earlierRunsUsage(plan: RunPlan, store: SessionStore): Usage {
 }
 
 /** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
-async function logReader(logFd: number, from: number, earlier: Usage) {
+async function logReader(logFd: number, from: number, earlier: Usage, format: HeadlessOutput | null) {
   const { EventReader } = await import('../../history/events.js')
-  const reader = new EventReader({ earlier })
+  const reader = new EventReader({ earlier, usageFormat: format })
   const lines = new LineSplitter((line) => reader.push(line))
   const decoder = new StringDecoder('utf8')
   const buffer = Buffer.allocUnsafe(1024 * 1024)
@@ -107,7 +110,7 @@ export function watchBudget(
   let closed = false
   let busy = false
   let timer: NodeJS.Timeout | undefined
-  const reader = logReader(logFd, from, earlierRunsUsage(plan, store))
+  const reader = logReader(logFd, from, earlierRunsUsage(plan, store), plan.headlessOutput ?? null)
   const check = async () => {
     if (closed || busy) return
     busy = true

@@ -4,7 +4,7 @@ import { HarnessError } from '../../errors.js'
 import type { LogEntry } from '../../history/events.js'
 import { logPathFor } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
-import { getSession } from '../query/query.js'
+import { getSession, withFullPrompt } from '../query/query.js'
 import { assertSealed } from '../record/seal.js'
 
 /** What `run --context-from <id>` tells the next agent about one earlier session (docs/continuity.md). */
@@ -31,11 +31,12 @@ export async function gatherContext(ctx: SessionEnv, inputs: readonly string[]):
   const seen = new Set<string>()
   const paths = await ctx.project()
   for (const input of inputs) {
-    const session = await getSession(ctx, input)
-    if (seen.has(session.id)) continue
-    seen.add(session.id)
+    const found = await getSession(ctx, input)
+    if (seen.has(found.id)) continue
+    seen.add(found.id)
     // A record harness did not seal may come from anyone: its text never reaches an agent's prompt.
-    assertSealed(session)
+    assertSealed(found)
+    const session = await withFullPrompt(ctx, found)
     let files = session.files_modified ?? []
     let stat = ''
     try {

@@ -1,10 +1,11 @@
-import { type ExitRequest, UsageError } from '../../errors.js'
+import { ExitCode, ExitRequest, UsageError } from '../../errors.js'
 import { type ResolvedProvider, refusalAsRoot, takesPrompt } from '../../providers/args.js'
 import type { Permission } from '../../providers/schema.js'
 import type { SessionEnv } from '../ports.js'
 import { computeLiveness } from '../record/liveness.js'
+import { signalExitCode, TIMEOUT_EXIT_CODE } from '../record/outcome.js'
 import type { Run, SessionRecord } from '../record/schema.js'
-import { foregroundExit, type RunPlan, runInBackground, runInForeground } from './runner.js'
+import { type RunPlan, type RunResult, runInBackground, runInForeground } from './runner.js'
 
 export interface RunOutcome {
   record: SessionRecord
@@ -67,4 +68,39 @@ export function showPromptToPaste(
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   const shown = prompt.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?')
   ctx.notice(`harness: ${provider.name} starts without your prompt; paste it into the chat:\n${shown}`)
+}
+
+/**
+ * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
+ * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too). A run paused by
+ * what harness received exits as SPEC §8 says: 130 for Ctrl-C (SIGINT re-raised), 129 for a hang-up, 143 for
+ * SIGTERM, 124 for `--timeout`, 6 for the budget.
+ */
+export function foregroundExit(result: RunResult): ExitRequest {
+  const exit = result.exit
+  if (!exit) return new ExitRequest(0)
+  if (exit.spawnError) return new ExitRequest(5)
+  const { record } = result
+  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
+  if (record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
+  if (record.status === 'PAUSED' && record.stop_reason === 'timeout')
+    return new ExitRequest(TIMEOUT_EXIT_CODE)
+  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
+  if (exit.notStarted) {
+    const signal = exit.stopSignal ?? 'SIGTERM'
+    return new ExitRequest(signalExitCode(signal) ?? 143, signal)
+  }
+  const interrupted = record.status === 'PAUSED' && typeof record.exit_code === 'number'
+  if (interrupted && record.stop_reason === 'interrupt')
+    return new ExitRequest(record.exit_code ?? 130, 'SIGINT')
+  if (interrupted) return new ExitRequest(record.exit_code ?? 1)
+  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
+    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
+  }
+  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
+  // The agent exited 0 but reported a failure (pi --mode json), or its work could not be brought back (a
+  // container run's commits, kept for the next resume): the recorded exit code says so.
+  const failedAfterAll = ['agent-error', 'collect-failed'].includes(record.stop_reason ?? '')
+  if (exit.exitCode === 0 && failedAfterAll) return new ExitRequest(1)
+  return new ExitRequest(exit.exitCode ?? 1)
 }

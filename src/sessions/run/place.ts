@@ -70,7 +70,10 @@ export async function placeRun(
   choice: ContainerChoice,
   paths: ProjectPaths,
   plan: RunPlan,
-  session: Pick<SessionRecord, 'id' | 'worktree_dir' | 'is_worktree' | 'git_branch' | 'base_dir'>,
+  session: Pick<
+    SessionRecord,
+    'id' | 'worktree_dir' | 'is_worktree' | 'git_branch' | 'base_dir' | 'container'
+  >,
 ): Promise<Placement> {
   if (backend === 'local') return { plan, record: {}, undo: async () => {} }
   const implementation = await backendFor(backend, choice)
@@ -92,6 +95,7 @@ export async function placeRun(
     agentDir: agentDirFor(paths.harnessDir, session.id),
     worktreeDir: session.worktree_dir,
     repo,
+    previous: session.container ?? null,
   })
   return {
     plan: { ...plan, command: placed.command, args: placed.args, settle: placed.settle },

@@ -47,6 +47,8 @@ export interface StartOptions {
   contextFrom?: string[]
   /** The most the session may cost, in USD, all runs together (docs/budgets.md). */
   budget?: number
+  /** `--timeout`: the most this run may take, in ms; then it is stopped as by pause (PAUSED `timeout`). */
+  timeoutMs?: number
   /** Where it runs (docs/backends.md): --backend, --image, --engine; config fills the rest. */
   backend?: BackendOptions['backend']
   image?: string

@@ -40,6 +40,8 @@ export interface ResumeOptions {
   checkpoint?: string
   /** A new budget for the session, in USD, all runs together: more than it has spent (docs/budgets.md). */
   budget?: number
+  /** `--timeout`: the most this run may take, in ms (a resume has none unless given). */
+  timeoutMs?: number
 }
 
 /** `harness session resume`: runs the provider's resume form in the session's worktree. */
@@ -80,6 +82,7 @@ export async function resumeSession(
     tmux: place,
     budget,
     pricing: resume.pricing,
+    timeoutMs: options.timeoutMs,
   })
   const placement = await placeRun(backend, containerChoice({}, config, session), paths, planned, session)
   showPromptToPaste(ctx, provider, mode, resume.prompt)

@@ -47,6 +47,8 @@ export interface RunPlan {
   pricing?: ModelPricing | null
   /** A run that is not a plain process (a container): what ends it once the spawned client is gone. */
   settle?: RunSettlement | null
+  /** `--timeout`: the most this run may take, in ms, from its start; then it is stopped as by pause. */
+  timeoutMs?: number | null
 }
 
 /** What one run of a session is made of, for `runPlan`. */
@@ -64,6 +66,8 @@ export interface RunPlanOptions {
   budget: RunBudget | null
   /** config `pricing.<model>`, used only for an agent that reports tokens but no cost. */
   pricing: ModelPricing | null
+  /** `--timeout` of this run, in ms. */
+  timeoutMs?: number
 }
 
 /** One run of a session, for whichever supervisor runs it. */
@@ -95,6 +99,7 @@ export function runPlan(ctx: SessionEnv, options: RunPlanOptions): RunPlan {
     budget: options.budget,
     // Only where the agent reports tokens but no cost: a reported cost is never replaced by an estimate.
     pricing: costSourceOf(provider.headless_output) === 'tokens' ? options.pricing : null,
+    timeoutMs: options.timeoutMs ?? null,
   }
 }
 

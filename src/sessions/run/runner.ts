@@ -1,27 +1,32 @@
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
-import { DiskFaultError, ExitCode, ExitRequest, ExternalToolError } from '../../errors.js'
-import type { ChangedFiles } from '../../git/diff.js'
-import type { WorktreeState } from '../../git/snapshot.js'
+import { DiskFaultError, ExternalToolError } from '../../errors.js'
+import { type LongTimer, longTimeout } from '../../long-timer.js'
 import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
+import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
-import { applyRunExit, endedRecord, runExitOf, signalExitCode, startedRecord } from '../record/outcome.js'
+import { applyRunExit, endedRecord, runExitOf, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
+import { changedFiles, checkpointQuietly, settleRun, worktreeAtEnd } from './run-end.js'
 import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
-import { type StopWatch, watchStopRequest } from './stop-watch.js'
+import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
 // The plan's shape lives with its builder; the supervisor's callers name it here.
 export { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
 
-/** The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. */
+/**
+ * The store a supervisor writes through: it runs `hooks.on_status` for the changes this process makes. A
+ * background supervisor (detached, tmux) waits for each hook up to its deadline, so the deadline holds; a
+ * foreground run, whose user waits, only a few seconds.
+ */
 export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   const env = plan.supervisorEnv ?? plan.env
   const sealer = RecordSealer.forEnv(env)
@@ -30,7 +35,7 @@ export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   return new SessionStore(plan.sessionsDir, {
     sealer,
     env,
-    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env),
+    onChange: statusHookObserver(plan.onStatus, plan.logsDir, env, plan.mode === 'background' || !!plan.tmux),
   })
 }
 
@@ -106,12 +111,21 @@ export async function supervise(
     tee: plan.mode === 'headless' ? extras.tee : undefined,
   }
   let logStart = 0
-  const interval = intervalCheckpoints(plan, store)
+  // The run's end (collecting, checkpoints, files_modified) is given up when a stop is asked for after the
+  // agent exited: a git hung on what the agent left never holds the run for good.
+  const ending = new AbortController()
+  const interval = intervalCheckpoints(plan, store, ending.signal)
   const stopRequested = new AbortController()
-  let stopWatch: StopWatch | undefined
+  let agentExited = false
   let requested: StopRequest | undefined
+  const onRequest = (request: StopRequest) => {
+    requested = request
+    stopRequested.abort()
+    if (agentExited) ending.abort()
+  }
+  let stopWatch: StopWatch | undefined
+  let limits: StopWatch[] = []
   let reserve: SpaceReserve | undefined
-  let budgetWatch: { close(): void } | undefined
   let supervised: Awaited<ReturnType<typeof superviseAgent>>
   try {
     supervised = await superviseAgent(launch, {
@@ -119,22 +133,14 @@ export async function supervise(
         launch.logFd = await begin()
         logStart = launch.logFd === undefined ? 0 : fdSize(launch.logFd)
         // From the moment the run is committed: a kill that dies before signalling us is still carried out.
-        stopWatch = watchStopRequest(store, plan.id, plan.runN, (request) => {
-          requested = request
-          stopRequested.abort()
-        })
+        stopWatch = watchStopRequest(store, plan.id, plan.runN, onRequest)
+        limits = runLimits(plan, store, launch.logFd, logStart, onRequest)
         if (launch.logFd !== undefined) reserve = reserveSpace(plan)
-        if (launch.logFd !== undefined && plan.budget) {
-          budgetWatch = watchBudget(plan, store, launch.logFd, logStart, (request) => {
-            requested = request
-            stopRequested.abort()
-          })
-        }
       },
       started: async (pid, identity) => {
         const logOffset = launch.logFd === undefined ? undefined : logStart
         await store.update(plan.id, (current) =>
-          startedRecord(current, plan.runN, pid, identity?.start_time ?? null, logOffset),
+          startedRecord(current, plan.runN, { pid, startTime: identity?.start_time ?? null }, logOffset),
         )
         extras.started?.()
       },
@@ -146,44 +152,59 @@ export async function supervise(
       stopRequested: stopRequested.signal,
     })
   } catch (error) {
+    stopWatch?.close()
     reserve?.release()
     await interval.stop() // a run whose record was refused (a name taken meanwhile) must not live on its timer
     throw error
   } finally {
-    stopWatch?.close()
-    budgetWatch?.close()
+    for (const limit of limits) limit.close()
   }
+  agentExited = true
   try {
-    await extras.ended?.()
-    if (plan.settle) await settleRun(plan, store)
-    await interval.stop()
-    const record = await recordOutcome(plan, store, supervised.exit, launch.logFd, logStart, reserve)
-    return { record, exit: supervised.exit }
+    const run = { logFd: launch.logFd, logStart, reserve, signal: ending.signal }
+    return await endRun(plan, store, supervised.exit, { ...run, ended: extras.ended, interval })
   } finally {
+    stopWatch?.close()
     reserve?.release()
     supervised.release()
   }
 }
 
 /**
- * A container run's end (docs/backends.md): the container is forced down if its client was killed and
- * removed, and the agent's commits come back to the branch, before the outcome is recorded.
+ * What stops the run while its agent runs, besides a signal or a stop request: its `--timeout` (any length:
+ * long-timer.ts) and its budget, each as a pause request harness commits itself.
  */
-async function settleRun(plan: RunPlan, store: SessionStore): Promise<void> {
-  const settle = plan.settle
-  if (!settle) return
-  const { backendFor } = await import('../backends/registry.js')
-  const backend = await backendFor('container')
-  const env = plan.supervisorEnv ?? plan.env
-  const collected = await backend.settle(settle, env, { ours: true }).catch((error: unknown) => ({
-    kind: 'failed',
-    reason: error instanceof Error ? error.message : String(error),
-  }))
-  await store.update(plan.id, (current) =>
-    current.container && current.container.id === settle.container.id
-      ? { ...current, container: { ...current.container, collected: collected as { kind: string } } }
-      : undefined,
-  )
+function runLimits(
+  plan: RunPlan,
+  store: SessionStore,
+  logFd: number | undefined,
+  logStart: number,
+  onRequest: (request: StopRequest) => void,
+): StopWatch[] {
+  const limits: StopWatch[] = []
+  if (plan.timeoutMs) {
+    const deadline = { ms: plan.timeoutMs, graceMs: DEFAULT_GRACE_MS, pid: process.pid }
+    limits.push(watchDeadline(store, plan.id, plan.runN, deadline, onRequest))
+  }
+  if (logFd !== undefined && plan.budget) limits.push(watchBudget(plan, store, logFd, logStart, onRequest))
+  return limits
+}
+
+/** Once the agent has exited: its work collected (a container run), the run-end steps, the outcome recorded. */
+async function endRun(
+  plan: RunPlan,
+  store: SessionStore,
+  exit: AgentExit,
+  run: Omit<Parameters<typeof recordOutcome>[3], 'settled'> & {
+    ended: SuperviseExtras['ended']
+    interval: { stop(): Promise<void> }
+  },
+): Promise<RunResult> {
+  await run.ended?.()
+  const settled = await settleRun(plan, run.signal)
+  await run.interval.stop()
+  const record = await recordOutcome(plan, store, exit, { ...run, settled })
+  return { record, exit }
 }
 
 /**
@@ -194,33 +215,39 @@ async function recordOutcome(
   plan: RunPlan,
   store: SessionStore,
   exit: AgentExit,
-  logFd: number | undefined,
-  logStart: number,
-  reserve: SpaceReserve | undefined,
+  run: {
+    logFd: number | undefined
+    logStart: number
+    reserve: SpaceReserve | undefined
+    /** The record with how a container run's work was collected (run-end.ts). */
+    settled: (record: SessionRecord) => SessionRecord
+    signal: AbortSignal
+  },
 ): Promise<SessionRecord> {
+  const { logFd, logStart, reserve, settled, signal } = run
   // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
   // checkpoint and files_modified.
-  const worktree = worktreeAtEnd(plan)
+  const worktree = worktreeAtEnd(plan, signal)
   const [, captured, read, reportedError, files] = await Promise.all([
-    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state)),
+    worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state, signal)),
     // Else from the agent's own session list (opencode's interactive runs): sessions/run/agent-id.ts.
     capturedSessionId(plan, logFd, logStart).then((id) => id ?? learntSessionId(plan, store)),
-    runUsage(logFd, logStart, earlierRunsUsage(plan, store)),
+    runUsage(logFd, logStart, earlierRunsUsage(plan, store), plan.headlessOutput ?? null),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
-    worktree.then((state) => changedFiles(plan, state)),
+    worktree.then((state) => changedFiles(plan, state, signal)),
   ])
   const logError = exit.logFailure && describeLogFailure(exit.logFailure)
   const usage = withPricedCost(read.usage, plan.pricing ?? null)
   // The agent stopped at the budget itself (claude's --max-budget-usd), or its output shows it reached it.
   const spent = runCostUsd(usage, plan.pricing ?? null) ?? 0
   const reached = read.budgetExceeded || (!!plan.budget && budgetReached(plan.budget, spent))
-  const runExit = { ...runExitOf(exit, reportedError), budgetReached: reached }
+  const runExit = { ...runExitOf(exit, reportedError, plan.mode), budgetReached: reached }
   // The room kept for this write: a log that filled the disk must not cost the run its outcome.
   reserve?.release()
   try {
     return await store.update(plan.id, (current) =>
-      endedRecord(current, plan.runN, runExit, {
+      endedRecord(settled(current), plan.runN, runExit, {
         usage: logFd === undefined ? undefined : { logStart, usage },
         agentSessionId: captured,
         files,
@@ -228,10 +255,11 @@ async function recordOutcome(
       }),
     )
   } catch (error) {
-    if (!(error instanceof DiskFaultError)) throw error
-    // Still no room for the whole record: the outcome alone, which is what must not be lost.
+    if (!(error instanceof DiskFaultError) && !(error instanceof RecordTooBigError)) throw error
+    // Still no room for the whole record (on the disk, or under the size a record may have): the outcome alone,
+    // which is what must not be lost.
     return store.update(plan.id, (current) => {
-      const ended = applyRunExit(current, plan.runN, runExit)
+      const ended = applyRunExit(settled(current), plan.runN, runExit)
       return ended && { ...ended, log_error: logError ?? `the run's record was cut short: ${error.message}` }
     })
   }
@@ -270,84 +298,38 @@ function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
   }
 }
 
-/** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
-async function checkpointQuietly(
-  plan: RunPlan,
-  store: SessionStore,
-  trigger: 'interval' | 'run-end',
-  state?: WorktreeState,
-): Promise<void> {
-  if (!plan.checkpoints) return
-  try {
-    const { takeCheckpoint } = await import('../work/checkpoints.js')
-    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
-    const projectRoot = dirname(dirname(plan.sessionsDir))
-    await takeCheckpoint(store, plan.id, {
-      trigger,
-      onlyIfChanged: true,
-      env: plan.env,
-      state,
-      projectRoot,
-      now: new Date(),
-    })
-  } catch {}
-}
-
-/**
- * The worktree as the run left it, when both the run-end checkpoint and files_modified need it; undefined
- * otherwise, or when it cannot be read (each then reads it itself, or fails quietly as before).
- */
-async function worktreeAtEnd(plan: RunPlan): Promise<WorktreeState | undefined> {
-  if (!plan.checkpoints || !plan.changesAgainst) return undefined
-  try {
-    const { readWorktreeState } = await import('../../git/snapshot.js')
-    return await readWorktreeState(plan.changesAgainst.dir, {
-      env: plan.env,
-      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
-    })
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
  * interval starts when the previous checkpoint is done, so a slow one never piles up.
  */
-function intervalCheckpoints(plan: RunPlan, store: SessionStore): { stop(): Promise<void> } {
+function intervalCheckpoints(
+  plan: RunPlan,
+  store: SessionStore,
+  ending: AbortSignal,
+): { stop(): Promise<void> } {
   const intervalMs = plan.checkpoints?.intervalMs ?? 0
   if (intervalMs <= 0) return { stop: async () => {} }
   let stopped = false
-  let timer: NodeJS.Timeout | undefined
+  let timer: LongTimer | undefined
   let wake: (() => void) | undefined
   const loop = (async () => {
     while (!stopped) {
       await new Promise<void>((resolve) => {
         wake = resolve
-        timer = setTimeout(resolve, intervalMs)
+        // Any length: `checkpoint.interval: 30d` is past what one timer holds.
+        timer = longTimeout(resolve, intervalMs)
       })
       if (stopped) return
-      await checkpointQuietly(plan, store, 'interval')
+      await checkpointQuietly(plan, store, 'interval', undefined, ending)
     }
   })()
   return {
     async stop() {
       stopped = true
-      clearTimeout(timer)
+      timer?.clear()
       wake?.()
       await loop
     },
-  }
-}
-
-/** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
-async function changedFiles(plan: RunPlan, state?: WorktreeState): Promise<ChangedFiles | undefined> {
-  if (!plan.changesAgainst) return undefined
-  try {
-    const { filesModified } = await import('../../git/diff.js')
-    return await filesModified(plan.changesAgainst.dir, plan.changesAgainst.base, { env: plan.env }, state)
-  } catch {
-    return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
   }
 }
 
@@ -429,7 +411,8 @@ export async function waitForAgentStart(watch: {
     const gone = watch.supervisorGone()
     const record = watch.read()
     const run = record && lastRun(record)
-    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || run.pid)) return record
+    const started = run?.pid || run?.agent_exited
+    if (record && (record.status !== 'RUNNING' || !run || run.n !== plan.runN || started)) return record
     if (gone) {
       throw new ExternalToolError(
         `the background supervisor of session "${plan.id}" stopped before starting the agent`,
@@ -467,29 +450,6 @@ export async function superviseDetached(input: string): Promise<void> {
   } finally {
     if (logFd !== undefined) closeFd(logFd)
   }
-}
-
-/**
- * What a foreground run exits with: the agent's code; 128+n for a signal; and when the agent died from
- * SIGINT/SIGQUIT, the same signal re-raised on harness (so a calling shell loop stops too).
- */
-export function foregroundExit(result: RunResult): ExitRequest {
-  const exit = result.exit
-  if (!exit) return new ExitRequest(0)
-  if (exit.spawnError) return new ExitRequest(5)
-  // Stopped at its budget (by harness, or by the agent's own limit): PAUSED, resumable with a larger one.
-  if (result.record.stop_reason === 'budget') return new ExitRequest(ExitCode.BudgetReached)
-  // Told to stop before the agent existed: die of that signal, as an abort during the worktree set-up does.
-  if (exit.notStarted && exit.stopSignal) {
-    return new ExitRequest(signalExitCode(exit.stopSignal) ?? 130, exit.stopSignal)
-  }
-  if (exit.signal === 'SIGINT' || exit.signal === 'SIGQUIT') {
-    return new ExitRequest(signalExitCode(exit.signal) ?? 130, exit.signal)
-  }
-  if (exit.signal) return new ExitRequest(signalExitCode(exit.signal) ?? 1)
-  // The agent exited 0 but reported a failure (pi --mode json): the recorded exit code says so.
-  if (exit.exitCode === 0 && result.record.stop_reason === 'agent-error') return new ExitRequest(1)
-  return new ExitRequest(exit.exitCode ?? 1)
 }
 
 /** The agent's session id from its own session list, where its output names none (sessions/run/agent-id.ts). */

@@ -1,4 +1,4 @@
-import { ExitRequest, UsageError } from '../../errors.js'
+import { ExitRequest, IllegalStateError, UsageError } from '../../errors.js'
 import type { ProjectPaths } from '../../project.js'
 import { usesAgentDir } from '../../providers/args.js'
 import type { SessionEnv } from '../ports.js'
@@ -21,7 +21,7 @@ import { resumeSession } from './resume.js'
 import { tmuxPlace } from './run-mode.js'
 import { runPlan } from './run-plan.js'
 import { abortOnSignals, type SignalGuard, signalExit, throwIfSignalled } from './signal-guard.js'
-import { prepareWorkspace, type Workspace } from './workspace.js'
+import { claimSetUp, prepareWorkspace, type Workspace } from './workspace.js'
 
 // The run services, one module each in this folder; commands reach them here.
 export { dryRunSession, type RunDryRun } from './dry-run.js'
@@ -47,6 +47,7 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
       exact: true,
       checkpoint: options.restoreCheckpoint,
       budget: options.budget,
+      timeoutMs: options.timeoutMs,
     })
   }
   if (options.restoreCheckpoint !== undefined) {
@@ -79,14 +80,20 @@ async function makeAndLaunch(
   const guard = abortOnSignals()
   let workspace: Workspace | undefined
   let committed = false
-  let madeAgentDir = false
+  let claim: { release(): void } | undefined
   let undoPlacement: (() => Promise<void>) | undefined
   try {
-    workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
-    if (usesAgentDir(provider)) {
-      ensureAgentDir(paths.harnessDir, id, true)
-      madeAgentDir = true
+    // Everything made from here on under this id is this run's own, and so is what it undoes on failure.
+    claim = await claimSetUp(paths.sessionsDir, id)
+    if (start.store.exists(id)) {
+      throw new IllegalStateError(
+        `session "${id}" was just started by another command`,
+        undefined,
+        'SESSION_BUSY',
+      )
     }
+    workspace = await prepareWorkspace(ctx, paths, config, id, options, guard)
+    if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, true)
     const place = prepared.tmux ? await tmuxPlace(ctx, id) : null
     const record = newRecord(ctx, prepared, workspace, options, place)
     const planned = runPlan(ctx, {
@@ -101,6 +108,7 @@ async function makeAndLaunch(
       tmux: place,
       budget: prepared.budget,
       pricing: prepared.pricing,
+      timeoutMs: options.timeoutMs,
     })
     const backend = chosenBackend(options, config)
     const placement = await placeRun(backend, containerChoice(options, config), paths, planned, record)
@@ -110,6 +118,7 @@ async function makeAndLaunch(
       throwIfSignalled(guard)
       const created = await start.store.create({ ...record, ...placement.record, runs: [run] })
       committed = true
+      claim?.release()
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
       guard.dispose()
       announce(ctx, created, prepared.mode)
@@ -121,13 +130,13 @@ async function makeAndLaunch(
     throw signalledError(guard, committed, error)
   } finally {
     guard.dispose()
-    if (!committed) {
+    // Only a run that holds the claim made anything under this id: a refused one leaves everything as it is.
+    if (!committed && claim) {
       await undoPlacement?.().catch(() => {})
       await workspace?.undo()
-      if (madeAgentDir || chosenBackend(options, await ctx.config()) === 'container') {
-        removeAgentDir(paths.harnessDir, id)
-      }
+      removeAgentDir(paths.harnessDir, id)
     }
+    claim?.release()
   }
 }
 

@@ -1,4 +1,5 @@
 import { type FSWatcher, lstatPath, type Stats, watchDir } from '../../disk/door.js'
+import { type LongTimer, longTimeout } from '../../long-timer.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord, StopRequest } from '../record/schema.js'
@@ -81,4 +82,52 @@ export function requestFor(record: SessionRecord, runN: number): StopRequest | n
   if (record.sealed === false || record.status !== 'RUNNING') return null
   if (lastRun(record)?.n !== runN) return null
   return record.stop_request ?? null
+}
+
+/** How long a deadline whose request could not be committed (a full disk) waits before it tries again. */
+const DEADLINE_RETRY_MS = 1000
+
+/**
+ * `run --timeout` / `resume --timeout` (SPEC §5): `ms` from now, commits a pause request with `reason:
+ * "timeout"` to run `runN` and hands it to the supervisor, which stops the agent as `session pause` would; the
+ * run ends PAUSED `timeout` (exit 124). A stop already requested by someone else is left as it is (its own
+ * watch carries it out). Any length works (long-timer.ts).
+ */
+export function watchDeadline(
+  store: SessionStore,
+  id: string,
+  runN: number,
+  options: { ms: number; graceMs: number; pid: number },
+  onRequest: (request: StopRequest) => void,
+): StopWatch {
+  let closed = false
+  let timer: LongTimer | undefined
+  const fire = async () => {
+    if (closed) return
+    const request: StopRequest = {
+      action: 'pause',
+      at: new Date().toISOString(),
+      by_pid: options.pid,
+      grace_ms: options.graceMs,
+      reason: 'timeout',
+    }
+    try {
+      const record = await store.update(id, (current) =>
+        current.status === 'RUNNING' && lastRun(current)?.n === runN && !current.stop_request
+          ? { ...current, stop_request: request }
+          : undefined,
+      )
+      const committed = record.stop_request
+      if (!closed && committed?.reason === 'timeout' && committed.at === request.at) onRequest(committed)
+    } catch {
+      if (!closed) timer = longTimeout(() => void fire(), DEADLINE_RETRY_MS)
+    }
+  }
+  timer = longTimeout(() => void fire(), options.ms)
+  return {
+    close() {
+      closed = true
+      timer?.clear()
+    },
+  }
 }

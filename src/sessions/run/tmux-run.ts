@@ -7,6 +7,9 @@ import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
 import { openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
 
+/** Does nothing: a SIGHUP listener that outlives the run's own (see `superviseInTmux`). */
+function outlastHangUp(): void {}
+
 /** How often the supervisor reads the agent's screen. */
 const STATE_POLL_MS = 400
 
@@ -57,7 +60,17 @@ export async function superviseInTmux(
         }
         return logFd
       },
-      { started: watcher.start, ended: watcher.stop },
+      {
+        started: watcher.start,
+        ended: async () => {
+          // Once the outcome is recorded, `kill` ends the tmux session at once, and its hang-up would kill this
+          // process before the status hooks it still has queued have run (each change runs its hook exactly
+          // once). The agent is gone: from here a hang-up is ignored, also once the run's own handlers are
+          // removed, and the process ends by itself when its hooks are done.
+          process.on('SIGHUP', outlastHangUp)
+          await watcher.stop()
+        },
+      },
     )
   } finally {
     if (logFd !== undefined) closeSync(logFd)

@@ -44,8 +44,8 @@ export async function prepareWorkspace(
   }
   const { resolveCommit } = await import('../../git/worktree.js')
   const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
-  // Two runs with one --session-id: only one may make the worktree (the other's rollback would remove it).
-  return settingUp(paths.sessionsDir, id, () => makeWorktree(ctx, config, plan, baseCommit, abort))
+  // The caller holds the session's set-up claim (`claimSetUp`): no other run makes this worktree meanwhile.
+  return makeWorktree(ctx, config, plan, baseCommit, abort, paths.sessionsDir)
 }
 
 /** Makes the planned worktree and branch at `baseCommit`, then sets it up; undone if the set-up fails. */
@@ -55,6 +55,7 @@ async function makeWorktree(
   plan: Extract<WorkspacePlan, { kind: 'worktree' }>,
   baseCommit: string,
   abort: SignalGuard,
+  sessionsDir: string,
 ): Promise<Workspace> {
   const { repoDir, dir, branch } = plan
   // Anything at the new worktree's path, a link too (never followed), is in the way.
@@ -69,17 +70,19 @@ async function makeWorktree(
     // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
     // The worktree root: the user may reach it through a link of their own (makeDirs follows it, not in .harness/).
     makeDirs(dirname(dir), 0o700)
-    await createWorktree({
-      repoDir,
-      path: dir,
-      branch,
-      base: baseCommit,
-      verifiedBase: true,
-      signal: abort.signal,
-      env: ctx.env,
-    })
+    await sharedGitStep(sessionsDir, () =>
+      createWorktree({
+        repoDir,
+        path: dir,
+        branch,
+        base: baseCommit,
+        verifiedBase: true,
+        signal: abort.signal,
+        env: ctx.env,
+      }),
+    )
     setMode(dir, 0o700)
-    const undo = () => undoWorktree(ctx, repoDir, dir, branch, baseCommit)
+    const undo = () => sharedGitStep(sessionsDir, () => undoWorktree(ctx, repoDir, dir, branch, baseCommit))
     try {
       throwIfSignalled(abort)
       await setUpWorktree(ctx, config, plan.topLevel, dir, abort.signal)
@@ -132,26 +135,59 @@ async function undoWorktree(
   )
 }
 
+/** The lock of the steps all runs of the repository share; its name is no session id's (they begin with a letter or digit). */
+const SHARED_GIT_LOCK = '_git-worktrees.lock'
+
+/**
+ * Runs `fn`, a step that reads or changes the worktree registrations that every run of the repository shares
+ * (`git worktree add`, `remove`; docs/security.md, "Shared steps"), while no other run of this project does
+ * one: `git worktree add` reads every registered worktree's admin folder, and a sibling's half-made one made
+ * it fail (parallel runs failed each other at random, exit 5). Only the git step is held, never the set-up
+ * command or the run, so the wait is short; a holder that died is found dead and its lock broken at once.
+ */
+export async function sharedGitStep<T>(sessionsDir: string, fn: () => Promise<T>): Promise<T> {
+  const { withLock } = await import('../record/lock.js')
+  return withLock(
+    join(sessionsDir, SHARED_GIT_LOCK),
+    { timeoutMs: SHARED_GIT_PATIENCE_MS, what: "this repository's worktree registrations" },
+    fn,
+  )
+}
+
+/** How long a run waits for the other runs' shared git steps (200 runs at once, each a fraction of a second). */
+const SHARED_GIT_PATIENCE_MS = 300_000
+
 /**
  * Runs `fn` (making or recreating the worktree of session `id`) while no other command does the same for it: a
  * loser's failed `git worktree add` would roll back, that is remove, the winner's worktree. A second command
  * is refused at once (exit 4); a lock left by a dead command is broken.
  */
 export async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+  const claim = await claimSetUp(sessionsDir, id)
+  try {
+    return await fn()
+  } finally {
+    claim.release()
+  }
+}
+
+/**
+ * The claim on session `id`'s set-up (`sessions/<id>.worktree.lock`): a new run holds it from before it makes
+ * anything until its record is committed, so that what it made, and what it undoes when it fails, is its own;
+ * a second run with the same `--session-id` is refused at once (exit 4) and touches nothing. A lock left by a
+ * dead command is broken.
+ */
+export async function claimSetUp(sessionsDir: string, id: string): Promise<{ release(): void }> {
   const { FileLock } = await import('../record/lock.js')
   const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
   if (!lock) {
     throw new IllegalStateError(
-      `the worktree of session "${id}" is being set up by another command`,
+      `session "${id}" is being set up by another command`,
       undefined,
       'SESSION_BUSY',
     )
   }
-  try {
-    return await fn()
-  } finally {
-    lock.release()
-  }
+  return lock
 }
 
 /** worktree.include files copied in, then worktree.setup run in the new worktree (its failure fails the run). */
@@ -204,12 +240,14 @@ export async function ensureWorktree(
     }
     const worktree = await import('../../git/worktree.js')
     try {
-      if (plan.kind === 'branch') {
-        await worktree.recreateWorktree({ repoDir, path: dir, branch: plan.branch, env: ctx.env })
-      } else {
-        const base = plan.checkpoint.head
-        await worktree.createWorktree({ repoDir, path: dir, branch: plan.branch, base, env: ctx.env })
-      }
+      await sharedGitStep(sessionsDir, async () => {
+        if (plan.kind === 'branch') {
+          await worktree.recreateWorktree({ repoDir, path: dir, branch: plan.branch, env: ctx.env })
+        } else {
+          const base = plan.checkpoint.head
+          await worktree.createWorktree({ repoDir, path: dir, branch: plan.branch, base, env: ctx.env })
+        }
+      })
       setMode(dir, 0o700)
     } catch (error) {
       // A cleanup that removed the session meanwhile makes git fail ("invalid reference"): say what happened.

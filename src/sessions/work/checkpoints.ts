@@ -29,6 +29,8 @@ export interface TakeCheckpointOptions {
    * read once for both this checkpoint and `files_modified`.
    */
   state?: WorktreeState
+  /** Gives up (a run's end that a stop asked to finish). */
+  signal?: AbortSignal
 }
 
 export interface TakenCheckpoint {
@@ -64,6 +66,24 @@ export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
   return dir
 }
 
+/**
+ * The most interval checkpoints a session keeps as checkpoints of their own (docs/continuity.md, "How many are
+ * kept"): each is about 400 bytes of its record, which must stay readable (1 MiB). Past them, a new interval
+ * checkpoint moves the newest one forward when that one is an interval checkpoint too (`folded` counts how
+ * many it holds), so that numbers stay consecutive, every ref names its recorded commit, and the latest state is
+ * always the newest checkpoint. Manual, run-end and before-restore checkpoints are always added.
+ */
+export const MAX_INTERVAL_CHECKPOINTS = 200
+
+/** The checkpoint a new one folds into (the newest, past the cap), or null when it is added. */
+export function foldsInto(existing: readonly Checkpoint[], trigger: CheckpointTrigger): Checkpoint | null {
+  const last = existing[existing.length - 1]
+  if (trigger !== 'interval' || last?.trigger !== 'interval') return null
+  let interval = 0
+  for (const checkpoint of existing) if (checkpoint.trigger === 'interval') interval++
+  return interval >= MAX_INTERVAL_CHECKPOINTS ? last : null
+}
+
 /** Checkpoints of one session are numbered under this lock, so a manual one and an interval one never collide. */
 async function withCheckpointLock<T>(store: SessionStore, id: string, fn: () => Promise<T>): Promise<T> {
   // Long: the holder may be hashing a large worktree.
@@ -90,7 +110,7 @@ export async function takeCheckpoint(
   const git = await import('../../git/checkpoint.js')
   const { readWorktreeState } = await import('../../git/snapshot.js')
   // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
-  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
+  const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp'), signal: options.signal }
   return withCheckpointLock(store, id, async () => {
     const session = store.get(id)
     if (!session) throw new IllegalStateError(`session "${id}" no longer exists`, undefined, 'SESSION_GONE')
@@ -109,16 +129,20 @@ export async function takeCheckpoint(
         : state.head === session.base_commit && state.headTree === state.tree
       if (unchanged) return { id, checkpoint: null }
     }
-    const n = existing.length
+    // Past the cap, an interval checkpoint moves the newest one forward instead of adding one (folding).
+    const fold = foldsInto(existing, options.trigger)
+    const n = fold ? fold.n : existing.length
+    const previous = fold ? existing[existing.length - 2] : last
     const ref = checkpointRef(id, n)
     const message = options.message?.trim() || defaultMessage(options.trigger, n)
-    // A ref no record lists was left by a crash between storing it and recording it: it is reused.
+    // A ref no record lists was left by a crash between storing it and recording it: it is reused. A folded
+    // checkpoint's ref is moved to the new commit the same way.
     const made = await git.commitCheckpoint({
       worktreeDir: dir,
       ref,
       message,
       state,
-      previous: last?.commit ?? null,
+      previous: previous?.commit ?? null,
       overwrite: true,
       ...gitOptions,
     })
@@ -132,6 +156,7 @@ export async function takeCheckpoint(
       trigger: options.trigger,
       files_changed: made.filesChanged,
       tokens_used: null,
+      ...(fold ? { folded: (fold.folded ?? 0) + 1 } : {}),
     }
     await store.update(id, (current) => ({
       ...current,
@@ -247,12 +272,23 @@ export function assertNotRunning(session: SessionRecord, what: string): void {
   )
 }
 
+/** The longest message `session checkpoint -m` takes. */
+const MAX_MESSAGE_CHARS = 4000
+
 /** `harness session checkpoint <id>`: a manual checkpoint (also while the session runs). */
 export async function checkpointSession(
   ctx: SessionEnv,
   input: string,
   message?: string,
 ): Promise<TakenCheckpoint> {
+  // Each message is kept in the record, which must stay readable: a page of text, not a file's worth.
+  if (message !== undefined && message.length > MAX_MESSAGE_CHARS) {
+    throw new UsageError(
+      `--description is ${message.length} characters: a checkpoint's message is at most ${MAX_MESSAGE_CHARS}`,
+      'say what the checkpoint is in a line or two; longer notes belong in a file of the worktree',
+      'MESSAGE_TOO_LONG',
+    )
+  }
   const session = await getSession(ctx, input)
   const { root } = await ctx.project()
   return takeCheckpoint(await ctx.store(), session.id, {

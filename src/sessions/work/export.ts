@@ -4,7 +4,7 @@ import type { FileChange } from '../../git/diff.js'
 import { type Cost, runTimeMs, sumCost } from '../../history/usage.js'
 import type { SessionEnv } from '../ports.js'
 import { type LogSink, sessionLog, streamLog } from '../query/logs.js'
-import { getSession } from '../query/query.js'
+import { getSession, withFullPrompt } from '../query/query.js'
 
 /** How many lines of the readable log an export ends with. */
 export const EXPORT_LOG_LINES = 40
@@ -71,7 +71,7 @@ export async function exportSession(
   readable: ReadableLog,
 ): Promise<SessionExport> {
   const now = new Date(ctx.clock.now())
-  const session = await getSession(ctx, input)
+  const session = await withFullPrompt(ctx, await getSession(ctx, input))
   const running = session.status === 'RUNNING'
   const runs: ExportedRun[] = (session.runs ?? []).map((run) => {
     const ms = runTimeMs([run], running ? now : undefined)

@@ -63,9 +63,10 @@ async function expectSameAnswer(argv: string[], around: Surroundings, fast: bool
 }
 
 describe('the fast entry answers `session path` exactly as the full CLI, or leaves it to it', () => {
-  test('exact id, unique prefix, --json, lower-case status, a foreign record, a session without a worktree', async () => {
+  test('exact id, unique prefix, --json, lower-case status, a session without a worktree', async () => {
     const { dir, env } = tmpPlainDir()
-    const worktree = tmpDir()
+    const worktree = join(dir, '.harness', 'worktrees', '3f9a12c8')
+    mkdirSync(worktree, { recursive: true })
     writeRecord(dir, env, sessionRecord('3f9a12c8', { worktree_dir: worktree }))
     writeRecord(dir, env, sessionRecord('77aa0001', { worktree_dir: worktree, status: 'failed' }))
     writeRecord(dir, env, sessionRecord('88bb0001', { worktree_dir: worktree }), { seal: false })
@@ -82,11 +83,31 @@ describe('the fast entry answers `session path` exactly as the full CLI, or leav
     })
     await expectSameAnswer(['session', 'path', '3f9a'], around, true)
     await expectSameAnswer(['--json', 'session', 'path', '3f9a12c8', '-q', '--no-color'], around, true)
-    await expectSameAnswer(['session', 'path', '77aa0001'], around, true)
-    await expectSameAnswer(['session', 'path', '88bb0001'], around, true)
+    // Sealed with a lower-case status (harness writes upper case): what the store verifies is upper-cased.
+    await expectSameAnswer(['session', 'path', '77aa0001'], around, false)
+    // A foreign record's folder is not given to a shell: the full CLI refuses it (docs/security.md, "hcd").
+    expect(await expectSameAnswer(['session', 'path', '88bb0001'], around, false)).toMatchObject({
+      stdout: '',
+      exitCode: 4,
+      stderr: expect.stringContaining('is foreign'),
+    })
     expect(await expectSameAnswer(['session', 'path', '99cc', '--json'], around, true)).toMatchObject({
       stdout: `${JSON.stringify({ id: '99cc0001', path: dir }, null, 2)}\n`,
     })
+  })
+
+  test("a sealed record's folder outside the project and its worktree folders, or relative: left, then refused", async () => {
+    const { dir, env } = tmpPlainDir()
+    writeRecord(dir, env, sessionRecord('3f9a12c8', { worktree_dir: tmpDir() }))
+    writeRecord(dir, env, sessionRecord('3f9a12c9', { worktree_dir: '.' }))
+    const around = { cwd: dir, env, ...NOT_TERMINALS }
+    for (const id of ['3f9a12c8', '3f9a12c9']) {
+      expect(await expectSameAnswer(['session', 'path', id], around, false)).toMatchObject({
+        stdout: '',
+        exitCode: 4,
+        stderr: expect.stringMatching(/outside the project|not an absolute path/),
+      })
+    }
   })
 
   test('--dir and HARNESS_DIR, given as the project or as its .harness folder, from anywhere', async () => {

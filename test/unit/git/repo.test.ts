@@ -127,6 +127,18 @@ describe('resolveCommit', () => {
     expect(await resolveCommit(repo.dir, head.slice(0, 8), env)).toBe(head)
   })
 
+  test('a name a branch has is that branch, even when a tag of that name exists (git would take the tag)', async () => {
+    const repo = tmpGitRepo()
+    const first = repo.git('rev-parse', 'HEAD')
+    repo.git('branch', 'develop')
+    repo.git('commit', '-q', '--allow-empty', '-m', 'later')
+    repo.git('tag', 'develop')
+    const env = { env: repo.env }
+    expect(await resolveCommit(repo.dir, 'develop', env)).toBe(first)
+    expect(await resolveCommit(repo.dir, 'develop~0', env)).toBe(first)
+    expect(await resolveCommit(repo.dir, 'refs/tags/develop', env)).toBe(repo.git('rev-parse', 'HEAD'))
+  })
+
   test('an unknown ref is a usage error with a hint', async () => {
     const repo = tmpGitRepo()
     const error = await rejection(resolveCommit(repo.dir, 'no-such-branch', { env: repo.env }))

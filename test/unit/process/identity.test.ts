@@ -35,30 +35,34 @@ describe('parseProcStat', () => {
     expect(parseProcStat(1, '1 (sh) S 0 1')).toBeNull()
   })
 
-  it.skipIf(!linux)('parses a real process whose name holds spaces and parentheses', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'harness-identity-'))
-    try {
-      // The kernel names a process after the file it executed: here a script, which stays the shell running it.
-      const name = 'a) b (c) d'
-      const script = join(dir, name)
-      writeFileSync(script, '#!/bin/sh\nsleep 600\n', { mode: 0o755 })
-      const fx = start(script)
-      const pid = fx.child.pid as number
-      await until(
-        () => readFileSync(`/proc/${pid}/stat`, 'utf8').startsWith(`${pid} (${name}) `),
-        5000,
-        'exec',
-      )
-      const stat = readProcStat(pid)
-      expect(stat?.pid).toBe(pid)
-      expect(stat?.ppid).toBe(process.pid)
-      expect(isDeadState(stat?.state ?? 'X')).toBe(false)
-      expect(stat?.startTime).toMatch(/^\d+$/)
-      expect(identify(pid)?.start_time).toBe(stat?.startTime)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  it.skipIf(!linux)(
+    'parses a real process whose name holds spaces and parentheses',
+    { tags: ['process'] },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'harness-identity-'))
+      try {
+        // The kernel names a process after the file it executed: here a script, which stays the shell running it.
+        const name = 'a) b (c) d'
+        const script = join(dir, name)
+        writeFileSync(script, '#!/bin/sh\nsleep 600\n', { mode: 0o755 })
+        const fx = start(script)
+        const pid = fx.child.pid as number
+        await until(
+          () => readFileSync(`/proc/${pid}/stat`, 'utf8').startsWith(`${pid} (${name}) `),
+          5000,
+          'exec',
+        )
+        const stat = readProcStat(pid)
+        expect(stat?.pid).toBe(pid)
+        expect(stat?.ppid).toBe(process.pid)
+        expect(isDeadState(stat?.state ?? 'X')).toBe(false)
+        expect(stat?.startTime).toMatch(/^\d+$/)
+        expect(identify(pid)?.start_time).toBe(stat?.startTime)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
 
 describe('identify', () => {
@@ -76,7 +80,7 @@ describe('identify', () => {
 })
 
 describe('checkIdentity', () => {
-  it('says alive for a live child and dead once it exited', async () => {
+  it('says alive for a live child and dead once it exited', { tags: ['process'] }, async () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id) throw new Error('no identity for a child that was just started')
@@ -84,16 +88,16 @@ describe('checkIdentity', () => {
     const exited = new Promise((resolve) => fx.child.on('exit', resolve))
     fx.child.kill('SIGKILL')
     await exited
-    await until(() => checkIdentity(id) === 'dead', 5000, 'the child to be reaped')
+    await until(() => checkIdentity(id) === 'dead', 60_000, 'the child to be reaped')
     expect(identify(id.pid)).toBeNull()
   })
 
-  it.skipIf(!linux)('says dead for a zombie that nobody reaped', async () => {
+  it.skipIf(!linux)('says dead for a zombie that nobody reaped', { tags: ['process'] }, async () => {
     const fx = start('leaves-zombie.sh')
     const [child] = await fx.pids(1)
     if (!child?.start_time) throw new Error('the short-lived child was not identified in time')
     expect(checkIdentity(child)).toBe('alive')
-    await until(() => readProcStat(child.pid)?.state === 'Z', 5000, 'the child to become a zombie')
+    await until(() => readProcStat(child.pid)?.state === 'Z', 60_000, 'the child to become a zombie')
     // Still in the process table, same start time, but it will never run again.
     expect(readProcStat(child.pid)?.startTime).toBe(child.start_time)
     expect(isDeadState('Z')).toBe(true)
@@ -101,7 +105,9 @@ describe('checkIdentity', () => {
     expect(identify(child.pid)).toBeNull()
   })
 
-  it('says dead when the pid is live but its start time differs (the pid was reused)', () => {
+  it('says dead when the pid is live but its start time differs (the pid was reused)', {
+    tags: ['process'],
+  }, () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id?.start_time) throw new Error('no identity for a child that was just started')
@@ -114,7 +120,13 @@ describe('checkIdentity', () => {
     expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: '12345', ...hostFacts() })).toBe('dead')
   })
 
-  it('says unverifiable without a start time or from another host or pid namespace', () => {
+  it('says dead for a pid recorded here without a start time that holds no process (docs/security.md)', () => {
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...hostFacts() })).toBe('dead')
+    const elsewhere = { ...hostFacts(), hostname: `${hostFacts().hostname}-elsewhere` }
+    expect(checkIdentity({ pid: 2 ** 22 + 17, start_time: null, ...elsewhere })).toBe('unverifiable')
+  })
+
+  it('says unverifiable for a live process without a start time, or from another host or pid namespace', () => {
     const id = identify(process.pid)
     if (!id) throw new Error('no identity for this process')
     expect(checkIdentity({ ...id, start_time: null })).toBe('unverifiable')
@@ -133,13 +145,13 @@ describe('checkIdentity', () => {
     expect(checkIdentity({ ...id, boot_id: '00000000-0000-0000-0000-000000000000' })).toBe('dead')
   })
 
-  it('treats a stopped process as alive (only zombies are dead)', async () => {
+  it('treats a stopped process as alive (only zombies are dead)', { tags: ['process'] }, async () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id) throw new Error('no identity for a child that was just started')
     process.kill(id.pid, 'SIGSTOP')
     try {
-      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 5000, 'the child to stop')
+      if (linux) await until(() => readProcStat(id.pid)?.state === 'T', 60_000, 'the child to stop')
       expect(checkIdentity(id)).toBe('alive')
     } finally {
       process.kill(id.pid, 'SIGCONT')

@@ -33,7 +33,7 @@ describe('listProcesses', () => {
   })
 })
 
-describe('snapshotTree', () => {
+describe('snapshotTree', { tags: ['process'] }, () => {
   it('finds the root, its group and its descendants', async () => {
     const fx = start('stubborn.sh', [], { detached: true })
     const ids = await fx.pids(4)
@@ -50,7 +50,7 @@ describe('snapshotTree', () => {
   })
 })
 
-describe('stopProcessTree', () => {
+describe('stopProcessTree', { tags: ['process'] }, () => {
   it('stops an obedient tree with SIGTERM alone', async () => {
     const fx = start('obedient.sh', [], { detached: true })
     const ids = await fx.pids(2)
@@ -174,7 +174,7 @@ describe('stopProcessTree', () => {
     const exited = new Promise((resolve) => fx.child.on('exit', resolve))
     fx.child.kill('SIGKILL')
     await exited
-    await until(() => !isAlive(id), 5000, 'the child to be gone')
+    await until(() => !isAlive(id), 60_000, 'the child to be gone')
     // A grace of ten minutes: had it waited out the grace, the test would end at its ceiling instead.
     const outcome = await stopProcessTree(id, { graceMs: 600_000 })
     expect(outcome).toMatchObject({ rootFound: false, signalled: 0, killed: 0, survivors: [] })

@@ -2,10 +2,13 @@ import { join } from 'node:path'
 import { ensureDir } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 import type { ContainerGit } from '../../../git/container-git.js'
+import type { CollectOutcome } from '../../../git/quarantine.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
+  ENGINE_DEADLINES,
   type Engine,
   type EngineName,
+  EngineTimeoutError,
   engineText,
   findEngine,
   inspectContainer,
@@ -14,6 +17,7 @@ import {
   stopAndRemove,
   verifiedContainer,
 } from './engine.js'
+import { containerMounts, volumeFlag } from './mounts.js'
 
 /** Everything a run in a container needs from the session (paths are the same inside and out). */
 export interface ContainerRunInput {
@@ -32,6 +36,8 @@ export interface ContainerRunInput {
   agentDir: string
   /** The repository of a worktree session, its branch and its `.git` (the common dir); null without one. */
   repo: { dir: string; commonDir: string; branch: string } | null
+  /** `--no-worktree` inside a repository: that checkout's `.git` and common dir (never writable inside). */
+  checkout: { dotGit: string; commonDir: string } | null
   command: string
   args: string[]
   interactive: boolean
@@ -82,12 +88,13 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   const home = homeInside(input.agentDir)
   ensureDir(home)
   const name = `harness-${input.id}-${input.runN}`
-  const args = createArgs(input, engine, git, name, home)
+  const args = createArgs(input, engine, git, folder, name, home)
   const id = await engineText(
     engine,
     args,
     input.env,
     `create the session's container (image ${input.image})`,
+    ENGINE_DEADLINES.create,
   )
   const state = await inspectContainer(engine, id, input.env)
   if (!state) {
@@ -118,15 +125,25 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   }
 }
 
-/** `<engine> create` arguments for one run: mounts, labels, the named variables (names only), the command. */
+/** `<engine> create` arguments for one run: mounts (mounts.ts), labels, the named variables (names only), the command. */
 function createArgs(
   input: ContainerRunInput,
   engine: Engine,
   git: ContainerGit | null,
+  cloneFolder: string,
   name: string,
   home: string,
 ): string[] {
-  const mount = (source: string, target: string, mode: 'ro' | 'rw') => `--volume=${source}:${target}:${mode}`
+  const mounts = containerMounts({
+    folder: input.worktreeDir,
+    harnessDir: input.harnessDir,
+    agentDir: input.agentDir,
+    worktree:
+      input.repo && git
+        ? { commonDir: input.repo.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
+        : null,
+    checkout: input.repo ? null : input.checkout,
+  })
   const args = [
     'create',
     `--name=${name}`,
@@ -136,24 +153,12 @@ function createArgs(
     `--label=harness.run=${input.runN}`,
     `--workdir=${input.cwd}`,
     ...userArgs(engine),
-    mount(input.worktreeDir, input.worktreeDir, 'rw'),
-    mount(input.agentDir, input.agentDir, 'rw'),
-  ]
-  if (input.repo && git) {
-    args.push(
-      mount(input.repo.commonDir, input.repo.commonDir, 'ro'),
-      mount(git.gitDir, git.gitDir, 'rw'),
-      mount(join(git.gitDir, 'config'), join(git.gitDir, 'config'), 'ro'),
-      mount(join(git.gitDir, 'hooks'), join(git.gitDir, 'hooks'), 'ro'),
-      mount(git.pointerFile, join(input.worktreeDir, '.git'), 'ro'),
-    )
-  }
-  args.push(
+    ...mounts.map(volumeFlag),
     `--env=HARNESS_SESSION_ID=${input.id}`,
     `--env=HARNESS_DIR=${input.harnessDir}`,
     `--env=HOME=${home}`,
     `--env=PWD=${input.cwd}`,
-  )
+  ]
   for (const variable of input.envNames) args.push(`--env=${variable}`)
   if (input.interactive) args.push('--interactive', '--tty')
   args.push('--', input.image, input.command, ...input.args)
@@ -177,8 +182,8 @@ export type ContainerView =
   | { kind: 'running' }
   | { kind: 'exited'; exitCode: number | null }
   | { kind: 'gone' }
-  /** The engine has another container under that id (or cannot say): never acted on. */
-  | { kind: 'unverified' }
+  /** The engine has another container under that id, or cannot say (`warning`: why): never acted on. */
+  | { kind: 'unverified'; warning?: string }
 
 /** What the engine says of the record's container, checked against the identity the record holds. */
 export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<ContainerView> {
@@ -188,7 +193,14 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
   } catch {
     return { kind: 'unverified' }
   }
-  const state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+  let state: Awaited<ReturnType<typeof verifiedContainer>>
+  try {
+    state = await verifiedContainer(engine, { id: facts.id, created: facts.created }, env)
+  } catch (error) {
+    // An engine that does not answer: what the record says stands, with a warning (never a hang).
+    if (error instanceof EngineTimeoutError) return { kind: 'unverified', warning: error.message }
+    throw error
+  }
   if (state === 'gone') return { kind: 'gone' }
   if (state === 'mismatch') return { kind: 'unverified' }
   return state.running ? { kind: 'running' } : { kind: 'exited', exitCode: state.exitCode }
@@ -196,7 +208,8 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
 
 /**
  * The end of a container run, whoever sees it (the supervisor, or a command that found it without one):
- * the container is forced down if still there and removed, and the agent's commits come back to its branch.
+ * the container is forced down if still there and removed, and the agent's commits come back to its branch
+ * through a quarantine repository (src/git/quarantine.ts).
  */
 export async function settleContainer(
   facts: ContainerFacts,
@@ -208,31 +221,45 @@ export async function settleContainer(
     branch: string | null
   },
   env: NodeJS.ProcessEnv,
-  options: { ours?: boolean } = {},
-): Promise<import('../../../git/container-git.js').CollectOutcome> {
+  options: { ours?: boolean; signal?: AbortSignal } = {},
+): Promise<CollectOutcome> {
   // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
   const removing = removeIfOurs(facts, env, options.ours === true)
   try {
-    if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
-    const { collectContainerCommits } = await import('../../../git/container-git.js')
-    return await collectContainerCommits({
-      repoDir: session.repoDir,
-      worktreeDir: session.worktreeDir,
-      branch: session.branch,
-      id: session.id,
-      git: {
-        gitDir: facts.git_dir,
-        pointerFile: join(containerFolder(session.harnessDir, session.id), 'dot-git'),
-        startTip: facts.start_tip,
-      },
-      bundleFile: join(session.harnessDir, 'tmp', `${session.id}.container.bundle`),
-      env,
-    })
-  } catch (error) {
-    return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
+    return await collectContainer(facts, session, env, options.signal)
   } finally {
     // Side by side with collecting: the container's files are not what the commits come from.
     await removing
+  }
+}
+
+/** The agent's commits of the record's private clone brought to the session's branch (none without git). */
+export async function collectContainer(
+  facts: ContainerFacts,
+  session: {
+    id: string
+    harnessDir: string
+    repoDir: string | null
+    worktreeDir: string
+    branch: string | null
+  },
+  env: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
+): Promise<CollectOutcome> {
+  if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
+  try {
+    const { collectAgentCommits } = await import('../../../git/quarantine.js')
+    return await collectAgentCommits({
+      repoDir: session.repoDir,
+      worktreeDir: session.worktreeDir,
+      id: session.id,
+      agent: { gitDir: facts.git_dir, branch: session.branch, startTip: facts.start_tip },
+      tempDir: join(session.harnessDir, 'tmp'),
+      env,
+      signal,
+    })
+  } catch (error) {
+    return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
   }
 }
 
@@ -270,7 +297,9 @@ export async function checkEngine(
   const version = await runEngine(engine, ['version', '--format', '{{.Client.Version}}'], env)
   let test = 'skipped'
   if (image) {
-    const run = await runEngine(engine, ['run', '--rm', '--network=none', '--', image, 'true'], env)
+    const run = await runEngine(engine, ['run', '--rm', '--network=none', '--', image, 'true'], env, {
+      timeoutMs: ENGINE_DEADLINES.create,
+    })
     test = run.exitCode === 0 ? 'ok' : `failed: ${run.stderr.trim().split('\n').pop() ?? run.exitCode}`
   }
   return {

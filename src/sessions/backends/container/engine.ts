@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { access, constants } from 'node:fs/promises'
 import { delimiter, join } from 'node:path'
 import { ExternalToolError } from '../../../errors.js'
@@ -63,32 +63,94 @@ export async function findEngine(wanted: EngineName | undefined, env: NodeJS.Pro
   )
 }
 
-/** Runs the engine with an argv (never a shell); whatever it exits with is returned. */
+/**
+ * How long one engine call may take (SPEC §10: every command harness runs for itself has a deadline): a look
+ * (inspect, version) is quick when the engine is well; making a container may pull its image. Generous on a busy
+ * machine, never infinite. `wait` on the user's behalf has none (the user holds it: Ctrl-C or `--timeout`).
+ */
+export const ENGINE_DEADLINES = {
+  look: 20_000,
+  act: 120_000,
+  create: 10 * 60_000,
+} as const
+
+/** The engine did not answer in time: it was stopped, and the command goes on with what it knows (exit 5 if not). */
+export class EngineTimeoutError extends ExternalToolError {
+  constructor(engine: Engine, args: string[], ms: number) {
+    super(
+      `${engine.name} did not answer within ${Math.round(ms / 1000)} s (${engine.name} ${args[0] ?? ''})`,
+      `check "${engine.name} info"; a hung engine can be restarted (e.g. "systemctl --user restart podman")`,
+      'ENGINE_TIMEOUT',
+    )
+  }
+}
+
+// An engine that let one call run out its deadline is not asked again by this process: a listing of many
+// container sessions waits for it once, not once per session.
+const unresponsive = new Set<string>()
+
+/**
+ * Runs the engine with an argv (never a shell) under a deadline; whatever it exits with is returned. Past the
+ * deadline the client is killed (its pipes closed: a child of it may hold them) and EngineTimeoutError thrown.
+ */
 export function runEngine(
   engine: Engine,
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number | null } = {},
 ): Promise<EngineResult> {
+  const deadline = options.timeoutMs === null ? null : (options.timeoutMs ?? ENGINE_DEADLINES.look)
+  if (unresponsive.has(engine.binary)) {
+    return Promise.reject(new EngineTimeoutError(engine, args, deadline ?? ENGINE_DEADLINES.look))
+  }
   return new Promise((resolve, reject) => {
-    execFile(
-      engine.binary,
-      args,
-      { env, maxBuffer: 16 * 1024 * 1024, timeout: options.timeoutMs ?? 0, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        const code = (error as NodeJS.ErrnoException | null)?.code
-        if (error && typeof code === 'string') {
-          reject(
-            new ExternalToolError(`cannot run ${engine.name}: ${code}`, undefined, 'ENGINE_FAILED', error),
-          )
-          return
-        }
-        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve({ stdout, stderr, exitCode })
-      },
-    )
+    // Its own process group: past the deadline the client and whatever it started are killed together.
+    const child = spawn(engine.binary, args, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    let size = 0
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= ENGINE_OUTPUT_LIMIT) into.push(chunk)
+    }
+    child.stdout?.on('data', collect(out))
+    child.stderr?.on('data', collect(err))
+    let timedOut = false
+    const timer =
+      deadline === null
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true
+            try {
+              if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+            } catch {
+              child.kill('SIGKILL')
+            }
+            child.stdout?.destroy()
+            child.stderr?.destroy()
+          }, deadline)
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer)
+      reject(
+        new ExternalToolError(`cannot run ${engine.name}: ${error.code}`, undefined, 'ENGINE_FAILED', error),
+      )
+    })
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      if (timedOut) {
+        unresponsive.add(engine.binary)
+        reject(new EngineTimeoutError(engine, args, deadline ?? 0))
+        return
+      }
+      const stdout = Buffer.concat(out).toString('utf8')
+      const stderr = Buffer.concat(err).toString('utf8')
+      resolve({ stdout, stderr, exitCode: size > ENGINE_OUTPUT_LIMIT ? 1 : (code ?? 1) })
+    })
   })
 }
+
+/** The most output one engine call may give: past it the call has failed (an inspect is a few KiB). */
+const ENGINE_OUTPUT_LIMIT = 16 * 1024 * 1024
 
 /** The engine's last error line, for messages. */
 export function engineDetail(result: EngineResult): string {
@@ -102,8 +164,9 @@ export async function engineText(
   args: string[],
   env: NodeJS.ProcessEnv,
   what: string,
+  timeoutMs: number = ENGINE_DEADLINES.act,
 ): Promise<string> {
-  const result = await runEngine(engine, args, env)
+  const result = await runEngine(engine, args, env, { timeoutMs })
   if (result.exitCode !== 0) {
     throw new ExternalToolError(
       `${engine.name} could not ${what}: ${engineDetail(result)}`,
@@ -160,7 +223,9 @@ export async function stopAndRemove(
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
   const seconds = Math.max(0, Math.ceil(graceMs / 1000))
-  await runEngine(engine, ['stop', '--time', String(seconds), '--', id], env)
+  await runEngine(engine, ['stop', '--time', String(seconds), '--', id], env, {
+    timeoutMs: graceMs + ENGINE_DEADLINES.act,
+  })
   await removeContainer(engine, id, env)
 }
 
@@ -168,7 +233,7 @@ export async function stopAndRemove(
 export async function removeContainer(engine: Engine, id: string, env: NodeJS.ProcessEnv): Promise<void> {
   // podman's `rm --force` would first wait the container's own stop timeout (10 s); docker's kills at once.
   const now = engine.name === 'podman' ? ['--time=0'] : []
-  await runEngine(engine, ['rm', '--force', ...now, '--', id], env)
+  await runEngine(engine, ['rm', '--force', ...now, '--', id], env, { timeoutMs: ENGINE_DEADLINES.act })
 }
 
 /** Blocks until the container has exited; its exit code, or null when the engine could not say. */
@@ -178,7 +243,8 @@ export async function waitContainer(
   env: NodeJS.ProcessEnv,
   timeoutMs?: number,
 ): Promise<number | null> {
-  const result = await runEngine(engine, ['wait', '--', id], env, { timeoutMs })
+  // The user holds a wait (its own --timeout, or Ctrl-C): no deadline of harness's.
+  const result = await runEngine(engine, ['wait', '--', id], env, { timeoutMs: timeoutMs ?? null })
   if (result.exitCode !== 0) return null
   const code = Number.parseInt(result.stdout.trim().split('\n').pop() ?? '', 10)
   return Number.isInteger(code) ? code : null

@@ -26,6 +26,24 @@ describe('chain store', () => {
     expect(readdirSync(chains.dir).filter((f) => f.includes('.tmp') || f.includes('.create'))).toEqual([])
   })
 
+  test('a chain that would pass the read limit is never written: CHAIN_TOO_BIG, the chain as it was', async () => {
+    const chains = store()
+    await chains.create({ name: 'big', created_at: at, steps: [] })
+    const before = readFileSync(chains.path('big'))
+    // Ten steps of a prompt each as long as one argument may be (128 KiB): more than a chain file may hold.
+    const steps = Array.from({ length: 10 }, (_, i) => ({
+      n: i + 1,
+      added_at: at,
+      prompt: 'p'.repeat(128 * 1024),
+    }))
+    await expect(chains.update('big', (c) => ({ ...c, steps }))).rejects.toMatchObject({
+      code: 'CHAIN_TOO_BIG',
+    })
+    expect(readFileSync(chains.path('big')).equals(before)).toBe(true)
+    expect(chains.get('big')?.steps).toEqual([])
+    expect(readdirSync(chains.dir).filter((f) => f.includes('.tmp') || f.includes('.create'))).toEqual([])
+  })
+
   test('a hand-edited chain is foreign: shown, never acted on, and a write keeps it foreign', async () => {
     const chains = store()
     await chains.create({ name: 'b', created_at: at, steps: [] })

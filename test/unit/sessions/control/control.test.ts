@@ -38,6 +38,48 @@ describe('wait: decided by record changes and the clock', () => {
     expect(waitExitCode(done)).toBe(4)
   })
 
+  test('a foreign record is refused at once, RUNNING or finished (FOREIGN, exit 4): its status is a claim', async () => {
+    const shipped = { ...live('ship0001'), sealed: false }
+    const done = { ...finishedRecord('ship0002', { exit_code: 0 }), sealed: false }
+    const { env, processes } = fakeEnv({ records: [shipped, done], clock: new FakeClock(0, 1) })
+    // Its processes even look alive: what the record names is never taken as harness's own.
+    processes.alive(50, 's1').alive(51, 'a1')
+    for (const id of ['ship0001', 'ship0002']) {
+      await expect(waitForSession(env, id)).rejects.toMatchObject({
+        code: 'FOREIGN',
+        exitCode: 4,
+        message: expect.stringContaining('never waits on it'),
+        hint: expect.stringContaining(`harness session adopt ${id}`),
+      })
+    }
+  })
+
+  test('an unverified RUNNING record (another host) is refused at once (SESSION_UNVERIFIED, exit 4)', async () => {
+    const away = live('away0001')
+    away.runs = away.runs?.map((run) => ({ ...run, hostname: 'elsewhere' }))
+    const { env } = fakeEnv({ records: [away], clock: new FakeClock(0, 1) })
+    await expect(waitForSession(env, 'away0001')).rejects.toMatchObject({
+      code: 'SESSION_UNVERIFIED',
+      exitCode: 4,
+      hint: expect.stringContaining('harness session recover away0001'),
+    })
+  })
+
+  test('PAUSED: 6 at the budget, 124 at a --timeout, 128+n for a signal interrupt, else 4 (SPEC §8)', () => {
+    const paused = (stop_reason: string, exit_code: number | null = null) =>
+      waitExitCode(finishedRecord('p0000001', { status: 'PAUSED', stop_reason, exit_code }))
+    expect(paused('budget')).toBe(6)
+    expect(paused('timeout', 124)).toBe(124)
+    expect(paused('interrupt', 130)).toBe(130)
+    expect(paused('hangup', 129)).toBe(129)
+    expect(paused('terminated', 143)).toBe(143)
+    // A record that kept no code (written by hand, or cut short) says the same through its reason.
+    expect([paused('timeout'), paused('interrupt'), paused('hangup'), paused('terminated')]).toEqual([
+      124, 130, 129, 143,
+    ])
+    expect([paused('paused'), paused('interrupted'), paused('recovered')]).toEqual([4, 4, 4])
+  })
+
   test('a finished session: at once, with its exit code', async () => {
     const { env } = fakeEnv({ records: [finishedRecord('done0001', { status: 'FAILED', exit_code: 3 })] })
     expect(waitExitCode(await waitForSession(env, 'done'))).toBe(3)

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import {
@@ -185,11 +185,62 @@ describe('list through the port', () => {
 })
 
 describe('path through the port', () => {
-  test("the session's folder when it exists", async () => {
-    const folder = join(tmpDir(), 'wt')
-    mkdirSync(folder)
-    const { env } = fakeEnv({ records: [finishedRecord('path0001', { worktree_dir: folder })] })
-    expect(await sessionPath(env, 'path')).toEqual({ id: 'path0001', path: folder })
+  test("the session's folder when it exists: inside the project, or the project itself", async () => {
+    const root = tmpDir()
+    const folder = join(root, '.harness', 'worktrees', 'path0001')
+    mkdirSync(folder, { recursive: true })
+    const { env } = fakeEnv({
+      root,
+      records: [
+        finishedRecord('path0001', { worktree_dir: folder }),
+        finishedRecord('path0002', { worktree_dir: root, is_worktree: false }),
+      ],
+    })
+    expect(await sessionPath(env, 'path0001')).toEqual({ id: 'path0001', path: folder })
+    expect(await sessionPath(env, 'path0002')).toEqual({ id: 'path0002', path: root })
+  })
+
+  test("a worktree root of the user's config outside the project is harness's too", async () => {
+    const top = tmpDir()
+    const root = join(top, 'repo')
+    const worktree = join(top, 'repo.worktrees', 'wtrt0001')
+    mkdirSync(worktree, { recursive: true })
+    const config = join(top, 'config')
+    mkdirSync(join(config, 'harness'), { recursive: true })
+    writeFileSync(
+      join(config, 'harness', 'config.json'),
+      JSON.stringify({ worktree: { root: '../repo.worktrees' } }),
+    )
+    const records = [finishedRecord('wtrt0001', { worktree_dir: worktree })]
+    const allowed = fakeEnv({ root, env: { XDG_CONFIG_HOME: config }, records })
+    expect(await sessionPath(allowed.env, 'wtrt0001')).toEqual({ id: 'wtrt0001', path: worktree })
+    const other = fakeEnv({ root, env: { XDG_CONFIG_HOME: tmpDir() }, records })
+    await expect(sessionPath(other.env, 'wtrt0001')).rejects.toMatchObject({ code: 'PATH_REFUSED' })
+  })
+
+  test('only a verified, absolute folder of the project is given to a shell (docs/security.md, "hcd")', async () => {
+    const root = tmpDir()
+    const outside = tmpDir()
+    mkdirSync(join(root, '-'))
+    const { env } = fakeEnv({
+      root,
+      env: { HOME: tmpDir() },
+      records: [
+        { ...finishedRecord('ship0001', { worktree_dir: join(root) }), sealed: false },
+        finishedRecord('away0001', { worktree_dir: outside }),
+        finishedRecord('dash0001', { worktree_dir: '-' }),
+      ],
+    })
+    await expect(sessionPath(env, 'ship0001')).rejects.toMatchObject({ code: 'FOREIGN', exitCode: 4 })
+    await expect(sessionPath(env, 'away0001')).rejects.toMatchObject({
+      code: 'PATH_REFUSED',
+      exitCode: 4,
+      message: expect.stringContaining('outside the project'),
+    })
+    await expect(sessionPath(env, 'dash0001')).rejects.toMatchObject({
+      code: 'PATH_REFUSED',
+      message: expect.stringContaining('not an absolute path'),
+    })
   })
 
   test('a folder that is gone is WORKTREE_GONE, with the way back through its branch', async () => {

@@ -118,14 +118,24 @@ const FULL = sessionRecord('mut00001', {
   },
   backend: 'container',
   cost: { total_tokens: 5, estimated_cost_usd: 0.1 },
-  checkpoints: [{ n: 1, ref: 'r', commit: 'c', created_at: '2026-09-24T18:00:00Z', trigger: 'manual' }],
+  checkpoints: [
+    { n: 1, ref: 'r', commit: 'c', created_at: '2026-09-24T18:00:00Z', trigger: 'manual', folded: 2 },
+  ],
   metadata: { os: 'linux', hostname: 'h' },
   files_modified: ['a.ts'],
   seal: 'a'.repeat(64),
   sealed: true,
   unknown_field: { kept: [1, { deep: true }] },
+  prompt_file: { sha256: 'b'.repeat(64), bytes: 70_000 },
+  files_modified_total: 300,
+  budget_usd: 2,
 })
-FULL.runs?.[0] && Object.assign(FULL.runs[0], { usage: { input_tokens: 1, cost_usd: 0.5 }, detached: true })
+FULL.runs?.[0] &&
+  Object.assign(FULL.runs[0], {
+    usage: { input_tokens: 1, cost_usd: 0.5 },
+    detached: true,
+    agent_exited: false,
+  })
 
 describe('the record validator', () => {
   test('accepts what harness writes, returning exactly what zod returned', () => {

@@ -28,10 +28,17 @@ describe("stop requests and the agent's own exit", () => {
     })
     // harness was told to stop (the request's SIGTERM) but the agent had exited before the stop reached it.
     expect(
-      applyRunExit(running, 1, { exitCode: 0, signal: null, interrupted: true, stopped: false }),
+      applyRunExit(running, 1, { exitCode: 0, signal: null, interruptedBy: 'SIGTERM', stopped: false }),
     ).toMatchObject({ status: 'COMPLETED', stop_reason: 'exited', stop_request: null })
     // Signalled by the stop: the request decides.
-    expect(applyRunExit(running, 1, { exitCode: null, signal: 'SIGTERM', interrupted: true })).toMatchObject({
+    expect(
+      applyRunExit(running, 1, {
+        exitCode: null,
+        signal: 'SIGTERM',
+        interruptedBy: 'SIGTERM',
+        stopped: true,
+      }),
+    ).toMatchObject({
       status: 'KILLED',
       stop_reason: 'killed',
     })

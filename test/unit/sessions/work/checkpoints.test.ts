@@ -1,12 +1,17 @@
+import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { HarnessError } from '../../../../src/errors.js'
-import type { SessionRecord } from '../../../../src/sessions/record/schema.js'
+import type { Checkpoint, SessionRecord } from '../../../../src/sessions/record/schema.js'
 import { verifiedSession } from '../../../../src/sessions/record/seal.js'
 import { SessionStore } from '../../../../src/sessions/record/store.js'
-import { restoreSessionCheckpoint, takeCheckpoint } from '../../../../src/sessions/work/checkpoints.js'
+import {
+  MAX_INTERVAL_CHECKPOINTS,
+  restoreSessionCheckpoint,
+  takeCheckpoint,
+} from '../../../../src/sessions/work/checkpoints.js'
 import { sessionRecord, testSealer } from '../../../fixtures/records.js'
 import { sessionWorktree, type TmpRepo, tmpGitRepo } from '../../../helpers/tmp.js'
 
@@ -192,6 +197,58 @@ describe('checkpoints', () => {
     expect(f.store.get(f.id)?.checkpoints?.map((c) => c.n)).toEqual([0, 1, 2, 3])
   })
 
+  test('past MAX_INTERVAL_CHECKPOINTS an interval checkpoint folds into the newest: n consecutive, every ref valid', async () => {
+    const f = await sessionFixture()
+    const base = f.git('rev-parse', 'HEAD')
+    // A session that has taken its cap of interval checkpoints (their refs made in one transaction).
+    const full: Checkpoint[] = Array.from({ length: MAX_INTERVAL_CHECKPOINTS }, (_, n) => ({
+      n,
+      ref: `refs/harness/${f.id}/checkpoints/${n}`,
+      commit: base,
+      head: base,
+      message: `interval checkpoint ${n}`,
+      created_at: new Date(Date.UTC(2026, 0, 1, 0, 2 * n)).toISOString(),
+      trigger: 'interval',
+      files_changed: 0,
+      tokens_used: null,
+    }))
+    execFileSync('git', ['update-ref', '--stdin'], {
+      cwd: f.repo.dir,
+      env: f.repo.env,
+      input: full.map((c) => `create ${c.ref} ${c.commit}\n`).join(''),
+    })
+    await f.store.update(f.id, (r) => ({ ...r, checkpoints: full }))
+    const take = (trigger: 'interval' | 'manual') =>
+      takeCheckpoint(f.store, f.id, {
+        env: f.repo.env,
+        projectRoot: f.repo.dir,
+        now: new Date(),
+        trigger,
+        onlyIfChanged: trigger === 'interval',
+      })
+    const last = MAX_INTERVAL_CHECKPOINTS - 1
+    f.write('one.txt', '1\n')
+    expect((await take('interval')).checkpoint).toMatchObject({ n: last, folded: 1, files_changed: 1 })
+    f.write('two.txt', '2\n')
+    const again = (await take('interval')).checkpoint
+    expect(again).toMatchObject({ n: last, folded: 2, files_changed: 2 })
+    // A manual one is always added; the next interval one after it is its own, then folds again.
+    expect((await take('manual')).checkpoint?.n).toBe(last + 1)
+    f.write('three.txt', '3\n')
+    expect((await take('interval')).checkpoint).toMatchObject({ n: last + 2 })
+    f.write('four.txt', '4\n')
+    expect((await take('interval')).checkpoint).toMatchObject({ n: last + 2, folded: 1 })
+
+    const record = f.store.get(f.id) as SessionRecord
+    const checkpoints = record.checkpoints ?? []
+    expect(checkpoints.map((c) => c.n)).toEqual(Array.from({ length: last + 3 }, (_, n) => n))
+    expect(f.git('rev-parse', `refs/harness/${f.id}/checkpoints/${last}`)).toBe(again?.commit)
+    const { checkIntegrity } = await import('../../../../src/sessions/control/integrity.js')
+    expect((await checkIntegrity([record], f.repo.env)).get(f.id) ?? []).toEqual([])
+    // Far under what a record may be, at the cap and past it.
+    expect(Buffer.byteLength(JSON.stringify(record, null, 2))).toBeLessThan(512 * 1024)
+  })
+
   test('concurrent checkpoints get distinct consecutive numbers', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
@@ -210,7 +267,9 @@ describe('checkpoints', () => {
     expect(refs.split('\n')).toHaveLength(4)
   })
 
-  test('a checkpoint taken while files are being written leaves them as the writer made them', async () => {
+  test('a checkpoint taken while files are being written leaves them as the writer made them', {
+    tags: ['process'],
+  }, async () => {
     const f = await sessionFixture()
     const { spawn } = await import('node:child_process')
     const writer = spawn(

@@ -1,0 +1,97 @@
+import { dirname, join } from 'node:path'
+import type { ChangedFiles } from '../../git/diff.js'
+import type { WorktreeState } from '../../git/snapshot.js'
+import type { SessionRecord } from '../record/schema.js'
+import type { SessionStore } from '../record/store.js'
+import type { RunPlan } from './run-plan.js'
+
+// What a run's supervisor does once the agent has exited, before the outcome is recorded (runner.ts): the
+// container's work collected, the run-end checkpoint and files_modified. Each takes the run end's signal: a stop
+// asked for meanwhile gives them up (a git hung on what the agent left never holds the run for good).
+
+/**
+ * A container run's end (docs/backends.md): the container is forced down if its client was killed and
+ * removed, and the agent's commits come back to the branch. Returns what the run's final record gains (how its
+ * work was collected): written with the outcome in one update, for which room is kept on a full disk.
+ */
+export async function settleRun(
+  plan: RunPlan,
+  signal: AbortSignal,
+): Promise<(record: SessionRecord) => SessionRecord> {
+  const settle = plan.settle
+  if (!settle) return (record) => record
+  const { backendFor } = await import('../backends/registry.js')
+  const backend = await backendFor('container')
+  const env = plan.supervisorEnv ?? plan.env
+  const collected = await backend.settle(settle, env, { ours: true, signal }).catch((error: unknown) => ({
+    kind: 'failed',
+    reason: error instanceof Error ? error.message : String(error),
+  }))
+  return (record) =>
+    record.container && record.container.id === settle.container.id
+      ? { ...record, container: { ...record.container, collected: collected as { kind: string } } }
+      : record
+}
+
+/** A checkpoint must never cost a run its outcome: failures are noted in the log only. */
+export async function checkpointQuietly(
+  plan: RunPlan,
+  store: SessionStore,
+  trigger: 'interval' | 'run-end',
+  state?: WorktreeState,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!plan.checkpoints) return
+  try {
+    const { takeCheckpoint } = await import('../work/checkpoints.js')
+    // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
+    const projectRoot = dirname(dirname(plan.sessionsDir))
+    await takeCheckpoint(store, plan.id, {
+      trigger,
+      onlyIfChanged: true,
+      env: plan.env,
+      state,
+      signal,
+      projectRoot,
+      now: new Date(),
+    })
+  } catch {}
+}
+
+/**
+ * The worktree as the run left it, when both the run-end checkpoint and files_modified need it; undefined
+ * otherwise, or when it cannot be read (each then reads it itself, or fails quietly as before).
+ */
+export async function worktreeAtEnd(plan: RunPlan, signal: AbortSignal): Promise<WorktreeState | undefined> {
+  if (!plan.checkpoints || !plan.changesAgainst) return undefined
+  try {
+    const { readWorktreeState } = await import('../../git/snapshot.js')
+    return await readWorktreeState(plan.changesAgainst.dir, {
+      env: plan.env,
+      tempDir: join(dirname(plan.sessionsDir), 'tmp'),
+      signal,
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/** Paths changed against the base commit (committed, uncommitted, untracked); undefined when git cannot tell. */
+export async function changedFiles(
+  plan: RunPlan,
+  state: WorktreeState | undefined,
+  signal: AbortSignal,
+): Promise<ChangedFiles | undefined> {
+  if (!plan.changesAgainst) return undefined
+  try {
+    const { filesModified } = await import('../../git/diff.js')
+    return await filesModified(
+      plan.changesAgainst.dir,
+      plan.changesAgainst.base,
+      { env: plan.env, signal },
+      state,
+    )
+  } catch {
+    return undefined // a removed worktree or a broken repository must not keep the outcome from being recorded
+  }
+}
