@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path'
 import {
   ensureDir,
+  type FileKind,
   FolderReader,
   JsonTextError,
   LIMITS,
@@ -196,7 +197,11 @@ export class SessionStore implements RecordStore {
    * listing (`listing`), a record over the listing's size is reported too large and left out.
    */
   read(id: string, options: { listing?: boolean } = {}): SessionRecord | null {
-    return this.reported(id, this.readRecord(id, undefined, undefined, options.listing === true))
+    const listing = options.listing === true
+    return this.reported(
+      id,
+      this.readRecord(id, undefined, listing ? this.listingReader() : undefined, listing),
+    )
   }
 
   /** The record of a read, or null, a corrupt file reported through `warn`. */
@@ -212,7 +217,11 @@ export class SessionStore implements RecordStore {
    */
   peek(id: string, options: { listing?: boolean } = {}): Record<string, unknown> | null {
     try {
-      const text = readText(this.recordPath(id), options.listing ? this.listingLimit() : 'record')
+      const text = this.readFile(
+        id,
+        options.listing ? this.listingLimit() : 'record',
+        options.listing === true,
+      )
       this.bytesRead += text.length
       if (options.listing) this.countLarge(text.length)
       const value: unknown = parseJson(text)
@@ -612,6 +621,29 @@ export class SessionStore implements RecordStore {
     if (read.kind === 'ok') this.texts.set(read.record, text)
     return read
   }
+
+  /** The text of record `id`: through the listing's held folder when `listing`, else by its path. */
+  private readFile(id: string, kind: FileKind | number, listing: boolean): string {
+    const reader = listing ? this.listingReader() : undefined
+    return reader ? reader.readText(`${id}${RECORD_SUFFIX}`, kind) : readText(this.recordPath(id), kind)
+  }
+
+  /**
+   * The sessions folder held open for the reads of a listing too big to hold in memory (two passes over
+   * every record: docs/performance.md): its parents checked once, not at every read. Closed once the
+   * listing lets the event loop turn; a later read opens it again.
+   */
+  private listingReader(): FolderReader | undefined {
+    if (this.heldForListing === undefined) {
+      this.heldForListing = FolderReader.open(this.dir)
+      setImmediate(() => {
+        this.heldForListing?.close()
+        this.heldForListing = undefined
+      })
+    }
+    return this.heldForListing ?? undefined
+  }
+  private heldForListing: FolderReader | null | undefined
 
   private get sealer(): RecordSealer {
     return this.options.sealer
