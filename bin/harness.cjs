@@ -7,12 +7,15 @@
 // else to it. HARNESS_NO_FAST_PATH=1 skips it (tests compare both; the build warms the code cache through
 // the bundle).
 const { env } = process
-const code =
-  env.HARNESS_NO_FAST_PATH === '1' || env.HARNESS_WRITE_CODE_CACHE === '1'
-    ? null
-    : require('../dist/fast.cjs').answer(process.argv.slice(2))
-if (code !== null) process.exitCode = code
-else runBundle()
+if (env.HARNESS_NO_FAST_PATH === '1' || env.HARNESS_WRITE_CODE_CACHE === '1') runBundle()
+else {
+  require('../dist/fast.cjs')
+    .answer(process.argv.slice(2))
+    .then((code) => {
+      if (code !== null) process.exitCode = code
+      else runBundle()
+    })
+}
 
 // Runs the bundle through V8's code cache (made by `npm run build`): compiling the whole bundle on every start
 // would cost more than everything `harness session path` does. A missing or rejected cache only costs time.

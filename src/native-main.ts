@@ -6,6 +6,6 @@ import { answer } from './cli/fast-entry.js'
  * executable is split into chunks that load on first import, so `session path` and the top-level help never
  * load the command tree.
  */
-const code = process.env.HARNESS_NO_FAST_PATH === '1' ? null : answer(process.argv.slice(2))
+const code = process.env.HARNESS_NO_FAST_PATH === '1' ? null : await answer(process.argv.slice(2))
 if (code !== null) process.exitCode = code
 else await import('./main.js')

@@ -8,6 +8,7 @@ import {
   writeFileAtomic,
 } from '../disk/door.js'
 import { ExternalToolError } from '../errors.js'
+import { selfCommand } from '../runtime.js'
 import { identify, type ProcessIdentity } from './identity.js'
 
 /**
@@ -54,7 +55,6 @@ export function tmuxHost(place: TmuxPlace): RunHost {
   return {
     kind: 'tmux',
     async startSupervisor(env) {
-      const { harnessCommand } = await import('./supervisor.js')
       const { killTmuxSession, newTmuxSession } = await import('./tmux.js')
       const folder = makeTempDir('harness-plan-')
       const planFile = join(folder, 'plan.json')
@@ -64,7 +64,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
           socket: place.socket,
           name: place.session,
           cwd: place.cwd,
-          argv: harnessCommand('__supervise', '--tmux-plan', planFile),
+          argv: selfCommand(['__supervise', '--tmux-plan', planFile]),
           env,
         })
       } catch (error) {

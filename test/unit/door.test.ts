@@ -78,6 +78,12 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
   test('JSON is bounded in depth and its errors never quote the text', () => {
     expect(() => parseJson(`${'['.repeat(200_000)}${']'.repeat(200_000)}`)).toThrow(/nested deeper than 64/)
     expect(parseJson(JSON.stringify({ a: '['.repeat(70) }))).toEqual({ a: '['.repeat(70) })
+    // At the bound and one past it, with objects and arrays mixed, and with brackets in strings beside them.
+    const nested = (n: number) => `${'[{"a":'.repeat(n / 2)}1${'}]'.repeat(n / 2)}`
+    expect(() => parseJson(nested(64))).not.toThrow()
+    expect(() => parseJson(nested(66))).toThrow(/nested deeper than 64 levels \(at character 192\)/)
+    expect(() => parseJson(`["${'{'.repeat(100)}", ${nested(64)}]`)).toThrow(/nested deeper than 64/)
+    expect(parseJson(`["${'{['.repeat(100)}", [[1]]]`)).toEqual(['{['.repeat(100), [[1]]])
     let message = ''
     try {
       parseJson('aws_secret_access_key = AKIASECRET')

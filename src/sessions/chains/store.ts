@@ -13,7 +13,7 @@ import {
 import { asDiskFault, fsyncDir, realFs, replaceFileDurably, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import { uniqueSuffix, withLock } from '../record/lock.js'
-import { PermissionSchema } from '../record/schema.js'
+import { RECORD_PERMISSIONS } from '../record/schema.js'
 import type { RecordSealer } from '../record/seal.js'
 
 /** Like a session id: `<name>.json` is always a plain file name in `.harness/chains/`. */
@@ -27,7 +27,7 @@ export const ChainStepSchema = z.looseObject({
   n: z.number(),
   agent: opt(z.string()),
   model: opt(z.string()),
-  permission: opt(PermissionSchema),
+  permission: opt(z.enum(RECORD_PERMISSIONS)),
   prompt: opt(z.string()),
   extra_args: opt(z.array(z.string())),
   /** The step's session: chosen before it starts, so a crash in between starts it again under the same id. */

@@ -83,6 +83,29 @@ describe('FdWriter, harness output that is not a terminal', () => {
     expect(drainNow(reader).toString()).toBe('after\n')
   })
 
+  test('text that fills the pipe part way through a character: the rest waits as bytes, in order', {
+    tags: ['process'],
+  }, async () => {
+    const { reader, writer } = nonBlockingPipe()
+    const out = new FdWriter(writer)
+    // 'é' is two bytes in UTF-8: with 65,535 single bytes first, the pipe's 64 KiB end inside one.
+    const text = `${'a'.repeat(65_535)}${'é'.repeat(50_000)}`
+    expect(out.write(text)).toBe(false)
+    expect(out.write('end\n')).toBe(false)
+    const drained = new Promise<void>((resolve) => out.once('drain', () => resolve()))
+    let done = false
+    void drained.then(() => {
+      done = true
+    })
+    const got: Buffer[] = []
+    while (!done) {
+      got.push(drainNow(reader))
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    got.push(drainNow(reader))
+    expect(Buffer.concat(got).toString('utf8')).toBe(`${text}end\n`)
+  })
+
   test('a reader that has gone is one EPIPE error, after the write returns; later writes are dropped', {
     tags: ['process'],
   }, async () => {
