@@ -21,8 +21,8 @@ z.config(en())
 
 export const DEFAULT_AGENT = 'claude'
 export const DEFAULT_PERMISSION: Permission = 'supervised'
-export const DEFAULT_WORKTREE_ROOT = '.harness/worktrees'
-export const DEFAULT_CLEANUP_OLDER_THAN = '7d'
+const DEFAULT_WORKTREE_ROOT = '.harness/worktrees'
+const DEFAULT_CLEANUP_OLDER_THAN = '7d'
 
 const NonEmptyStringSchema = z.string().check(z.minLength(1, 'must not be empty'))
 
@@ -56,7 +56,7 @@ const ProviderNameSchema = z
 const PriceSchema = z.number().check(z.nonnegative('a price is 0 or more (USD per million tokens)'))
 
 /** USD per million tokens of one model (docs/budgets.md); cached input tokens cost `input` unless given. */
-export const ModelPricingSchema = z.strictObject({
+const ModelPricingSchema = z.strictObject({
   input: PriceSchema,
   output: PriceSchema,
   cached_input: z.optional(PriceSchema),
@@ -298,7 +298,7 @@ export function cleanupOlderThan(config: HarnessConfig): DurationInput {
   return config.cleanup?.older_than ?? DEFAULT_CLEANUP_OLDER_THAN
 }
 
-export const DEFAULT_CHECKPOINT_INTERVAL = '2m'
+const DEFAULT_CHECKPOINT_INTERVAL = '2m'
 export const DEFAULT_CONTEXT_MAX_BYTES = 16 * 1024
 
 /** `checkpoint.interval` in milliseconds (default 2 minutes; 0 = no interval checkpoints; a bare number is seconds). */

@@ -125,7 +125,7 @@ export class UntrustedConfigError extends HarnessError {
 const SHOWN = 60
 
 /** `worktree.setup = "npm ci"`, `providers.claude.command = "..."`: the settings that run or place things. */
-export function keysThatMatter(bytes: Buffer): string[] {
+function keysThatMatter(bytes: Buffer): string[] {
   let value: unknown
   try {
     value = JSON.parse(bytes.toString('utf8'))

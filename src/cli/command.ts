@@ -2,7 +2,7 @@ import { Command, type HelpContext, Option, type ParseOptions } from 'commander'
 import { collect, type Flag, type Flags, type OfferedValues } from './options.js'
 
 /** commander's option for one declaration, carrying what completion offers. */
-export function commanderOption(key: string, flag: Flag): Option & OfferedValues {
+function commanderOption(key: string, flag: Flag): Option & OfferedValues {
   const option: Option & OfferedValues = new Option(flag.flags, flag.description)
   if (option.attributeName() !== key) {
     throw new Error(

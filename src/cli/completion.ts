@@ -157,7 +157,7 @@ export function renderCompletion(completion: Completion, shell: Shell): string {
   return lines.length ? `${lines.join('\n')}\n` : ''
 }
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const
+const SHELLS = ['bash', 'zsh', 'fish'] as const
 export type Shell = (typeof SHELLS)[number]
 
 /**

@@ -37,7 +37,7 @@ export function limitOf(kind: FileKind | number): number {
 }
 
 /** The deepest nesting a JSON file of harness may have (a record is about 4 levels deep). */
-export const MAX_JSON_DEPTH = 64
+const MAX_JSON_DEPTH = 64
 
 /** A file the door refuses to open: a link, a FIFO, a device, too big. Never quotes the file's bytes. */
 export class UnsafeFileError extends HarnessError {

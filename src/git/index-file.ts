@@ -139,7 +139,7 @@ export function parseIndexSummary(buffer: Buffer, oidBytes: number): IndexSummar
  * The first cache-tree entry is the root: `"" NUL <entries> SP <subtrees> LF [oid]`, entries -1 = invalid.
  * Returns its tree and how many index entries it covers, or null when it is invalid or unreadable.
  */
-export function cacheTreeRoot(tree: Buffer, oidBytes: number): { oid: string; entries: number } | null {
+function cacheTreeRoot(tree: Buffer, oidBytes: number): { oid: string; entries: number } | null {
   const nul = tree.indexOf(0)
   const lf = tree.indexOf(0x0a, nul + 1)
   if (nul !== 0 || lf < 0) return null

@@ -35,7 +35,7 @@ export async function assertGitPlace(place: GitPlace, env: NodeJS.ProcessEnv): P
 }
 
 /** Why git may not run in `place.dir`, or null. */
-export async function gitPlaceProblem(place: GitPlace, env: NodeJS.ProcessEnv): Promise<string | null> {
+async function gitPlaceProblem(place: GitPlace, env: NodeJS.ProcessEnv): Promise<string | null> {
   const repo = real(place.repoDir)
   if (!repo) return `its repository ${place.repoDir} is gone`
   const mainGit = lstatOrNull(join(repo, '.git'))

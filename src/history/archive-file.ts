@@ -37,7 +37,7 @@ export const MEMBER_PATTERN = new RegExp(
 
 const RefSchema = z.object({ ref: z.string(), commit: z.string().check(z.regex(/^[0-9a-f]{40,64}$/)) })
 
-export const ArchivedSessionSchema = z.object({
+const ArchivedSessionSchema = z.object({
   id: z.string().check(z.regex(new RegExp(`^${ID}$`))),
   /** The repository the refs belong to, when the session had one. */
   repo: z.nullable(z.string()),
@@ -60,7 +60,7 @@ const MemberSchema = z.object({
 })
 export type ArchiveMember = z.infer<typeof MemberSchema>
 
-export const ManifestSchema = z.object({
+const ManifestSchema = z.object({
   format: z.literal(ARCHIVE_FORMAT),
   version: z.literal(1),
   created_at: z.string(),
@@ -83,7 +83,7 @@ export class CorruptArchiveError extends HarnessError {
 }
 
 /** The most members an archive may list, and the most bytes its members may add up to (checked before inflating). */
-export const ARCHIVE_LIMITS = { members: 100_000, totalBytes: 64 * 1024 ** 3 } as const
+const ARCHIVE_LIMITS = { members: 100_000, totalBytes: 64 * 1024 ** 3 } as const
 
 /**
  * Packs `staging` (which holds the manifest and the members it lists) into `file`, a new file (exclusive,

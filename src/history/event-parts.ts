@@ -56,7 +56,7 @@ export function errorText(value: unknown): string {
 }
 
 /** The argument that says most about a tool call: its command, path, pattern or query; else its JSON. */
-export function shortArgument(input: unknown): string {
+function shortArgument(input: unknown): string {
   if (typeof input === 'string') return input
   if (!isObj(input)) return input === undefined || input === null ? '' : JSON.stringify(input)
   for (const key of [

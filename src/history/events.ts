@@ -36,7 +36,6 @@ export type { LogEntry, Usage } from './event-parts.js'
 
 /** The event streams whose usage the reader knows: a provider's `headless_output`. */
 export type UsageFormat = HeadlessOutput
-export { shortArgument } from './event-parts.js'
 
 /** A pretty-printed document (gemini's `json` format) is gathered up to this size, then given up as text. */
 const MAX_DOCUMENT_BYTES = 8 * 1024 * 1024

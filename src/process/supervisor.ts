@@ -236,7 +236,7 @@ export function agentExit(
  * Git's location variables: set by a caller (a git hook, `git rebase -x`, a wrapper script), they would point
  * the agent's git at the caller's repository, so its commits would not land on its own branch.
  */
-export const GIT_LOCATION_VARIABLES = [
+const GIT_LOCATION_VARIABLES = [
   'GIT_DIR',
   'GIT_WORK_TREE',
   'GIT_INDEX_FILE',

@@ -6,7 +6,7 @@ import { ExternalToolError, IllegalStateError } from '../errors.js'
  * (`tmux -L harness`), apart from the user's own tmux sessions; `HARNESS_TMUX_SOCKET` names another one (a
  * socket name, or a path when it holds a "/"), which is how tests give every run a private server.
  */
-export const DEFAULT_TMUX_SOCKET = 'harness'
+const DEFAULT_TMUX_SOCKET = 'harness'
 
 /** The socket harness uses, from `HARNESS_TMUX_SOCKET` or the default. */
 export function tmuxSocket(env: NodeJS.ProcessEnv): string {
@@ -20,7 +20,7 @@ export function tmuxSessionName(id: string): string {
 }
 
 /** `-L name` for a socket name, `-S path` for a path. */
-export function socketArgs(socket: string): string[] {
+function socketArgs(socket: string): string[] {
   return socket.includes('/') ? ['-S', socket] : ['-L', socket]
 }
 
@@ -70,7 +70,7 @@ function run(
 }
 
 /** tmux's version line ("tmux 3.3a"), or null when tmux cannot be run. For `doctor` and the --tmux check. */
-export function tmuxVersion(env: NodeJS.ProcessEnv): string | null {
+function tmuxVersion(env: NodeJS.ProcessEnv): string | null {
   const result = spawnSync('tmux', ['-V'], {
     env: tmuxEnv(env),
     encoding: 'utf8',

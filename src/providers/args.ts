@@ -46,7 +46,7 @@ export interface ProvidersConfig {
   providers?: Record<string, ProviderSpec> | undefined
 }
 
-export const DEFAULT_RESUME_PROMPT = 'continue'
+const DEFAULT_RESUME_PROMPT = 'continue'
 const DEFAULT_PROMPT = ['{prompt}']
 
 /**
@@ -134,7 +134,7 @@ export function newAgentSessionId(provider: ResolvedProvider): string | undefine
 }
 
 /** Starts with a letter or digit, so it can never be read as a flag (docs/security.md). */
-export const AGENT_SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
+const AGENT_SESSION_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/
 
 export interface AgentInvocationInput {
   provider: ResolvedProvider
@@ -296,7 +296,7 @@ export function refusalAsRoot(
 const PLACEHOLDER = /\{(prompt|session_id|model|agent_dir|budget)\}/g
 
 /** An amount of USD as a flag's value: plain decimal, at most 6 places (a millionth), no exponent. */
-export function formatBudget(usd: number): string {
+function formatBudget(usd: number): string {
   return String(Math.max(0, Math.floor(usd * 1e6) / 1e6))
 }
 

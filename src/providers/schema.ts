@@ -9,11 +9,11 @@ export type Permission = (typeof PERMISSIONS)[number]
  * folder `.harness/agents/<id>/` (docs/providers.md), made by harness when a token names it; `{budget}` what
  * is left of the session's budget in USD (docs/budgets.md).
  */
-export const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir', 'budget'] as const
+const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir', 'budget'] as const
 export type Placeholder = (typeof PLACEHOLDERS)[number]
 
 /** Formats of agents' headless event streams (one JSON object per line). */
-export const HEADLESS_OUTPUTS = [
+const HEADLESS_OUTPUTS = [
   'claude-stream-json',
   'codex-json',
   'opencode-json',
@@ -25,7 +25,7 @@ export type HeadlessOutput = (typeof HEADLESS_OUTPUTS)[number]
 const PLACEHOLDER_PATTERN = /\{([A-Za-z0-9_]+)\}/g
 
 /** Names of `{…}` tokens in `token` that are not known placeholders (typos such as `{promt}`). */
-export function unknownPlaceholders(token: string): string[] {
+function unknownPlaceholders(token: string): string[] {
   return [...token.matchAll(PLACEHOLDER_PATTERN)]
     .map((m) => m[1] ?? '')
     .filter((name) => !(PLACEHOLDERS as readonly string[]).includes(name))

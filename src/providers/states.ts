@@ -2,7 +2,7 @@
  * What an interactive agent's screen says it is doing (recorded as the session's `state`); `unknown` when the
  * screen matches none of its provider's patterns: a screen nobody has seen is never guessed at.
  */
-export const AGENT_STATES = ['busy', 'waiting', 'idle', 'unknown'] as const
+const AGENT_STATES = ['busy', 'waiting', 'idle', 'unknown'] as const
 export type AgentState = (typeof AGENT_STATES)[number]
 
 /**
@@ -123,7 +123,7 @@ export const STATE_PATTERNS: Record<string, StatePatterns> = {
  * A provider without patterns of its own: a question asked the common ways, and the common busy hints. No
  * idle sign is common to all agents, so whatever else such a screen shows is `unknown`.
  */
-export const FALLBACK_PATTERNS: StatePatterns = {
+const FALLBACK_PATTERNS: StatePatterns = {
   waiting: ['(do you want|would you like|allow|proceed)[^\\n]*\\?[\\s\\S]*(yes|\\[y/n\\]|\\(y/n\\))'],
   busy: [...INTERRUPT_HINTS],
   idle: [],

@@ -10,7 +10,7 @@ import { renderLogEntry, renderRunHeader } from './log.js'
  * first MAX_LINE_BYTES and a note of how much more it had (`logs --raw` prints the file as written), and the
  * rest is counted, never held, whatever its length. An event of the agents' streams is far smaller.
  */
-export const MAX_LINE_BYTES = 1024 * 1024
+const MAX_LINE_BYTES = 1024 * 1024
 
 /**
  * Turns a log's bytes, fed in order (as `logs` and `logs -f` read them), into readable text: each run's events

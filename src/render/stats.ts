@@ -3,7 +3,7 @@ import { escapeControls, formatCost } from './log.js'
 import { elapsed, relativeTime } from './time.js'
 
 /** 1536 → "1.5 KiB". */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
   let value = bytes
   let unit = 0

@@ -10,7 +10,7 @@ export function relativeTime(iso: string | null | undefined, now: Date = new Dat
 }
 
 /** The largest whole unit: 45s, 12m, 3h, 5d, 7w, 2y. */
-export function shortDuration(ms: number): string {
+function shortDuration(ms: number): string {
   const s = Math.floor(ms / 1000)
   if (s < 60) return `${s}s`
   const m = Math.floor(s / 60)

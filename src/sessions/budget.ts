@@ -185,7 +185,7 @@ export function resumeBudget(
  * An amount as `--budget` takes it in a line to paste: no `$`, which a shell would expand (`--budget $1.21`
  * becomes `--budget .21` in bash).
  */
-export function budgetArg(usd: number): string {
+function budgetArg(usd: number): string {
   return formatUsd(usd).slice(1)
 }
 

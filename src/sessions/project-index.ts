@@ -16,7 +16,7 @@ interface IndexFile {
 }
 
 /** `$XDG_STATE_HOME/harness/projects.json`. */
-export function projectIndexFile(env: NodeJS.ProcessEnv): string {
+function projectIndexFile(env: NodeJS.ProcessEnv): string {
   return join(userStateDir(env), 'projects.json')
 }
 

@@ -164,7 +164,7 @@ export function pagerFrame(p: PagerFrame): Line[] {
 }
 
 /** An offset that shows a full page where there is one. */
-export function clampOffset(offset: number, total: number, rows: number): number {
+function clampOffset(offset: number, total: number, rows: number): number {
   return Math.max(0, Math.min(offset, total - rows))
 }
 

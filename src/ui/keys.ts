@@ -134,8 +134,8 @@ export interface NewForm {
   host: number
 }
 
-export const FORM_FIELDS: NewForm['field'][] = ['agent', 'task', 'backend', 'host']
-export const HOSTS: NewSession['host'][] = ['detached', 'tmux']
+const FORM_FIELDS: NewForm['field'][] = ['agent', 'task', 'backend', 'host']
+const HOSTS: NewSession['host'][] = ['detached', 'tmux']
 
 export function newForm(agents: string[], preferred = 'claude'): NewForm {
   return { field: 'task', agent: Math.max(0, agents.indexOf(preferred)), task: '', backend: 0, host: 0 }

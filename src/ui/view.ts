@@ -6,8 +6,8 @@ import type { DashboardDetail, DashboardSession } from './port.js'
 // fit, the state text, the filter, the header and footer. The Ink components only put these lines on screen.
 
 /** Below this the dashboard says the terminal is too small instead of drawing a list nobody can read. */
-export const MIN_COLUMNS = 40
-export const MIN_ROWS = 10
+const MIN_COLUMNS = 40
+const MIN_ROWS = 10
 
 export interface Size {
   columns: number

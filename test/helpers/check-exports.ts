@@ -11,7 +11,7 @@ function* sourceFiles(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) yield* sourceFiles(path)
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) yield path
+    else if (/\.(ts|mjs|cjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) yield path
   }
 }
 
@@ -45,13 +45,21 @@ export const NOT_YET_CALLED: Record<string, string> = {
   'sessions/backends/slurm/index.ts: slurmEngine': 'the Slurm engine, put behind the backend seam next',
 }
 
-/** `file: name` of every value exported by a module under `srcDir` that nothing under `srcDir` uses. */
-export function exportsUsedNowhere(srcDir: string): string[] {
-  const exported: { file: string; name: string }[] = []
-  const used = new Set<string>()
-  for (const path of sourceFiles(srcDir)) {
-    const file = relative(srcDir, path).split(sep).join('/')
+interface Module {
+  file: string
+  exported: string[]
+  /** Every name the module reads or calls (importing or re-exporting a name is not using it). */
+  used: Set<string>
+}
+
+/** Each module under `dir`, by its path relative to `dir`: what it exports and what names it uses. */
+function scan(dir: string): Module[] {
+  const modules: Module[] = []
+  for (const path of sourceFiles(dir)) {
+    const file = relative(dir, path).split(sep).join('/')
     const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true)
+    const exported: string[] = []
+    const used = new Set<string>()
     for (const statement of source.statements) {
       if (!isExported(statement)) continue
       if (
@@ -60,24 +68,69 @@ export function exportsUsedNowhere(srcDir: string): string[] {
           ts.isEnumDeclaration(statement)) &&
         statement.name
       ) {
-        exported.push({ file, name: statement.name.text })
+        exported.push(statement.name.text)
       } else if (ts.isVariableStatement(statement)) {
         for (const declaration of statement.declarationList.declarations) {
-          if (ts.isIdentifier(declaration.name)) exported.push({ file, name: declaration.name.text })
+          if (ts.isIdentifier(declaration.name)) exported.push(declaration.name.text)
         }
       }
     }
     const visit = (node: ts.Node): void => {
-      // Importing or re-exporting a name is not using it: calling or reading it is.
       if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return
       if (ts.isIdentifier(node) && !isDeclaredName(node)) used.add(node.text)
       ts.forEachChild(node, visit)
     }
     visit(source)
+    modules.push({ file, exported, used })
   }
-  return exported
-    .filter(({ name }) => !used.has(name))
-    .map(({ file, name }) => `${file}: ${name}`)
+  return modules
+}
+
+/** `file: name` of every value exported by a module under `srcDir` that nothing under `srcDir` uses. */
+/**
+ * Exports used only in their own module, left to the rooms another change is rewriting (the backends, stop
+ * and recover, the run's start): the list may only shrink, and an entry that no longer names such an export
+ * fails the check, so it goes when its room is done.
+ */
+export const HOME_ONLY_IN_FLIGHT: string[] = [
+  'sessions/backends/container/backend.ts: containerFolder',
+  'sessions/backends/container/backend.ts: engineOf',
+  'sessions/backends/container/engine.ts: ENGINES',
+  'sessions/backends/container/engine.ts: engineDetail',
+  'sessions/backends/settle.ts: settlementOf',
+  'sessions/backends/slurm/run.ts: SEND_BACK_SECONDS',
+  'sessions/backends/slurm/spool.ts: sessionSpoolDir',
+  'sessions/backends/slurm/tools.ts: SLURM_DEADLINES',
+  'sessions/backends/slurm/tools.ts: slurmDetail',
+  'sessions/control/control.ts: WaitTimeoutError',
+  'sessions/run/launch.ts: foregroundExit',
+]
+
+export function exportsUsedNowhere(srcDir: string): string[] {
+  const modules = scan(srcDir)
+  const used = new Set(modules.flatMap((module) => [...module.used]))
+  return modules
+    .flatMap(({ file, exported }) =>
+      exported.filter((name) => !used.has(name)).map((name) => `${file}: ${name}`),
+    )
+    .filter((entry) => !(entry in NOT_YET_CALLED))
+    .sort()
+}
+
+/**
+ * `file: name` of every value a module under `srcDir` exports but only its own module uses: the export is
+ * noise (the name belongs inside its module). A use from another module under `srcDir` or from a file under
+ * one of `otherDirs` (the tests, the benches) counts.
+ */
+export function exportsUsedOnlyAtHome(srcDir: string, otherDirs: string[]): string[] {
+  const modules = scan(srcDir)
+  const everyModule = [...modules, ...otherDirs.flatMap((dir) => scan(dir))]
+  return modules
+    .flatMap((home) =>
+      home.exported
+        .filter((name) => everyModule.every((module) => module === home || !module.used.has(name)))
+        .map((name) => `${home.file}: ${name}`),
+    )
     .filter((entry) => !(entry in NOT_YET_CALLED))
     .sort()
 }

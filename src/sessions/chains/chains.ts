@@ -36,7 +36,6 @@ export {
   type ChainStepView,
   type ChainView,
   chainStatus,
-  chainView,
   listChains,
   openChains,
   type RunnerLiveness,

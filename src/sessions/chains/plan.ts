@@ -20,7 +20,7 @@ export interface StepState {
   session: StepSession | null
 }
 
-export function stepStatus(step: ChainStep, session: StepSession | null): StepStatus {
+function stepStatus(step: ChainStep, session: StepSession | null): StepStatus {
   if (!step.session_id) return 'PENDING'
   if (!session) return step.completed_at ? 'COMPLETED' : step.adopted ? 'MISSING' : 'PENDING'
   return session.status

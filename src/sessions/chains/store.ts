@@ -17,13 +17,13 @@ import { RECORD_PERMISSIONS } from '../record/schema.js'
 import type { RecordSealer } from '../record/seal.js'
 
 /** Like a session id: `<name>.json` is always a plain file name in `.harness/chains/`. */
-export const CHAIN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+const CHAIN_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
 
 const TimeSchema = z.iso.datetime({ offset: true })
 const opt = <T extends z.core.SomeType>(schema: T) => z.optional(z.nullable(schema))
 
 /** One step: a prompt for a new session, or an existing session adopted with `--session`. */
-export const ChainStepSchema = z.looseObject({
+const ChainStepSchema = z.looseObject({
   n: z.number(),
   agent: opt(z.string()),
   model: opt(z.string()),
@@ -46,7 +46,7 @@ export type ChainStep = z.infer<typeof ChainStepSchema>
  * The process that runs the chain, recorded like a supervisor (docs/development/design.md, "Process
  * identity").
  */
-export const ChainRunnerSchema = z.looseObject({
+const ChainRunnerSchema = z.looseObject({
   pid: z.number(),
   start_time: opt(z.string()),
   hostname: opt(z.string()),
@@ -57,7 +57,7 @@ export const ChainRunnerSchema = z.looseObject({
 })
 export type ChainRunner = z.infer<typeof ChainRunnerSchema>
 
-export const ChainSchema = z.looseObject({
+const ChainSchema = z.looseObject({
   name: z.string(),
   schema_version: opt(z.number()),
   rev: opt(z.number()),
@@ -80,7 +80,7 @@ export class ChainNotFoundError extends HarnessError {
   }
 }
 
-export class CorruptChainError extends HarnessError {
+class CorruptChainError extends HarnessError {
   constructor(path: string, reason: string) {
     super(
       'CORRUPT_CHAIN',

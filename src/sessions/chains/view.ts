@@ -106,7 +106,7 @@ export function statesOf(chain: Chain, sessions: Map<string, SessionView | null>
   return stepStates(chain, (id) => (sessions.get(id) as StepSession | null | undefined) ?? null)
 }
 
-export function chainView(chain: Chain, states: StepState[], liveness: RunnerLiveness | null): ChainView {
+function chainView(chain: Chain, states: StepState[], liveness: RunnerLiveness | null): ChainView {
   const alive = liveness === 'running'
   const next = nextStep(states)
   return {

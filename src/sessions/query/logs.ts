@@ -5,7 +5,7 @@ import { logPathFor } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from './query.js'
 
-export class NoLogError extends HarnessError {
+class NoLogError extends HarnessError {
   constructor(id: string, path: string) {
     super(
       'NO_LOG',

@@ -83,14 +83,14 @@ export function sortSessions<T extends SortKeys>(views: T[], sort: 'created' | '
  * the first keeps only each record's sort keys, the second reads, validates and yields the records one at a
  * time in order. 10,000 records as harness writes them are about 32 MB.
  */
-export const IN_MEMORY_LISTING = 20_000
-export const IN_MEMORY_LISTING_BYTES = 48 * 1024 * 1024
+const IN_MEMORY_LISTING = 20_000
+const IN_MEMORY_LISTING_BYTES = 48 * 1024 * 1024
 /**
  * The most record text one listing reads, both passes together (docs/security.md, "Limits at write time"):
  * 100,000 records as harness writes them read about 640 MB. Records past it are not read, and a warning says
  * how many; the rest still show.
  */
-export const LISTING_READ_BYTES = 1024 * 1024 * 1024
+const LISTING_READ_BYTES = 1024 * 1024 * 1024
 
 /** The sessions of a listing, in order, produced one at a time (`--json` prints them as they come). */
 export async function* listSessions(ctx: SessionEnv, filters: ListFilters): AsyncGenerator<SessionView> {

@@ -45,7 +45,7 @@ const addNullable = (a: number | null, b: unknown): number | null =>
  * Totals over a project's sessions (pure: records in, figures out). `isForeign` says which records harness did
  * not seal; the disk figures are measured separately.
  */
-export function summarize(
+function summarize(
   records: readonly SessionRecord[],
   options: { corrupt: number; now: Date; isForeign?: (record: SessionRecord) => boolean },
 ): Omit<SessionStats, 'disk'> {
@@ -122,7 +122,7 @@ export function summarize(
 }
 
 /** Sum of the sizes of the files under `path` (not following symlinks; a symlink counts its own size). */
-export function treeBytes(path: string): number {
+function treeBytes(path: string): number {
   const stat = lstatOrNull(path)
   if (!stat) return 0
   if (!stat.isDirectory()) return stat.size

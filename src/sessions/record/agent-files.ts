@@ -3,7 +3,7 @@ import { ensureDir, lstatOrNull, removeHeldSync } from '../../disk/door.js'
 import { IllegalStateError } from '../../errors.js'
 
 /** `.harness/agents/`: files harness owns for the agents of sessions (docs/providers.md). */
-export function agentsRoot(harnessDir: string): string {
+function agentsRoot(harnessDir: string): string {
   return join(harnessDir, 'agents')
 }
 

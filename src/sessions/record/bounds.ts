@@ -14,14 +14,14 @@ import type { SessionRecord } from './schema.js'
 /** A prompt longer than this (UTF-8 bytes) is kept in `<id>.prompt` beside the record, not in it. */
 export const PROMPT_INLINE_BYTES = 16 * 1024
 /** What the record keeps of such a prompt, for lists and tables: its first characters. */
-export const PROMPT_PREVIEW_CHARS = 1000
+const PROMPT_PREVIEW_CHARS = 1000
 /** The most a prompt may be at all (a piped one included): past it a run is refused, nothing written. */
 export const PROMPT_MAX_BYTES = 16 * 1024 * 1024
 /** A run's argument longer than this is recorded clipped (the prompt, in full, has its own file). */
 export const ARG_INLINE_CHARS = 4096
 /** `files_modified` keeps at most this many paths, and this many bytes of them; the rest is only counted. */
 export const FILES_KEPT = 1000
-export const FILES_KEPT_BYTES = 256 * 1024
+const FILES_KEPT_BYTES = 256 * 1024
 
 /** The record would not be readable once written: nothing is written, the old record stays as it was. */
 export class RecordTooBigError extends HarnessError {

@@ -47,7 +47,7 @@ export const TIMEOUT_EXIT_CODE = 124
  * The stop_reason of a run interrupted by the signal the supervisor received (docs/development/design.md,
  * "Interrupts").
  */
-export function interruptReason(signal: string): string {
+function interruptReason(signal: string): string {
   if (signal === 'SIGINT') return 'interrupt'
   if (signal === 'SIGHUP') return 'hangup'
   if (signal === 'SIGTERM') return 'terminated'

@@ -13,10 +13,10 @@ import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 
 /** `cleanup.auto` when the config says nothing. */
-export const DEFAULT_AUTO_CLEANUP = '30d'
+const DEFAULT_AUTO_CLEANUP = '30d'
 /** In `.harness/`, not in `logs/`, where a session named `auto-cleanup` would own that name (docs/history.md). */
-export const AUTO_CLEANUP_LOG = 'auto-cleanup.log'
-export const AUTO_CLEANUP_STAMP = 'auto-cleanup.stamp'
+const AUTO_CLEANUP_LOG = 'auto-cleanup.log'
+const AUTO_CLEANUP_STAMP = 'auto-cleanup.stamp'
 const DAY_MS = 24 * 60 * 60 * 1000
 /** A claim older than this was left by a process that died while it held it. */
 const STALE_CLAIM_MS = 60 * 1000
@@ -30,7 +30,7 @@ export function autoCleanupOffByEnv(env: NodeJS.ProcessEnv): boolean {
 }
 
 /** The threshold auto cleanup uses, or null when `cleanup.auto` is false. */
-export function autoCleanupThreshold(config: HarnessConfig): string | null {
+function autoCleanupThreshold(config: HarnessConfig): string | null {
   const auto = config.cleanup?.auto
   if (auto === false) return null
   return durationText(auto ?? DEFAULT_AUTO_CLEANUP, 'd')
@@ -55,7 +55,7 @@ function isDue(path: string, now: number): boolean {
  * Takes today's turn: true at most once a day per project, even when runs start at the same moment (an
  * exclusive claim file decides; whoever loses it skips). The stamp records when the turn was taken.
  */
-export function claimAutoCleanup(harnessDir: string, now: Date = new Date()): boolean {
+function claimAutoCleanup(harnessDir: string, now: Date = new Date()): boolean {
   const stamp = join(harnessDir, AUTO_CLEANUP_STAMP)
   if (!isDue(stamp, now.getTime())) return false
   const claim = `${stamp}.claim`

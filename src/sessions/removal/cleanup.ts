@@ -347,7 +347,7 @@ export function reportResult(
   return undefined
 }
 
-export function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {
+function removedSession(plan: SessionPlan, forced: boolean, log: string | null): RemovedSession {
   const { record } = plan
   return {
     id: record.id,

@@ -17,7 +17,7 @@ import type { PrunedItem, PrunedKind, PruneReport } from './report.js'
 import { baseBranchOf, isEmptyDir } from './session-plan.js'
 
 /** How recent an orphan may be and still be left alone by default: a run still setting up has no record yet. */
-export const DEFAULT_PRUNE_OLDER_THAN = '1h'
+const DEFAULT_PRUNE_OLDER_THAN = '1h'
 
 export interface PruneOptions {
   olderThan?: { text: string; ms: number }
@@ -114,7 +114,7 @@ export function emptyPruneReport(
 }
 
 /** Why something younger than --older-than stays: a harness run still setting up has no record yet. */
-export function tooRecent(what: string, olderThan: string): KeepReason {
+function tooRecent(what: string, olderThan: string): KeepReason {
   return {
     code: 'TOO_RECENT',
     kind: 'blocked',

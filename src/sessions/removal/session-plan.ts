@@ -237,7 +237,7 @@ function mergeTargets(record: SessionRecord, repo: RepoView): string[] {
  * A new per-session artefact (checkpoint refs, the agent's own folder) is added here, in the order that keeps
  * an interrupted removal recoverable.
  */
-export function sessionArtefacts(plan: SessionPlan): RemovalStep[] {
+function sessionArtefacts(plan: SessionPlan): RemovalStep[] {
   const steps: RemovalStep[] = []
   const repo = plan.repo
   if (plan.worktree && repo) {

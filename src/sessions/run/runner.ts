@@ -58,7 +58,7 @@ export interface RunResult {
 }
 
 /** A run entry as first written: the supervisor is known, the agent not yet. */
-export function newRun(
+function newRun(
   n: number,
   kind: 'start' | 'resume',
   supervisor: ProcessIdentity,
@@ -390,7 +390,7 @@ export async function runInBackground(
 }
 
 /** How long a live supervisor may take to start the agent before the launcher gives up on it. */
-export const AGENT_START_DEADLINE_MS = 120_000
+const AGENT_START_DEADLINE_MS = 120_000
 
 /**
  * Waits until the record holds the agent's pid or the run ended. The supervisor's death is checked before the

@@ -145,7 +145,7 @@ const SHARED_GIT_LOCK = '_git-worktrees.lock'
  * it fail (parallel runs failed each other at random, exit 5). Only the git step is held, never the set-up
  * command or the run, so the wait is short; a holder that died is found dead and its lock broken at once.
  */
-export async function sharedGitStep<T>(sessionsDir: string, fn: () => Promise<T>): Promise<T> {
+async function sharedGitStep<T>(sessionsDir: string, fn: () => Promise<T>): Promise<T> {
   const { withLock } = await import('../record/lock.js')
   return withLock(
     join(sessionsDir, SHARED_GIT_LOCK),
@@ -162,7 +162,7 @@ const SHARED_GIT_PATIENCE_MS = 300_000
  * loser's failed `git worktree add` would roll back, that is remove, the winner's worktree. A second command
  * is refused at once (exit 4); a lock left by a dead command is broken.
  */
-export async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
+async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T>): Promise<T> {
   const claim = await claimSetUp(sessionsDir, id)
   try {
     return await fn()

@@ -40,7 +40,7 @@ export interface TakenCheckpoint {
 }
 
 /** The folder a session's checkpoints are taken from; a session outside git or without its worktree has none. */
-export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
+function checkpointDir(session: VerifiedSession<SessionRecord>): string {
   if (!session.base_commit) {
     throw new IllegalStateError(
       `session "${session.id}" has no checkpoints: it did not run in a git repository with commits`,
@@ -76,7 +76,7 @@ export function checkpointDir(session: VerifiedSession<SessionRecord>): string {
 export const MAX_INTERVAL_CHECKPOINTS = 200
 
 /** The checkpoint a new one folds into (the newest, past the cap), or null when it is added. */
-export function foldsInto(existing: readonly Checkpoint[], trigger: CheckpointTrigger): Checkpoint | null {
+function foldsInto(existing: readonly Checkpoint[], trigger: CheckpointTrigger): Checkpoint | null {
   const last = existing[existing.length - 1]
   if (trigger !== 'interval' || last?.trigger !== 'interval') return null
   let interval = 0
@@ -180,7 +180,7 @@ function defaultMessage(trigger: CheckpointTrigger, n: number): string {
 }
 
 /** A checkpoint of a session by its number (as `session checkpoints` lists them). */
-export function findCheckpoint(session: SessionRecord, nText: string | number): Checkpoint {
+function findCheckpoint(session: SessionRecord, nText: string | number): Checkpoint {
   const n = typeof nText === 'number' ? nText : Number(nText)
   if (!Number.isInteger(n) || n < 0 || (typeof nText === 'string' && !/^\d+$/.test(nText))) {
     throw new UsageError(

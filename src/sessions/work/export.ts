@@ -7,7 +7,7 @@ import { type LogSink, sessionLog, streamLog } from '../query/logs.js'
 import { getSession, withFullPrompt } from '../query/query.js'
 
 /** How many lines of the readable log an export ends with. */
-export const EXPORT_LOG_LINES = 40
+const EXPORT_LOG_LINES = 40
 
 export interface ExportedRun {
   n: number
@@ -166,7 +166,7 @@ async function changesOf(
 }
 
 /** The most characters of one log line an export keeps: one huge line must not cost its size in memory. */
-export const EXPORT_LINE_CHARS = 4000
+const EXPORT_LINE_CHARS = 4000
 
 function clipLine(line: string): string {
   if (line.length <= EXPORT_LINE_CHARS) return line

@@ -54,7 +54,7 @@ export interface MergeResult {
 }
 
 /** A merge refused for a reason that --dry-run would have listed: exit 4. */
-export class MergeRefusedError extends IllegalStateError {
+class MergeRefusedError extends IllegalStateError {
   constructor(refusal: MergeRefusal, details?: string[]) {
     super(refusal.message, refusal.hint, refusal.code)
     if (details) this.details = details
