@@ -7,7 +7,7 @@ import { SEAL_PROBLEM_TEXT, type SealProblem } from '../sessions/record/seal.js'
 import { formatCost, formatUsage } from './log.js'
 import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
-import { type Colour, paint, plural } from './text.js'
+import { type Colour, paint, plural, STATUS_COLOURS } from './text.js'
 import { elapsed, relativeTime } from './time.js'
 
 export interface RenderOptions {
@@ -26,14 +26,6 @@ export function projectLabel(dir: string, home: string | undefined): string {
     return `~${dir.slice(home.replace(/\/+$/, '').length)}`
   }
   return dir
-}
-
-const STATUS_COLOURS: Record<string, Colour> = {
-  RUNNING: 'cyan',
-  PAUSED: 'yellow',
-  COMPLETED: 'green',
-  FAILED: 'red',
-  KILLED: 'magenta',
 }
 
 /** "RUNNING", "RUNNING (orphaned)" when liveness is anything but running, "COMPLETED (foreign)" if unsealed. */

@@ -32,6 +32,15 @@ export function truncate(text: string, width: number): string {
 const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90, bold: 1 } as const
 export type Colour = keyof typeof CODES
 
+/** A status's colour, in a listing and in the dashboard. */
+export const STATUS_COLOURS: Record<string, Colour & ('cyan' | 'yellow' | 'green' | 'red' | 'magenta')> = {
+  RUNNING: 'cyan',
+  PAUSED: 'yellow',
+  COMPLETED: 'green',
+  FAILED: 'red',
+  KILLED: 'magenta',
+}
+
 export function paint(text: string, colour: Colour | undefined, enabled: boolean): string {
   if (!enabled || !colour) return text
   return `\u001b[${CODES[colour]}m${text}\u001b[0m`

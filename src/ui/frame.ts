@@ -1,3 +1,4 @@
+import { STATUS_COLOURS } from '../render/text.js'
 import type { DashboardDetail, DashboardSession } from './port.js'
 import {
   type Column,
@@ -38,13 +39,6 @@ export interface Message {
   error: boolean
 }
 
-const STATUS_COLOURS: Record<string, Colour> = {
-  RUNNING: 'cyan',
-  PAUSED: 'yellow',
-  COMPLETED: 'green',
-  FAILED: 'red',
-  KILLED: 'magenta',
-}
 const STATE_COLOURS: Record<string, Colour> = {
   waiting: 'yellow',
   busy: 'cyan',

@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest'
 import { isAlive } from '../helpers/agents.js'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
+import { nestedRepoWithFilter } from '../helpers/hostile.js'
 import { readRecord } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
@@ -28,34 +29,11 @@ interface Record {
   runs: { pid: number | null; supervisor_pid: number | null }[]
 }
 
-/**
- * An agent's script that commits a nested repository (a gitlink) whose own config defines a clean filter and an
- * fsmonitor that write `pwned`, named by its `.gitattributes`, then leaves its file with a new mtime so that any
- * `git status` inside it would run the filter.
- */
-function nestedRepoWithFilter(pwned: string): string {
-  return [
-    'git init -q vendor/lib',
-    'cd vendor/lib',
-    `git config filter.evil.clean "sh -c 'echo clean >> ${pwned}; cat'"`,
-    `git config core.fsmonitor "sh -c 'echo fsmonitor >> ${pwned}'"`,
-    "echo '* filter=evil' > .gitattributes",
-    'echo one > a.txt',
-    'git -c filter.evil.clean=cat -c core.fsmonitor=false add -A',
-    'git -c filter.evil.clean=cat -c core.fsmonitor=false commit -q -m nested',
-    'cd ../..',
-    'git -c core.fsmonitor=false add vendor/lib 2>/dev/null',
-    'git -c core.fsmonitor=false commit -q -m "a nested repository"',
-    'touch -d "2001-01-01 00:00:00" vendor/lib/a.txt',
-    'echo loose > loose.txt',
-  ].join('\n')
-}
-
 describe('a nested repository an agent committed never runs its config on the host', () => {
   test('run end, checkpoint, diff, merge and cleanup: no clean filter, no fsmonitor of its own runs', async () => {
     const repo = tmpGitRepo()
     const pwned = join(tmpDir(), 'pwned')
-    const session = await finishedSession(repo, nestedRepoWithFilter(pwned))
+    const session = await finishedSession(repo, `${nestedRepoWithFilter(pwned)}\necho loose > loose.txt`)
     const id = session.id as string
     expect(existsSync(pwned)).toBe(false)
     const record = readRecord<Record & { files_modified?: string[] }>(repo.dir, id)

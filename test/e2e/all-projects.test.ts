@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
-import { recordPath, type SessionJson, writeRecord } from '../helpers/sessions.js'
+import { goneRun, recordPath, type SessionJson, writeRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
 /** `session list --all-projects` over the user's index of projects (issue 37). */
@@ -82,17 +82,7 @@ describe('session list --all-projects', () => {
       id: 'stale001',
       status: 'RUNNING',
       completed_at: null,
-      runs: [
-        {
-          n: 1,
-          kind: 'start',
-          pid: 999_999_990,
-          pid_start_time: '1',
-          supervisor_pid: 999_999_991,
-          supervisor_start_time: '1',
-          started_at: '2026-09-24T18:00:00.000Z',
-        },
-      ],
+      runs: [goneRun('2026-09-24T18:00:00.000Z')],
     })
     const before = readFileSync(stale, 'utf8')
     const list = json<Listed[]>(

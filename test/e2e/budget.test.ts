@@ -98,14 +98,7 @@ describe('run --budget / resume --budget', () => {
     const agents = fakeAgents(repo.dir, repo.env, {
       stream: { kind: 'claude', step: 0.1, everyMs: 30, honorBudget: true },
     })
-    const run = await cli(['run', '-a', 'claude', '--json', '--budget', '0.25', 'add tests'], {
-      cwd: repo.dir,
-      env: agents.env,
-    })
-    expect(run.exitCode, run.stderr).toBe(6)
-    const record = json<Rec>(run)
-    expect(record.status).toBe('PAUSED')
-    expect(record.stop_reason).toBe('budget')
+    const record = await pausedAtBudget(repo.dir, agents.env, '0.25')
     expect(record.exit_code).toBeNull()
     expect(agents.entries().find((e) => e.event === 'exit')).toMatchObject({ code: 1 })
     expect(record.cost?.estimated_cost_usd).toBeCloseTo(0.3, 6)
@@ -123,14 +116,7 @@ describe('run --budget / resume --budget', () => {
       stream: { kind: 'claude', step: 0.1, everyMs: 30, steps: 40 },
       output: forged,
     })
-    const run = await cli(['run', '-a', 'claude', '--json', '--budget', '0.35', 'add tests'], {
-      cwd: repo.dir,
-      env: agents.env,
-    })
-    expect(run.exitCode, run.stderr).toBe(6)
-    const record = json<Rec>(run)
-    expect(record.status).toBe('PAUSED')
-    expect(record.stop_reason).toBe('budget')
+    const record = await pausedAtBudget(repo.dir, agents.env, '0.35')
     expect(record.cost?.estimated_cost_usd ?? 0).toBeGreaterThanOrEqual(0.35)
     for (const value of Object.values(record.runs[0]?.usage ?? {})) {
       if (typeof value === 'number') expect(value).toBeGreaterThanOrEqual(0)
@@ -210,3 +196,13 @@ describe('run --budget / resume --budget', () => {
     expect(json(list)).toEqual([])
   })
 })
+
+/** A foreground claude run in `dir` with `budget`, which must end PAUSED at its budget (exit 6): its record. */
+async function pausedAtBudget(dir: string, env: NodeJS.ProcessEnv, budget: string): Promise<Rec> {
+  const run = await cli(['run', '-a', 'claude', '--json', '--budget', budget, 'add tests'], { cwd: dir, env })
+  expect(run.exitCode, run.stderr).toBe(6)
+  const record = json<Rec>(run)
+  expect(record.status).toBe('PAUSED')
+  expect(record.stop_reason).toBe('budget')
+  return record
+}

@@ -15,6 +15,7 @@ import { describe, expect, test } from 'vitest'
 import { containerMounts } from '../../src/sessions/backends/container/mounts.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { sessionContainers, TEST_IMAGE, usableEngine } from '../helpers/containers.js'
+import { nestedRepoWithFilter } from '../helpers/hostile.js'
 import { readRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { canMount, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
@@ -116,20 +117,7 @@ describe.skipIf(!usable.engine)('the container boundary (podman)', () => {
   test('a nested repository committed inside, with its own clean filter: it never runs on the host (run end, checkpoint, diff, merge, cleanup)', async () => {
     const repo = containerRepo()
     const pwned = join(tmpDir(), 'pwned')
-    const script = [
-      'git init -q vendor/lib',
-      'cd vendor/lib',
-      `git config filter.evil.clean "sh -c 'echo clean >> ${pwned}; cat'"`,
-      `git config core.fsmonitor "sh -c 'echo fsmonitor >> ${pwned}'"`,
-      "echo '* filter=evil' > .gitattributes",
-      'echo one > a.txt',
-      'git -c filter.evil.clean=cat -c core.fsmonitor=false add -A',
-      'git -c filter.evil.clean=cat -c core.fsmonitor=false commit -q -m nested',
-      'cd ../..',
-      'git -c core.fsmonitor=false add vendor/lib 2>/dev/null',
-      'git -c core.fsmonitor=false commit -q -m "a nested repository"',
-      'touch -d "2001-01-01 00:00:00" vendor/lib/a.txt',
-    ].join('\n')
+    const script = nestedRepoWithFilter(pwned)
     const result = await run(repo, script)
     expect(result.exitCode, result.stderr).toBe(0)
     const record = json<Record>(result)

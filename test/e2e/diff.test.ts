@@ -1,18 +1,11 @@
 import { describe, expect, test } from 'vitest'
+import type { SessionDiff } from '../../src/sessions/work/diff.js'
 import { cli, json } from '../helpers/cli.js'
 import { finishedSession } from '../helpers/finished-session.js'
 import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
-interface DiffJson {
-  id: string
-  base_commit: string
-  source: 'worktree' | 'branch'
-  files: string[]
-  diff?: string
-  stat?: string
-  worktree: string | null
-  branch: string | null
-}
+/** What `session diff --json` prints. */
+type DiffJson = SessionDiff
 
 const WORK = [
   'printf "committed\\n" > committed.txt && git add committed.txt && git commit -qm committed',

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { hostFacts } from '../../src/process/identity.js'
 import { cli, json } from '../helpers/cli.js'
-import { writeRecord } from '../helpers/sessions.js'
+import { goneRun, writeRecord } from '../helpers/sessions.js'
 import { isolatedEnv } from '../helpers/tmp.js'
 import { canMount, fillDisk, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 
@@ -75,18 +75,7 @@ describe.skipIf(!canMount)('disk faults on a real small file system (mounts a tm
       worktree_dir: dir,
       is_worktree: false,
       created_at: started,
-      runs: [
-        {
-          n: 1,
-          kind: 'start',
-          pid: 999_999_990,
-          pid_start_time: '1',
-          supervisor_pid: 999_999_991,
-          supervisor_start_time: '1',
-          started_at: started,
-          ...hostFacts(),
-        },
-      ],
+      runs: [goneRun(started, { ...hostFacts() })],
     })
     const before = readFileSync(path)
     execFileSync('mount', ['-o', 'remount,ro', mnt])

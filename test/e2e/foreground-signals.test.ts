@@ -1,18 +1,17 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, watch } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { FileLock } from '../../src/sessions/record/lock.js'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { readRecords, writeProjectConfig } from '../helpers/sessions.js'
-import { tmpDir, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
-import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+import { tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
+import { shellQuote, tmuxServer, waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
-const tmux = new TmuxServer(tmpDir())
-afterAll(() => tmux.stop())
+const tmux = tmuxServer()
 
 const H = shellQuote(HARNESS_BIN)
 
@@ -212,14 +211,7 @@ describe('foreground signals', () => {
       worktree: { setup: `echo $$ > ${shellQuote(left)}; touch ${shellQuote(marker)}; sleep 30` },
     })
     const agents = fakeAgents(repo.home, repo.env)
-    const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
-      cwd: repo.dir,
-      env: agents.env,
-      stdio: 'ignore',
-    })
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.on('exit', (c, s) => resolve([c, s])),
-    )
+    const { child, exited } = backgroundRun(repo.dir, agents.env)
     await waitFor('the setup to start', () => existsSync(marker))
     child.kill('SIGQUIT')
     const [code, signal] = await exited
@@ -242,14 +234,7 @@ describe('foreground signals', () => {
     const setup = `(trap "" TERM; exec sleep 30) & echo $! > ${shellQuote(left)}; touch ${shellQuote(marker)}; wait`
     writeProjectConfig(repo.dir, repo.env, { worktree: { setup } })
     const agents = fakeAgents(repo.home, repo.env)
-    const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], {
-      cwd: repo.dir,
-      env: agents.env,
-      stdio: 'ignore',
-    })
-    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.on('exit', (c, s) => resolve([c, s])),
-    )
+    const { child, exited } = backgroundRun(repo.dir, agents.env)
     await waitFor('the setup to start', () => existsSync(marker))
     child.kill('SIGINT')
     const [code, signal] = await exited
@@ -262,3 +247,12 @@ describe('foreground signals', () => {
     expect(repo.git('worktree', 'list').split('\n')).toHaveLength(1)
   })
 })
+
+/** A foreground `harness run` of claude in `dir`, started in the background, with the promise of its exit. */
+function backgroundRun(dir: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(HARNESS_BIN, ['run', '-a', 'claude', 'task'], { cwd: dir, env, stdio: 'ignore' })
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.on('exit', (c, s) => resolve([c, s])),
+  )
+  return { child, exited }
+}

@@ -1,16 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN } from '../helpers/cli.js'
 import { readRecords } from '../helpers/sessions.js'
-import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
-import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+import { tmpGitRepo } from '../helpers/tmp.js'
+import { shellQuote, tmuxServer, waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & { id: string; status: string; runs: Rec[] }
 
-const tmux = new TmuxServer(tmpDir())
-afterAll(() => tmux.stop())
+const tmux = tmuxServer()
 
 const H = shellQuote(HARNESS_BIN)
 

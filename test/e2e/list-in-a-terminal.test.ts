@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { HARNESS_BIN } from '../helpers/cli.js'
 import { writeRecord } from '../helpers/sessions.js'
-import { projectEnv, tmpDir, tmpPlainDir } from '../helpers/tmp.js'
-import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+import { projectEnv, tmpPlainDir } from '../helpers/tmp.js'
+import { shellQuote, tmuxServer, waitFor } from '../helpers/tmux.js'
 
-const tmux = new TmuxServer(tmpDir())
-afterAll(() => tmux.stop())
+const tmux = tmuxServer()
 
 describe('session list in a real terminal', () => {
   test('colours on a TTY, none with NO_COLOR or --no-color; the table fits the terminal', async () => {

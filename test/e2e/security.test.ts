@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, json, NATIVE_BIN, runProgram } from '../helpers/cli.js'
+import { foreignRecord } from '../helpers/hostile.js'
 import { bystanders, startTime } from '../helpers/processes.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir, tmpUserIn } from '../helpers/tmp.js'
 
@@ -32,17 +33,8 @@ function hostileClone(options: { keepLogsLink?: boolean } = {}) {
   const pid = bystander()
   const sessions = join(origin, '.harness', 'sessions')
   mkdirSync(sessions, { recursive: true })
-  const record = (id: string, extra: Rec): void => {
-    const base = {
-      id,
-      provider: 'claude',
-      permission: 'supervised',
-      status: 'COMPLETED',
-      created_at: OLD,
-      completed_at: OLD,
-    }
-    writeFileSync(join(sessions, `${id}.json`), JSON.stringify({ ...base, ...extra }, null, 2))
-  }
+  const record = (id: string, extra: Rec): void =>
+    writeFileSync(join(sessions, `${id}.json`), foreignRecord(id, extra))
   writeFileSync(
     join(origin, '.harness', 'config.json'),
     JSON.stringify({

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { hostFacts } from '../../src/process/identity.js'
 import { SPEC_EXAMPLE } from '../fixtures/records.js'
 import { cli, json } from '../helpers/cli.js'
-import { writeRecord as writeSealed } from '../helpers/sessions.js'
+import { goneRun, writeRecord as writeSealed } from '../helpers/sessions.js'
 import { projectEnv, tmpGitRepo, tmpPlainDir } from '../helpers/tmp.js'
 
 const SPEC_RECORD = SPEC_EXAMPLE
@@ -80,19 +80,7 @@ describe('session list / show / path on hand-written records', () => {
       future_field: { keep: ['me'] },
       completed_at: null,
       exit_code: null,
-      runs: [
-        {
-          n: 1,
-          kind: 'start',
-          pid: 999_999_990,
-          pid_start_time: '1',
-          supervisor_pid: 999_999_991,
-          supervisor_start_time: '1',
-          started_at: '2026-09-24T18:00:00.000Z',
-          ...hostFacts(),
-          future_run_field: 42,
-        },
-      ],
+      runs: [goneRun('2026-09-24T18:00:00.000Z', { ...hostFacts(), future_run_field: 42 })],
     })
     const path = writeRecord(dir, stale)
     const list = await cli(['session', 'list', '--json'], { cwd: dir, env })

@@ -108,14 +108,7 @@ describe('stops that survive their requester', () => {
     const { dir, env } = tmpPlainDir()
     const go = join(dir, '..', 'go')
     const script = `while [ ! -e '${go}' ]; do sleep 0.05; done; exit 0`
-    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sh', '-c', script], {
-      cwd: dir,
-      env,
-    })
-    expect(run.exitCode, run.stderr).toBe(0)
-    const { id, runs } = json<Rec>(run)
-    const supervisor = runs[0]?.supervisor_pid as number
-    const agent = runs[0]?.pid as number
+    const { id, supervisor, agent } = await detachedRun(dir, env, ['sh', '-c', script])
     // The supervisor is frozen: it can neither see the request nor receive the kill's SIGTERM yet. Never while
     // it holds the record's lock (it may still be finishing the write that named the agent): the kill could not
     // commit its request then, and would give up on a busy lock.
@@ -152,14 +145,7 @@ describe('stops that survive their requester', () => {
     // signal the agent itself, which died meanwhile of a SIGKILL to its group (the requester stopping it
     // directly, or anyone). Recorded FAILED before: the supervisor judged the death a signal it did not send.
     const { dir, env } = tmpPlainDir()
-    const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', 'sleep', '600'], {
-      cwd: dir,
-      env,
-    })
-    expect(run.exitCode, run.stderr).toBe(0)
-    const { id, runs } = json<Rec>(run)
-    const supervisor = runs[0]?.supervisor_pid as number
-    const agent = runs[0]?.pid as number
+    const { id, supervisor, agent } = await detachedRun(dir, env, ['sleep', '600'])
     await freezeOutsideLock(supervisor, join(dir, '.harness', 'sessions', `${id}.lock`))
     try {
       await killThatDies(dir, env, id)
@@ -175,3 +161,11 @@ describe('stops that survive their requester', () => {
     expect(record).toMatchObject({ status: 'KILLED', stop_reason: 'killed', exit_code: 137 })
   })
 })
+
+/** Starts `argv` as a detached exec session in `dir`: its id and the pids of its supervisor and agent. */
+async function detachedRun(dir: string, env: NodeJS.ProcessEnv, argv: string[]) {
+  const run = await cli(['run', '-a', 'exec', '--detach', '--json', '--', ...argv], { cwd: dir, env })
+  expect(run.exitCode, run.stderr).toBe(0)
+  const { id, runs } = json<Rec>(run)
+  return { id, supervisor: runs[0]?.supervisor_pid as number, agent: runs[0]?.pid as number }
+}

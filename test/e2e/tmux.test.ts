@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { fakeAgents, isAlive } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { readRecords, writeRecord } from '../helpers/sessions.js'
-import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
-import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+import { tmpGitRepo } from '../helpers/tmp.js'
+import { shellQuote, tmuxServers, waitFor } from '../helpers/tmux.js'
 
 type Rec = Record<string, unknown> & {
   id: string
@@ -18,26 +18,7 @@ type Rec = Record<string, unknown> & {
   runs: (Record<string, unknown> & { pid: number; supervisor_pid: number })[]
 }
 
-// Two private tmux servers started by this test: harness's (HARNESS_TMUX_SOCKET points at it) and the user's,
-// whose panes play the user's terminals.
-const harnessTmux = new TmuxServer(tmpDir())
-const userTmux = new TmuxServer(tmpDir())
-beforeAll(async () => {
-  for (const server of [harnessTmux, userTmux]) {
-    await waitFor('the tmux server', () => {
-      try {
-        server.tmux('list-sessions')
-        return true
-      } catch {
-        return false
-      }
-    })
-  }
-})
-afterAll(() => {
-  harnessTmux.stop()
-  userTmux.stop()
-})
+const { harnessTmux, userTmux } = tmuxServers()
 
 const hasSession = (name: string) => {
   try {

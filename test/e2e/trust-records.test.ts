@@ -150,18 +150,7 @@ describe('seals cover the project and name their key', () => {
     mkdirSync(otherHome)
     const otherEnv = isolatedEnv(otherHome)
     const pid = bystander()
-    const record = sessionRecord('key00001', {
-      status: 'RUNNING',
-      worktree_dir: repo.dir,
-      is_worktree: false,
-      base_dir: repo.dir,
-      pid,
-      completed_at: null,
-      exit_code: null,
-      runs: [
-        { n: 1, kind: 'start', pid, pid_start_time: startTime(pid), started_at: new Date().toISOString() },
-      ],
-    })
+    const record = runningRecord('key00001', repo.dir, pid)
     mkdirSync(join(repo.dir, '.harness', 'sessions'), { recursive: true })
     writeFileSync(
       join(repo.dir, '.harness', 'sessions', 'key00001.json'),
@@ -189,18 +178,7 @@ describe('wait', () => {
     const repo = tmpGitRepo()
     const pid = bystander()
     // A clone's record: RUNNING, naming a live process of this host with its true start time.
-    const record = sessionRecord('ship0001', {
-      status: 'RUNNING',
-      worktree_dir: repo.dir,
-      is_worktree: false,
-      base_dir: repo.dir,
-      pid,
-      completed_at: null,
-      exit_code: null,
-      runs: [
-        { n: 1, kind: 'start', pid, pid_start_time: startTime(pid), started_at: new Date().toISOString() },
-      ],
-    })
+    const record = runningRecord('ship0001', repo.dir, pid)
     mkdirSync(join(repo.dir, '.harness', 'sessions'), { recursive: true })
     writeFileSync(join(repo.dir, '.harness', 'sessions', 'ship0001.json'), JSON.stringify(record))
     // The ceiling only bounds a wait that blocks (the old behaviour): the answer comes at once.
@@ -222,3 +200,19 @@ describe('wait', () => {
     expect(isAlive(pid)).toBe(true)
   })
 })
+
+/** A RUNNING record of a session with no worktree in `dir`, naming the live process `pid` (its true start time). */
+function runningRecord(id: string, dir: string, pid: number) {
+  return sessionRecord(id, {
+    status: 'RUNNING',
+    worktree_dir: dir,
+    is_worktree: false,
+    base_dir: dir,
+    pid,
+    completed_at: null,
+    exit_code: null,
+    runs: [
+      { n: 1, kind: 'start', pid, pid_start_time: startTime(pid), started_at: new Date().toISOString() },
+    ],
+  })
+}

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { fakeAgents } from '../helpers/agents.js'
 import { cli, HARNESS_BIN, json, NODE_ENTRY } from '../helpers/cli.js'
 import { readRecords } from '../helpers/sessions.js'
 import { tmpDir, tmpGitRepo } from '../helpers/tmp.js'
-import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
+import { shellQuote, tmuxServers, waitFor } from '../helpers/tmux.js'
 
 // `harness ui` in a real terminal: a pane of a tmux server playing the user's terminal, keys typed with
 // send-keys, the screen read with capture-pane. A second private server is harness's own (the agents run
@@ -14,24 +14,7 @@ import { shellQuote, TmuxServer, waitFor } from '../helpers/tmux.js'
 
 type Rec = { id: string; status: string; state?: string | null; prompt?: string; merged_at?: string | null }
 
-const harnessTmux = new TmuxServer(tmpDir())
-const userTmux = new TmuxServer(tmpDir())
-beforeAll(async () => {
-  for (const server of [harnessTmux, userTmux]) {
-    await waitFor('the tmux server', () => {
-      try {
-        server.tmux('list-sessions')
-        return true
-      } catch {
-        return false
-      }
-    })
-  }
-})
-afterAll(() => {
-  harnessTmux.stop()
-  userTmux.stop()
-})
+const { harnessTmux, userTmux } = tmuxServers()
 
 /** The screen as the user sees it, wrapped lines joined (so that a line too wide for the screen shows). */
 const screen = (pane: string) => userTmux.tmux('capture-pane', '-p', '-J', '-t', pane)

@@ -119,3 +119,25 @@ export function hostileTarball(files: (outside: string) => readonly HostileFile[
   execFileSync('tar', ['-xf', tarball, '-C', dir])
   return finish(b, dir)
 }
+
+/**
+ * An agent's script that commits a nested repository (a gitlink) whose own config defines a clean filter and an
+ * fsmonitor that write `pwned`, named by its `.gitattributes`, then leaves its file with a new mtime so that any
+ * `git status` inside it would run the filter.
+ */
+export function nestedRepoWithFilter(pwned: string): string {
+  return [
+    'git init -q vendor/lib',
+    'cd vendor/lib',
+    `git config filter.evil.clean "sh -c 'echo clean >> ${pwned}; cat'"`,
+    `git config core.fsmonitor "sh -c 'echo fsmonitor >> ${pwned}'"`,
+    "echo '* filter=evil' > .gitattributes",
+    'echo one > a.txt',
+    'git -c filter.evil.clean=cat -c core.fsmonitor=false add -A',
+    'git -c filter.evil.clean=cat -c core.fsmonitor=false commit -q -m nested',
+    'cd ../..',
+    'git -c core.fsmonitor=false add vendor/lib 2>/dev/null',
+    'git -c core.fsmonitor=false commit -q -m "a nested repository"',
+    'touch -d "2001-01-01 00:00:00" vendor/lib/a.txt',
+  ].join('\n')
+}

@@ -131,3 +131,20 @@ export function readRecords<T = Record<string, unknown>>(projectDir: string): T[
     .filter((f) => f.endsWith('.json'))
     .map((f) => JSON.parse(readFileSync(join(sessions, f), 'utf8')) as T)
 }
+
+/**
+ * A record's first run whose supervisor and agent are verifiably gone: pids no process has, start times ("1")
+ * no process ever matches.
+ */
+export function goneRun(startedAt: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    n: 1,
+    kind: 'start',
+    pid: 999_999_990,
+    pid_start_time: '1',
+    supervisor_pid: 999_999_991,
+    supervisor_start_time: '1',
+    started_at: startedAt,
+    ...extra,
+  }
+}

@@ -1,6 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { afterAll, beforeAll } from 'vitest'
+import { tmpDir } from './tmp.js'
 
 /**
  * A private tmux server (its own socket), started in the foreground as a child of the test so that it never
@@ -86,4 +88,37 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
+}
+
+/**
+ * Two private tmux servers for a test file: harness's (HARNESS_TMUX_SOCKET points at it) and the user's, whose
+ * panes play the user's terminals. Both answer before the file's first test and stop after its last.
+ */
+export function tmuxServers(): { harnessTmux: TmuxServer; userTmux: TmuxServer } {
+  const harnessTmux = new TmuxServer(tmpDir())
+  const userTmux = new TmuxServer(tmpDir())
+  beforeAll(async () => {
+    for (const server of [harnessTmux, userTmux]) {
+      await waitFor('the tmux server', () => {
+        try {
+          server.tmux('list-sessions')
+          return true
+        } catch {
+          return false
+        }
+      })
+    }
+  })
+  afterAll(() => {
+    harnessTmux.stop()
+    userTmux.stop()
+  })
+  return { harnessTmux, userTmux }
+}
+
+/** A private tmux server for a test file, stopped after its last test. */
+export function tmuxServer(): TmuxServer {
+  const server = new TmuxServer(tmpDir())
+  afterAll(() => server.stop())
+  return server
 }

@@ -1,8 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, describe, expect } from 'vitest'
-import { tmpDir } from '../helpers/tmp.js'
-import { TmuxServer, waitFor } from '../helpers/tmux.js'
+import { describe, expect } from 'vitest'
+import { tmuxServer, waitFor } from '../helpers/tmux.js'
 import {
   claudeEnv,
   claudeWorkingDirectory,
@@ -23,8 +22,7 @@ import { anthropicHasToolResult, anthropicServer } from './model-server.js'
  * whose first answer is a Write: what the screen shows, what harness records as its state, what the tool did.
  */
 useInstalledClis('claude interactive')
-const tmux = new TmuxServer(tmpDir())
-afterAll(() => tmux.stop())
+const tmux = tmuxServer()
 
 const KEY = 'sk-ant-scripted-test-key-interactive'
 const scripted = scriptedProjects((url) => ({

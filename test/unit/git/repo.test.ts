@@ -2,19 +2,11 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { ExitCode, HarnessError } from '../../../src/errors.js'
+import { ExitCode } from '../../../src/errors.js'
 import { resolveCommit } from '../../../src/git/common.js'
 import { branchExists, deleteBranch, inspectRepo } from '../../../src/git/repo.js'
+import { harnessRejection } from '../../helpers/errors.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  if (!(error instanceof HarnessError)) throw new Error(`expected a HarnessError, got ${String(error)}`)
-  return error
-}
 
 /** A repo with branch `feature` holding `commits` commits beyond main. */
 function repoWithFeature(commits: number) {
@@ -141,7 +133,7 @@ describe('resolveCommit', () => {
 
   test('an unknown ref is a usage error with a hint', async () => {
     const repo = tmpGitRepo()
-    const error = await rejection(resolveCommit(repo.dir, 'no-such-branch', { env: repo.env }))
+    const error = await harnessRejection(resolveCommit(repo.dir, 'no-such-branch', { env: repo.env }))
     expect(error.exitCode).toBe(ExitCode.Usage)
     expect(error.code).toBe('UNKNOWN_REF')
     expect(error.message).toContain('no-such-branch')
@@ -150,7 +142,7 @@ describe('resolveCommit', () => {
 
   test('HEAD of an empty repository explains that there are no commits', async () => {
     const repo = tmpGitRepo({ commit: false })
-    const error = await rejection(resolveCommit(repo.dir, 'HEAD', { env: repo.env }))
+    const error = await harnessRejection(resolveCommit(repo.dir, 'HEAD', { env: repo.env }))
     expect(error.code).toBe('UNKNOWN_REF')
     expect(error.hint).toContain('no commits')
   })
@@ -159,7 +151,7 @@ describe('resolveCommit', () => {
     'rejects %j before running git',
     async (ref) => {
       const repo = tmpGitRepo()
-      const error = await rejection(resolveCommit(repo.dir, ref, { env: repo.env }))
+      const error = await harnessRejection(resolveCommit(repo.dir, ref, { env: repo.env }))
       expect(error.exitCode).toBe(ExitCode.Usage)
       expect(error.code).toBe('INVALID_REF')
     },
@@ -167,7 +159,7 @@ describe('resolveCommit', () => {
 
   test('outside a repository is an external tool error', async () => {
     const plain = tmpPlainDir()
-    const error = await rejection(resolveCommit(plain.dir, 'HEAD', { env: plain.env }))
+    const error = await harnessRejection(resolveCommit(plain.dir, 'HEAD', { env: plain.env }))
     expect(error.exitCode).toBe(ExitCode.ExternalTool)
   })
 })
@@ -181,7 +173,7 @@ describe('branches', () => {
     // A tag of that name is not a branch.
     repo.git('tag', 'only-a-tag')
     expect(await branchExists(repo.dir, 'only-a-tag', env)).toBe(false)
-    expect((await rejection(branchExists(repo.dir, '-feature', env))).code).toBe('INVALID_REF')
+    expect((await harnessRejection(branchExists(repo.dir, '-feature', env))).code).toBe('INVALID_REF')
   })
 
   test('deleteBranch with expectedTip is compare-and-delete', async () => {
@@ -190,7 +182,9 @@ describe('branches', () => {
     const main = repo.git('rev-parse', 'main')
     const tip = repo.git('rev-parse', 'feature')
     repo.git('config', 'branch.feature.description', 'kept with the branch')
-    const moved = await rejection(deleteBranch(repo.dir, 'feature', main, { ...env, dropConfig: true }))
+    const moved = await harnessRejection(
+      deleteBranch(repo.dir, 'feature', main, { ...env, dropConfig: true }),
+    )
     expect(moved.code).toBe('BRANCH_MOVED')
     expect(await branchExists(repo.dir, 'feature', env)).toBe(true)
     expect(await deleteBranch(repo.dir, 'feature', tip, { ...env, dropConfig: true })).toBe(true)
@@ -201,7 +195,7 @@ describe('branches', () => {
   test.each(['-D', '--force'])('deleteBranch rejects the name %j', async (name) => {
     const repo = tmpGitRepo()
     const head = repo.git('rev-parse', 'HEAD')
-    const error = await rejection(deleteBranch(repo.dir, name, head, { env: repo.env }))
+    const error = await harnessRejection(deleteBranch(repo.dir, name, head, { env: repo.env }))
     expect(error.exitCode).toBe(ExitCode.Usage)
   })
 })

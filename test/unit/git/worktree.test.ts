@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { ExitCode, HarnessError } from '../../../src/errors.js'
+import { ExitCode } from '../../../src/errors.js'
 import { branchExists } from '../../../src/git/repo.js'
 import {
   createWorktree,
@@ -13,22 +13,8 @@ import {
   recreateWorktree,
   removeWorktree,
 } from '../../../src/git/worktree.js'
+import { harnessRejection, rejection } from '../../helpers/errors.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../../helpers/tmp.js'
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection')
-    },
-    (caught: unknown) => caught,
-  )
-}
-
-async function harnessRejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error = await rejection(promise)
-  if (!(error instanceof HarnessError)) throw new Error(`expected a HarnessError, got ${String(error)}`)
-  return error
-}
 
 /** A worktree path with spaces, outside the repository. */
 function wtPath(name = 'session one'): string {

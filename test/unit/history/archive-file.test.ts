@@ -13,14 +13,9 @@ import {
 } from '../../../src/history/archive-file.js'
 import { tmpDir } from '../../helpers/tmp.js'
 
-/** Packs `files` with a manifest of their real hashes, then lets `edit` change the manifest or the files. */
-async function pack(
-  files: Record<string, string>,
-  edit: (manifest: Manifest, staging: string) => void = () => {},
-): Promise<string> {
-  const dir = tmpDir()
-  const staging = join(dir, 'staging')
-  const manifest: Manifest = {
+/** A manifest of no session and no member yet. */
+function emptyManifest(): Manifest {
+  return {
     format: ARCHIVE_FORMAT,
     version: 1,
     created_at: '2026-01-01T00:00:00.000Z',
@@ -28,6 +23,16 @@ async function pack(
     sessions: [],
     members: [],
   }
+}
+
+/** Packs `files` with a manifest of their real hashes, then lets `edit` change the manifest or the files. */
+async function pack(
+  files: Record<string, string>,
+  edit: (manifest: Manifest, staging: string) => void = () => {},
+): Promise<string> {
+  const dir = tmpDir()
+  const staging = join(dir, 'staging')
+  const manifest = emptyManifest()
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(join(staging, path, '..'), { recursive: true })
     writeFileSync(join(staging, path), content)
@@ -57,14 +62,7 @@ test('a member whose bytes differ from the manifest is caught even inside a vali
 
 test('a missing member, an unlisted one and a name outside the layout are each refused', async () => {
   const dir = tmpDir()
-  const manifest: Manifest = {
-    format: ARCHIVE_FORMAT,
-    version: 1,
-    created_at: '2026-01-01T00:00:00.000Z',
-    harness_version: 'test',
-    sessions: [],
-    members: [],
-  }
+  const manifest = emptyManifest()
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(join(dir, path, '..'), { recursive: true })
     writeFileSync(join(dir, path), content)

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto'
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { HarnessError } from '../../../../src/errors.js'
 import type { Checkpoint, SessionRecord } from '../../../../src/sessions/record/schema.js'
 import { verifiedSession } from '../../../../src/sessions/record/seal.js'
 import { SessionStore } from '../../../../src/sessions/record/store.js'
@@ -13,6 +12,7 @@ import {
   takeCheckpoint,
 } from '../../../../src/sessions/work/checkpoints.js'
 import { sessionRecord, testSealer } from '../../../fixtures/records.js'
+import { harnessRejection } from '../../../helpers/errors.js'
 import { sessionWorktree, type TmpRepo, tmpGitRepo } from '../../../helpers/tmp.js'
 
 interface Fixture {
@@ -22,6 +22,16 @@ interface Fixture {
   wt: string
   git: (...args: string[]) => string
   write: (path: string, content: string) => void
+}
+
+/** A checkpoint taken by hand, now. */
+function manualCheckpoint(f: Fixture) {
+  return takeCheckpoint(f.store, f.id, {
+    env: f.repo.env,
+    projectRoot: f.repo.dir,
+    now: new Date(),
+    trigger: 'manual',
+  })
 }
 
 /** A repository with a session whose worktree is a real `git worktree` on harness/<id>. */
@@ -87,15 +97,6 @@ function userState(f: Fixture): string {
     createHash('sha256').update(readFileSync(index)).digest('hex'),
     ...filesOf(f.wt),
   ].join('\n')
-}
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  if (!(error instanceof HarnessError)) throw new Error(`expected a HarnessError, got ${String(error)}`)
-  return error
 }
 
 describe('checkpoints', () => {
@@ -187,12 +188,7 @@ describe('checkpoints', () => {
       onlyIfChanged: true,
     })
     expect(third.checkpoint).toMatchObject({ n: 2, files_changed: 0, head: f.git('rev-parse', 'HEAD') })
-    const manual = await takeCheckpoint(f.store, f.id, {
-      env: f.repo.env,
-      projectRoot: f.repo.dir,
-      now: new Date(),
-      trigger: 'manual',
-    })
+    const manual = await manualCheckpoint(f)
     expect(manual.checkpoint?.n).toBe(3)
     expect(f.store.get(f.id)?.checkpoints?.map((c) => c.n)).toEqual([0, 1, 2, 3])
   })
@@ -252,16 +248,7 @@ describe('checkpoints', () => {
   test('concurrent checkpoints get distinct consecutive numbers', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    const taken = await Promise.all(
-      [0, 1, 2, 3].map(() =>
-        takeCheckpoint(f.store, f.id, {
-          env: f.repo.env,
-          projectRoot: f.repo.dir,
-          now: new Date(),
-          trigger: 'manual',
-        }),
-      ),
-    )
+    const taken = await Promise.all([0, 1, 2, 3].map(() => manualCheckpoint(f)))
     expect(taken.map((t) => t.checkpoint?.n).sort()).toEqual([0, 1, 2, 3])
     const refs = f.git('for-each-ref', '--format=%(refname)', `refs/harness/${f.id}/checkpoints/`)
     expect(refs.split('\n')).toHaveLength(4)
@@ -284,13 +271,7 @@ describe('checkpoints', () => {
     const head = f.git('rev-parse', 'HEAD')
     const index = f.git('rev-parse', '--path-format=absolute', '--git-path', 'index')
     const indexHash = createHash('sha256').update(readFileSync(index)).digest('hex')
-    for (let i = 0; i < 3; i++)
-      await takeCheckpoint(f.store, f.id, {
-        env: f.repo.env,
-        projectRoot: f.repo.dir,
-        now: new Date(),
-        trigger: 'manual',
-      })
+    for (let i = 0; i < 3; i++) await manualCheckpoint(f)
     await done
     expect(f.git('rev-parse', 'HEAD')).toBe(head)
     expect(createHash('sha256').update(readFileSync(index)).digest('hex')).toBe(indexHash)
@@ -373,16 +354,11 @@ describe('restore', () => {
   test('a RUNNING session is refused with exit 4 and nothing changes', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, {
-      env: f.repo.env,
-      projectRoot: f.repo.dir,
-      now: new Date(),
-      trigger: 'manual',
-    })
+    await manualCheckpoint(f)
     await f.store.update(f.id, (r) => ({ ...r, status: 'RUNNING' }))
     f.write('y.txt', 'y\n')
     const before = userState(f)
-    const error = await rejection(
+    const error = await harnessRejection(
       restoreSessionCheckpoint(f.store, verifiedSession(f.store.get(f.id) as SessionRecord, 'restores'), 0, {
         env: f.repo.env,
         projectRoot: f.repo.dir,
@@ -400,7 +376,7 @@ describe('restore', () => {
     const session = f.store.get(f.id) as SessionRecord
     expect(
       (
-        await rejection(
+        await harnessRejection(
           restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '3', {
             env: f.repo.env,
             projectRoot: f.repo.dir,
@@ -411,7 +387,7 @@ describe('restore', () => {
     ).toBe(2)
     expect(
       (
-        await rejection(
+        await harnessRejection(
           restoreSessionCheckpoint(f.store, verifiedSession(session, 'restores'), '-1', {
             env: f.repo.env,
             projectRoot: f.repo.dir,
@@ -427,30 +403,14 @@ describe('foreign records', () => {
   test('a record harness did not seal is never checkpointed or restored (exit 4, FOREIGN)', async () => {
     const f = await sessionFixture()
     f.write('x.txt', 'x\n')
-    await takeCheckpoint(f.store, f.id, {
-      env: f.repo.env,
-      projectRoot: f.repo.dir,
-      now: new Date(),
-      trigger: 'manual',
-    })
+    await manualCheckpoint(f)
     const path = f.store.recordPath(f.id)
     const record = JSON.parse(readFileSync(path, 'utf8'))
     record.seal = 'forged'
     writeFileSync(path, JSON.stringify(record))
     const refs = f.git('for-each-ref')
     const before = userState(f)
-    expect(
-      (
-        await rejection(
-          takeCheckpoint(f.store, f.id, {
-            env: f.repo.env,
-            projectRoot: f.repo.dir,
-            now: new Date(),
-            trigger: 'manual',
-          }),
-        )
-      ).code,
-    ).toBe('FOREIGN')
+    expect((await harnessRejection(manualCheckpoint(f))).code).toBe('FOREIGN')
     const foreign = f.store.get(f.id) as SessionRecord
     // restoreSessionCheckpoint takes a verified session only: the foreign record never gets that far.
     expect(() => verifiedSession(foreign, 'restores its worktree')).toThrow(

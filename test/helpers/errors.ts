@@ -1,0 +1,18 @@
+import { HarnessError } from '../../src/errors.js'
+
+/** What `promise` rejects with; an error if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error('expected a rejection')
+    },
+    (caught: unknown) => caught,
+  )
+}
+
+/** The HarnessError `promise` rejects with; an error if it resolves or rejects with anything else. */
+export async function harnessRejection(promise: Promise<unknown>): Promise<HarnessError> {
+  const error = await rejection(promise)
+  if (!(error instanceof HarnessError)) throw new Error(`expected a HarnessError, got ${String(error)}`)
+  return error
+}
