@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import * as z from 'zod/mini'
 import { UsageError } from '../errors.js'
+import { lazy } from './lazy.js'
 import { type Flags, type FlagValues, flagSchema, longFlag } from './options.js'
 
 /**
@@ -29,7 +30,7 @@ export function action<F extends Flags, A extends unknown[]>(
  * loaded only for a failure, not on every command's start.
  */
 async function englishIssue(schema: z.ZodMiniType, options: unknown): Promise<z.core.$ZodIssue | undefined> {
-  const { default: en } = await import('zod/v4/locales/en.js')
+  const { default: en } = await lazy.zodEnglish()
   z.config(en())
   const again = z.safeParse(schema, options)
   return again.success ? undefined : again.error.issues[0]

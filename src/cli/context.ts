@@ -8,6 +8,7 @@ import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } fr
 import { type ChainRecords, type Processes, type SessionEnv, systemClock } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/record/store.js'
 import type { CliIo } from './io.js'
+import { lazy } from './lazy.js'
 import type { GlobalOptions, Output } from './output.js'
 
 /** What a command needs from its surroundings, resolved lazily so cheap commands stay cheap. */
@@ -86,7 +87,7 @@ export class Context implements SessionEnv {
 
   async config(): Promise<HarnessConfig> {
     const paths = await this.project()
-    const { loadConfig } = await import('../config.js')
+    const { loadConfig } = await lazy.config()
     return loadConfig({ projectConfigFile: paths.configFile, env: this.env })
   }
 
@@ -119,15 +120,15 @@ export class Context implements SessionEnv {
 
   async chains(): Promise<ChainRecords> {
     const paths = await this.project()
-    const { ChainStore } = await import('../sessions/chains/store.js')
-    const { RecordSealer } = await import('../sessions/record/seal.js')
+    const { ChainStore } = await lazy.chainsStore()
+    const { RecordSealer } = await lazy.seal()
     // No warning sink: a corrupt chain file must not print into the middle of a command line (completion).
     return new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(this.env))
   }
 
   async storeOf(paths: ProjectPaths): Promise<SessionStore> {
-    const { SessionStore } = await import('../sessions/record/store.js')
-    const { RecordSealer } = await import('../sessions/record/seal.js')
+    const { SessionStore } = await lazy.recordStore()
+    const { RecordSealer } = await lazy.seal()
     return new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
@@ -138,9 +139,9 @@ export class Context implements SessionEnv {
   async store(): Promise<SessionStore> {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()
-    const { SessionStore } = await import('../sessions/record/store.js')
-    const { RecordSealer } = await import('../sessions/record/seal.js')
-    const { statusHookObserver } = await import('../sessions/record/status-hooks.js')
+    const { SessionStore } = await lazy.recordStore()
+    const { RecordSealer } = await lazy.seal()
+    const { statusHookObserver } = await lazy.statusHooks()
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
@@ -148,7 +149,7 @@ export class Context implements SessionEnv {
       // Config is read only when a status or state actually changes: reading commands never pay for it.
       onChange: statusHookObserver(
         async () => {
-          const { loadConfig, readConfigFile, userConfigFile } = await import('../config.js')
+          const { loadConfig, readConfigFile, userConfigFile } = await lazy.config()
           try {
             return loadConfig({ projectConfigFile: paths.configFile, env: this.env }).hooks?.on_status
           } catch {
@@ -181,7 +182,7 @@ const realProcesses: Processes = {
     }
   },
   async stopTree(root, options) {
-    const { stopProcessTree } = await import('../process/stop.js')
+    const { stopProcessTree } = await lazy.stop()
     return stopProcessTree(root, options)
   },
 }

@@ -1,6 +1,7 @@
 import type { DashboardTerminal } from '../ui/dashboard.js'
 import type { Context } from './context.js'
 import { CliDashboard } from './dashboard.js'
+import { lazy } from './lazy.js'
 
 /**
  * `harness ui`: finds the project, loads the dashboard's chunk (Ink and React, which no other command loads) and
@@ -22,7 +23,7 @@ export async function openDashboard(ctx: Context, options: { allProjects: boolea
 
 /** The agents `n` offers: the built-in ones and the configured ones (an unreadable config: the built-in ones). */
 async function agentNames(ctx: Context): Promise<string[]> {
-  const { listProviders } = await import('../providers/args.js')
+  const { listProviders } = await lazy.args()
   let config = {}
   try {
     config = await ctx.config()

@@ -1,6 +1,7 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 import { textFlag } from '../cli/options.js'
 
 const AUTO_CLEANUP_FLAGS = {
@@ -15,7 +16,7 @@ export function registerAutoCleanup(program: CliCommand, ctx: Context): void {
     .flags(AUTO_CLEANUP_FLAGS)
     .action(
       action(AUTO_CLEANUP_FLAGS, async (options) => {
-        const { runAutoCleanup } = await import('../sessions/removal/auto-cleanup.js')
+        const { runAutoCleanup } = await lazy.autoCleanup()
         await runAutoCleanup(ctx, options.olderThan)
       }),
     )

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 import { boolFlag, listFlag, textFlag } from '../cli/options.js'
 import { parseDuration } from '../duration.js'
 import { UsageError } from '../errors.js'
@@ -64,8 +65,8 @@ Examples:
     )
     .action(
       action(CREATE_FLAGS, async (options, name: string) => {
-        const { createChain } = await import('../sessions/chains/chains.js')
-        const { renderChainStatus } = await import('../render/chain.js')
+        const { createChain } = await lazy.chains()
+        const { renderChainStatus } = await lazy.renderChain()
         ctx.out.result(await createChain(ctx, name, options.sessions ?? []), (view) =>
           renderChainStatus(view),
         )
@@ -91,8 +92,8 @@ Examples:
     )
     .action(
       action(ADD_FLAGS, async (options, name: string, words: string[]) => {
-        const { addChainStep } = await import('../sessions/chains/chains.js')
-        const { renderChainStatus } = await import('../render/chain.js')
+        const { addChainStep } = await lazy.chains()
+        const { renderChainStatus } = await lazy.renderChain()
         const view = await addChainStep(ctx, name, {
           ...options,
           prompt: words,
@@ -123,8 +124,8 @@ Examples:
     .action(
       action(RUN_FLAGS, async (options, name: string) => {
         if (ctx.passthrough.length) throw new UsageError('arguments after -- belong to "harness chain add"')
-        const { runChain } = await import('../sessions/chains/chains.js')
-        const { renderChainRun } = await import('../render/chain.js')
+        const { runChain } = await lazy.chains()
+        const { renderChainRun } = await lazy.renderChain()
         const { result, exit } = await runChain(ctx, name, { detach: options.detach === true })
         ctx.out.result(result, renderChainRun)
         throw exit
@@ -145,8 +146,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, name: string) => {
-        const { chainStatus } = await import('../sessions/chains/chains.js')
-        const { renderChainStatus } = await import('../render/chain.js')
+        const { chainStatus } = await lazy.chains()
+        const { renderChainStatus } = await lazy.renderChain()
         ctx.out.result(await chainStatus(ctx, name), (view) => renderChainStatus(view))
       }),
     )
@@ -160,8 +161,8 @@ function registerChainList(chain: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExamples:\n  harness chain list\n  harness chain list --json')
     .action(
       action(NO_FLAGS, async () => {
-        const { listChains } = await import('../sessions/chains/chains.js')
-        const { renderChainList } = await import('../render/chain.js')
+        const { listChains } = await lazy.chains()
+        const { renderChainList } = await lazy.renderChain()
         ctx.out.result(await listChains(ctx), (views) => renderChainList(views, ctx.out.width))
       }),
     )
@@ -184,8 +185,8 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, name: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { killChain } = await import('../sessions/chains/chains.js')
-        const { renderChainKill } = await import('../render/chain.js')
+        const { killChain } = await lazy.chains()
+        const { renderChainKill } = await lazy.renderChain()
         ctx.out.result(await killChain(ctx, name, graceMs), renderChainKill)
       }),
     )
@@ -199,7 +200,7 @@ function registerChainRunner(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const plan = await ctx.readStdin()
-        const { runChainDetached } = await import('../sessions/chains/chains.js')
+        const { runChainDetached } = await lazy.chains()
         await runChainDetached(ctx, plan)
       }),
     )

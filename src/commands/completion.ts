@@ -2,6 +2,7 @@ import { Argument } from 'commander'
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 
 const SHELL_NAMES = ['bash', 'zsh', 'fish']
 
@@ -21,7 +22,7 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { completionScript } = await import('../cli/completion.js')
+        const { completionScript } = await lazy.cliCompletion()
         ctx.out.writeOut(completionScript(shell as 'bash'))
       }),
     )
@@ -31,9 +32,9 @@ Examples:
     .argument('<shell>')
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { complete, renderCompletion } = await import('../cli/completion.js')
-        const { completionSources } = await import('../sessions/completion.js')
-        const { taskLabel } = await import('../render/session.js')
+        const { complete, renderCompletion } = await lazy.cliCompletion()
+        const { completionSources } = await lazy.sessionsCompletion()
+        const { taskLabel } = await lazy.renderSession()
         const words = ctx.passthrough.length ? ctx.passthrough : ['']
         const result = await complete(program, words, completionSources(ctx, taskLabel))
         ctx.out.writeOut(renderCompletion(result, shell as 'bash'))

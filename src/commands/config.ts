@@ -1,6 +1,7 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 import { boolFlag } from '../cli/options.js'
 
 const SCOPE_FLAGS = { user: boolFlag('--user', 'your own config file instead of the project one') }
@@ -27,14 +28,14 @@ Examples:
 
 /** The file a subcommand reads or writes: the project's, or the user's with --user. */
 async function target(ctx: Context, user: boolean | undefined) {
-  const { configTarget } = await import('../config-edit.js')
+  const { configTarget } = await lazy.configEdit()
   return configTarget(await ctx.project(), ctx.env, user === true)
 }
 
 /** A change keeps the project's trust as it was (trusted stays trusted, untrusted stays untrusted). */
 async function trustHooks(ctx: Context) {
   const paths = await ctx.project()
-  const { isTrusted, trustProject } = await import('../trust.js')
+  const { isTrusted, trustProject } = await lazy.trust()
   return {
     isTrusted: () => isTrusted(paths.root, paths.configFile, ctx.env),
     trust: () => void trustProject(paths.root, paths.configFile, ctx.env),
@@ -53,7 +54,7 @@ function registerGet(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config get defaults.agent')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configGet } = await import('../config-edit.js')
+        const { configGet } = await lazy.configEdit()
         ctx.out.result(configGet(await target(ctx, options.user), key), (e) => show(e.value))
       }),
     )
@@ -77,10 +78,10 @@ Examples:
     )
     .action(
       action(SCOPE_FLAGS, async (options, key: string, value: string) => {
-        const { configSet, parseValue } = await import('../config-edit.js')
+        const { configSet, parseValue } = await lazy.configEdit()
         // A project file goes inside a .harness that git does not see (its .gitignore).
         if (!options.user) {
-          const { ensureProject } = await import('../sessions/project-index.js')
+          const { ensureProject } = await lazy.projectIndex()
           await ensureProject(ctx.env, await ctx.project())
         }
         const change = configSet(
@@ -102,7 +103,7 @@ function registerUnset(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config unset defaults.model')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configUnset } = await import('../config-edit.js')
+        const { configUnset } = await lazy.configEdit()
         const change = configUnset(await target(ctx, options.user), key, await trustHooks(ctx))
         ctx.out.result(change, (c) => `${c.key} unset in ${c.file}`)
       }),
@@ -117,7 +118,7 @@ function registerList(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExamples:\n  harness config list\n  harness config list --keys')
     .action(
       action(LIST_FLAGS, async (options) => {
-        const { configList, knownKeys } = await import('../config-edit.js')
+        const { configList, knownKeys } = await lazy.configEdit()
         if (options.keys) {
           ctx.out.result(knownKeys(), (keys) => keys.join('\n'))
           return

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 import { ExitRequest } from '../errors.js'
 
 export function registerDoctor(program: CliCommand, ctx: Context): void {
@@ -18,8 +19,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async () => {
-        const { runDoctor } = await import('../doctor.js')
-        const { renderDoctor } = await import('../render/doctor.js')
+        const { runDoctor } = await lazy.harnessDoctor()
+        const { renderDoctor } = await lazy.renderDoctor()
         const report = await runDoctor(ctx)
         ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color, ctx.out.width))
         if (!report.usable) throw new ExitRequest(1)

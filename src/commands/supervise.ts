@@ -1,6 +1,7 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 import { textFlag } from '../cli/options.js'
 
 /**
@@ -19,7 +20,7 @@ export function registerSupervise(program: CliCommand, ctx: Context): void {
     .action(
       action(SUPERVISE_FLAGS, async (options) => {
         if (options.tmuxPlan) {
-          const { superviseInTmux } = await import('../sessions/run/tmux-run.js')
+          const { superviseInTmux } = await lazy.tmuxRun()
           await superviseInTmux(options.tmuxPlan, {
             TMUX: ctx.env.TMUX,
             TMUX_PANE: ctx.env.TMUX_PANE,
@@ -27,7 +28,7 @@ export function registerSupervise(program: CliCommand, ctx: Context): void {
           return
         }
         const plan = await ctx.readStdin()
-        const { superviseDetached } = await import('../sessions/run/runner.js')
+        const { superviseDetached } = await lazy.runner()
         await superviseDetached(plan)
       }),
     )

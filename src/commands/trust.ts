@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
+import { lazy } from '../cli/lazy.js'
 
 export function registerTrust(program: CliCommand, ctx: Context): void {
   program
@@ -15,7 +16,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { trustProject } = await import('../trust.js')
+        const { trustProject } = await lazy.trust()
         const result = trustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) =>
           r.exists === false
@@ -31,7 +32,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { untrustProject } = await import('../trust.js')
+        const { untrustProject } = await lazy.trust()
         const result = untrustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) => `${r.config_file} is not trusted`)
       }),

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitRequest } from '../../errors.js'
 import { REMOVAL_FLAGS, SELECTION_FLAGS, selectionOf } from './cleanup.js'
@@ -37,9 +38,9 @@ Examples:
     )
     .action(
       action(ARCHIVE_FLAGS, async (options) => {
-        const { archiveSessions } = await import('../../sessions/removal/archive.js')
-        const { anyFailed } = await import('../../sessions/removal/decision.js')
-        const { renderArchiveReport } = await import('../../render/archive.js')
+        const { archiveSessions } = await lazy.removalArchive()
+        const { anyFailed } = await lazy.decision()
+        const { renderArchiveReport } = await lazy.renderArchive()
         const selection = selectionOf(options, ctx, 'archive')
         const report = await archiveSessions(ctx, { ...selection, output: options.output })
         ctx.out.result(report, (data) => renderArchiveReport(data))
@@ -66,8 +67,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, file: string, ids: string[]) => {
-        const { unarchiveSessions } = await import('../../sessions/removal/unarchive.js')
-        const { renderUnarchiveReport } = await import('../../render/archive.js')
+        const { unarchiveSessions } = await lazy.unarchive()
+        const { renderUnarchiveReport } = await lazy.renderArchive()
         ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)
       }),
     )

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 
 export function registerAttach(session: CliCommand, ctx: Context): void {
   session
@@ -19,8 +20,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { attachSession } = await import('../../sessions/control/attach.js')
-        const { statusLabel } = await import('../../render/session.js')
+        const { attachSession } = await lazy.attach()
+        const { statusLabel } = await lazy.renderSession()
         const view = await attachSession(ctx, id)
         ctx.out.info(`harness: detached from ${view.id} (${statusLabel(view)})`)
       }),

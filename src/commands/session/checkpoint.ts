@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { textFlag } from '../../cli/options.js'
 
 const CHECKPOINT_FLAGS = {
@@ -31,8 +32,8 @@ Examples:
     )
     .action(
       action(CHECKPOINT_FLAGS, async (options, id: string) => {
-        const { checkpointSession } = await import('../../sessions/work/checkpoints.js')
-        const { renderCheckpointTaken } = await import('../../render/checkpoints.js')
+        const { checkpointSession } = await lazy.workCheckpoints()
+        const { renderCheckpointTaken } = await lazy.renderCheckpoints()
         ctx.out.result(await checkpointSession(ctx, id, options.description), renderCheckpointTaken)
       }),
     )
@@ -54,8 +55,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { listSessionCheckpoints } = await import('../../sessions/work/checkpoints.js')
-        const { renderCheckpointList } = await import('../../render/checkpoints.js')
+        const { listSessionCheckpoints } = await lazy.workCheckpoints()
+        const { renderCheckpointList } = await lazy.renderCheckpoints()
         ctx.out.result(await listSessionCheckpoints(ctx, id), (data) =>
           renderCheckpointList(data, { width: ctx.out.width }),
         )
@@ -83,8 +84,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string, n: string) => {
-        const { restoreSession } = await import('../../sessions/work/checkpoints.js')
-        const { renderRestore } = await import('../../render/checkpoints.js')
+        const { restoreSession } = await lazy.workCheckpoints()
+        const { renderRestore } = await lazy.renderCheckpoints()
         ctx.out.result(await restoreSession(ctx, id, n), renderRestore)
       }),
     )

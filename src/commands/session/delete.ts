@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { SAFETY_RULES } from './cleanup.js'
 
@@ -30,8 +31,8 @@ Examples:
     )
     .action(
       action(DELETE_FLAGS, async (options, id: string) => {
-        const { deleteSession } = await import('../../sessions/removal/cleanup.js')
-        const { renderRemovalReport } = await import('../../render/cleanup.js')
+        const { deleteSession } = await lazy.removalCleanup()
+        const { renderRemovalReport } = await lazy.renderCleanup()
         const report = await deleteSession(ctx, id, {
           force: options.force === true,
           dryRun: options.dryRun === true,

@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
@@ -42,9 +43,9 @@ Examples:
     .action(
       action(PRUNE_FLAGS, async (options) => {
         const olderThan = olderThanFlag(options.olderThan)
-        const { pruneOrphans } = await import('../../sessions/removal/prune.js')
-        const { anyFailed } = await import('../../sessions/removal/decision.js')
-        const { renderPruneReport } = await import('../../render/cleanup.js')
+        const { pruneOrphans } = await lazy.prune()
+        const { anyFailed } = await lazy.decision()
+        const { renderPruneReport } = await lazy.renderCleanup()
         const report = await pruneOrphans(ctx, {
           progress: ctx.out.progress('prune'),
           olderThan,

@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
@@ -41,8 +42,8 @@ Examples:
       action(RECOVER_FLAGS, async (options, id?: string) => {
         const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
         if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-        const { scanRecoverable, recoverSessions } = await import('../../sessions/control/control.js')
-        const { renderRecoverScan, renderRecoverResult } = await import('../../render/run.js')
+        const { scanRecoverable, recoverSessions } = await lazy.control()
+        const { renderRecoverScan, renderRecoverResult } = await lazy.renderRun()
         if (options.scan) {
           ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
           return

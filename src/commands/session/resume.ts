@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { attachAfterStart, promptWords } from '../run.js'
 
@@ -50,12 +51,12 @@ Examples:
     )
     .action(
       action(RESUME_FLAGS, async (options, id: string, words: string[]) => {
-        const { parseBudget } = await import('../../sessions/budget.js')
+        const { parseBudget } = await lazy.budget()
         const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-        const { runTimeoutFlag } = await import('../../duration.js')
+        const { runTimeoutFlag } = await lazy.duration()
         const timeoutMs = runTimeoutFlag(options.timeout)
-        const { resumeSession } = await import('../../sessions/run/start.js')
-        const { renderDetachedRun, resumeSummary, runSummary } = await import('../../render/run.js')
+        const { resumeSession } = await lazy.start()
+        const { renderDetachedRun, resumeSummary, runSummary } = await lazy.renderRun()
         const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
           detach: options.detach === true,
           tmux: options.attach || options.tmux,

@@ -1,6 +1,7 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 
 export function registerStats(session: CliCommand, ctx: Context): void {
   session
@@ -18,8 +19,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async () => {
-        const { sessionStats } = await import('../../sessions/query/stats.js')
-        const { renderStats } = await import('../../render/stats.js')
+        const { sessionStats } = await lazy.queryStats()
+        const { renderStats } = await lazy.renderStats()
         ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))
       }),
     )

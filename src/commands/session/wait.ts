@@ -1,6 +1,7 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
+import { lazy } from '../../cli/lazy.js'
 import { textFlag } from '../../cli/options.js'
 import { parseDuration } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
@@ -33,8 +34,8 @@ Example:
           options.timeout === undefined
             ? undefined
             : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
-        const { waitForSession, waitExitCode } = await import('../../sessions/control/control.js')
-        const { renderWaitResult } = await import('../../render/run.js')
+        const { waitForSession, waitExitCode } = await lazy.control()
+        const { renderWaitResult } = await lazy.renderRun()
         const record = await waitForSession(ctx, id, timeoutMs)
         // -q: the exit status says it all; --json still prints the record.
         if (ctx.out.json || !ctx.quiet) ctx.out.result(record, renderWaitResult)
