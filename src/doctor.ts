@@ -2,8 +2,15 @@ import { execFile } from 'node:child_process'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
 import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
 import { HarnessError, shellWord } from './errors.js'
+import { gitVersion } from './git/version.js'
+import { assertExecutable } from './process/supervisor.js'
 import type { ProjectPaths } from './project.js'
+import { listProviders } from './providers/args.js'
+import { flagsMissingFromHelp } from './providers/help.js'
+import { checkEngine } from './sessions/backends/container/backend.js'
 import type { SessionEnv } from './sessions/ports.js'
+import { computeLiveness } from './sessions/record/liveness.js'
+import { isTrusted } from './trust.js'
 
 /** One line of `harness doctor`: `fail` makes harness unusable here; `warn` is worth a look. */
 export interface DoctorCheck {
@@ -55,7 +62,6 @@ const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? ''
  */
 export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
   const env = ctx.env
-  const { gitVersion } = await import('./git/version.js')
   const git = await gitVersion(ctx.cwd, env)
   const checks: DoctorCheck[] = [
     git === null
@@ -123,7 +129,6 @@ async function configChecks(
   } catch (error) {
     checks.push(configProblem('user config', error))
   }
-  const { isTrusted } = await import('./trust.js')
   let projectConfig = false
   try {
     projectConfig = readConfigFile(paths.configFile) !== null
@@ -156,7 +161,6 @@ async function configChecks(
  */
 async function containerCheck(config: HarnessConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
   const needed = config.backend === 'container'
-  const { checkEngine } = await import('./sessions/backends/container/backend.js')
   try {
     const found = await checkEngine(config.container?.engine, config.container?.image, env)
     const version = found.version ? ` ${found.version}` : ' (version unknown)'
@@ -200,9 +204,6 @@ function configProblem(name: string, error: unknown): DoctorCheck {
 }
 
 async function agentChecks(ctx: SessionEnv, config: HarnessConfig): Promise<DoctorCheck[]> {
-  const { listProviders } = await import('./providers/args.js')
-  const { flagsMissingFromHelp } = await import('./providers/help.js')
-  const { assertExecutable } = await import('./process/supervisor.js')
   const defaultAgent = config.defaults?.agent ?? DEFAULT_AGENT
   const providers = listProviders(config).filter((p) => p.command)
   return Promise.all(
@@ -242,7 +243,6 @@ async function agentChecks(ctx: SessionEnv, config: HarnessConfig): Promise<Doct
 }
 
 async function sessionChecks(ctx: SessionEnv): Promise<DoctorCheck[]> {
-  const { computeLiveness } = await import('./sessions/record/liveness.js')
   const records = (await ctx.store()).list()
   const stale = records.filter((r) => {
     const liveness = r.status === 'RUNNING' ? computeLiveness(r) : undefined

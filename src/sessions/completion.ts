@@ -1,3 +1,4 @@
+import { listProviders } from '../providers/args.js'
 import type { SessionEnv } from './ports.js'
 import type { SessionRecord } from './record/schema.js'
 
@@ -66,7 +67,6 @@ export function completionSources(
       }
     },
     agents: async () => {
-      const { listProviders } = await import('../providers/args.js')
       let config = {}
       try {
         config = await ctx.config()

@@ -42,11 +42,15 @@ export {
   runnerLiveness,
 } from './view.js'
 
+import { DEFAULT_AGENT } from '../../config.js'
+import { resolveProvider } from '../../providers/args.js'
+import { stopSession } from '../control/control.js'
+import { getSession } from '../query/query.js'
+import { assertSealed } from '../record/seal.js'
+
 /** A session a chain may take as a step: one harness sealed, and in no other step of this chain. */
 async function adoptableSession(ctx: SessionEnv, input: string, taken: Set<string>): Promise<SessionView> {
-  const { getSession } = await import('../query/query.js')
   const session = await getSession(ctx, input)
-  const { assertSealed } = await import('../record/seal.js')
   assertSealed(session)
   if (taken.has(session.id)) throw new UsageError(`session "${session.id}" is already a step of this chain`)
   taken.add(session.id)
@@ -115,8 +119,6 @@ export async function addChainStep(
     step = adoptedStep(ctx, 0, await adoptableSession(ctx, options.session, taken))
   } else {
     const config = await ctx.config()
-    const { DEFAULT_AGENT } = await import('../../config.js')
-    const { resolveProvider } = await import('../../providers/args.js')
     const provider = resolveProvider(options.agent ?? config.defaults?.agent ?? DEFAULT_AGENT, config)
     if (!prompt && provider.prompt.headless.length > 0) {
       throw new UsageError(
@@ -170,7 +172,6 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
     // A runner killed outright (SIGKILL) can leave its step's agent running, orphaned: that one is stopped.
     const orphan = statesOf(chain, await stepSessions(ctx, chain)).find((s) => s.status === 'RUNNING')
     if (runner && orphan?.session) {
-      const { stopSession } = await import('../control/control.js')
       const result = await stopSession(ctx, orphan.session.id, 'kill', graceMs)
       return {
         name,
@@ -200,7 +201,6 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
   let killed: string | null = null
   const running = statesOf(chain, await stepSessions(ctx, chain)).find((s) => s.status === 'RUNNING')
   if (running?.session) {
-    const { stopSession } = await import('../control/control.js')
     try {
       const result = await stopSession(ctx, running.session.id, 'kill', graceMs)
       if (result.produced) killed = running.session.id

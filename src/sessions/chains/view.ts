@@ -1,7 +1,10 @@
 import { join } from 'node:path'
 import type { Processes, SessionEnv } from '../ports.js'
+import { seen } from '../query/query.js'
 import type { SessionView } from '../query/reconcile.js'
+import { reconcileView } from '../query/reconcile.js'
 import type { SessionRecord } from '../record/schema.js'
+import { RecordSealer } from '../record/seal.js'
 import {
   type ChainState,
   chainState,
@@ -51,7 +54,6 @@ export interface ChainView {
 
 export async function openChains(ctx: SessionEnv): Promise<ChainStore> {
   const paths = await ctx.project()
-  const { RecordSealer } = await import('../record/seal.js')
   return new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(ctx.env), (path, reason) =>
     ctx.warn(`${path}: ${reason}`),
   )
@@ -80,8 +82,6 @@ export function ownsRunner(chain: Chain, self: { pid: number; start_time: string
 /** The step sessions, stale ones reconciled on the way (as every read of a session does). */
 export async function stepSessions(ctx: SessionEnv, chain: Chain): Promise<Map<string, SessionView | null>> {
   const store = await ctx.store()
-  const { reconcileView } = await import('../query/reconcile.js')
-  const { seen } = await import('../query/query.js')
   const found = new Map<string, SessionView | null>()
   for (const step of chain.steps) {
     const id = step.session_id

@@ -13,6 +13,9 @@ import {
 } from '../../disk/door.js'
 import { asDiskFault, fsyncDir } from '../../durable.js'
 import { UsageError } from '../../errors.js'
+import { createBundle } from '../../git/bundle.js'
+import { hasCommit } from '../../git/common.js'
+import { listRefs } from '../../git/refs.js'
 import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
@@ -234,9 +237,6 @@ async function stageRefs(
   members: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
-  const { createBundle } = await import('../../git/bundle.js')
-  const { hasCommit } = await import('../../git/common.js')
-  const { listRefs } = await import('../../git/refs.js')
   const { record } = plan
   const id = record.id
   if (plan.branch) entry.refs.push({ ref: `refs/heads/${plan.branch.name}`, commit: plan.branch.tip })

@@ -16,6 +16,9 @@ import {
 } from '../../disk/door.js'
 import { asDiskFault, fsyncDir } from '../../durable.js'
 import { IllegalStateError, SessionNotFoundError, shellWord, UsageError } from '../../errors.js'
+import { unbundleObjects, verifyBundle } from '../../git/bundle.js'
+import { hasCommit } from '../../git/common.js'
+import { applyRefs, listRefs } from '../../git/refs.js'
 import {
   type ArchivedSession,
   type ArchiveMember,
@@ -181,7 +184,6 @@ async function planRefs(scope: Scope, plan: Restore): Promise<void> {
   if (!owned.length) return
   const { ctx, paths, staging } = scope
   const repo = paths.root
-  const { listRefs } = await import('../../git/refs.js')
   const existing = new Map<string, string>()
   for (const prefix of [`refs/heads/harness/${id}`, `refs/harness/${id}/checkpoints/`]) {
     for (const [ref, commit] of await listRefs(repo, prefix, { env: ctx.env })) existing.set(ref, commit)
@@ -199,11 +201,9 @@ async function planRefs(scope: Scope, plan: Restore): Promise<void> {
     plan.refs.push(ref)
   }
   if (entry.bundle) {
-    const { verifyBundle } = await import('../../git/bundle.js')
     await verifyBundle(repo, join(staging, entry.bundle), { env: ctx.env })
     return
   }
-  const { hasCommit } = await import('../../git/common.js')
   for (const ref of plan.refs) {
     if (!(await hasCommit(repo, ref.commit, { env: ctx.env }))) {
       throw new IllegalStateError(
@@ -237,8 +237,6 @@ async function restoreSession(scope: Scope, plan: Restore): Promise<RestoredSess
   if (plan.done) return restored
   if (plan.refs.length) {
     // git runs in the project's own repository only; `git bundle unbundle` writes objects, never refs.
-    const { unbundleObjects } = await import('../../git/bundle.js')
-    const { applyRefs } = await import('../../git/refs.js')
     if (entry.bundle) await unbundleObjects(paths.root, join(staging, entry.bundle), { env: ctx.env })
     const changes = plan.refs.map(({ ref, commit }) => ({ create: ref, commit }))
     await applyRefs(paths.root, changes, { env: ctx.env })

@@ -1,9 +1,20 @@
 import { dirname, join } from 'node:path'
-import { type HarnessConfig, worktreeRoot, worktreeSetupCommand } from '../../config.js'
+import { type HarnessConfig, worktreeRoot, worktreeSetupCommand, worktreeSetupSource } from '../../config.js'
 import { entryExists, makeDirs, setMode } from '../../disk/door.js'
 import { ExitRequest, errorMessage, IllegalStateError, SessionNotFoundError } from '../../errors.js'
+import { inspectRepo } from '../../git/repo.js'
+import * as worktree from '../../git/worktree.js'
+import {
+  copyIncludedFiles,
+  createWorktree,
+  deleteBranch,
+  removeWorktree,
+  resolveCommit,
+} from '../../git/worktree.js'
+import { runSetupCommand } from '../../process/setup.js'
 import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
+import { FileLock, withLock } from '../record/lock.js'
 import type { Checkpoint, SessionRecord } from '../record/schema.js'
 import type { VerifiedSession } from '../record/seal.js'
 import { describeRecreation, planRecreation, putBackFiles, recreationFacts } from '../recreation.js'
@@ -25,7 +36,6 @@ export async function prepareWorkspace(
   options: WorkspaceRequest,
   abort: SignalGuard,
 ): Promise<Workspace> {
-  const { inspectRepo } = await import('../../git/repo.js')
   const gitEnv = { env: ctx.env }
   const repo = await inspectRepo(ctx.cwd, gitEnv)
   const plan = planWorkspace(options, repo, ctx.cwd, id, worktreeRoot(config, paths.root))
@@ -42,7 +52,6 @@ export async function prepareWorkspace(
       undo: async () => {},
     }
   }
-  const { resolveCommit } = await import('../../git/worktree.js')
   const baseCommit = plan.baseCommit ?? (await resolveCommit(plan.repoDir, plan.base, gitEnv))
   // The caller holds the session's set-up claim (`claimSetUp`): no other run makes this worktree meanwhile.
   return makeWorktree(ctx, config, plan, baseCommit, abort, paths.sessionsDir)
@@ -66,7 +75,6 @@ async function makeWorktree(
     )
   }
   try {
-    const { createWorktree } = await import('../../git/worktree.js')
     // Prompts, agent output and copied secrets (.env) live there: 0700 like the rest of harness's folders.
     // The worktree root: the user may reach it through a link of their own (makeDirs follows it, not in .harness/).
     makeDirs(dirname(dir), 0o700)
@@ -119,7 +127,6 @@ async function undoWorktree(
   branch: string,
   baseCommit: string,
 ): Promise<void> {
-  const { removeWorktree, deleteBranch } = await import('../../git/worktree.js')
   const leftBehind = (what: string) => (error: unknown) =>
     ctx.warn(`could not remove ${what}: ${errorMessage(error)}`)
   const removed = await removeWorktree(repoDir, dir, { force: true, env: ctx.env }).then(
@@ -146,7 +153,6 @@ const SHARED_GIT_LOCK = '_git-worktrees.lock'
  * command or the run, so the wait is short; a holder that died is found dead and its lock broken at once.
  */
 async function sharedGitStep<T>(sessionsDir: string, fn: () => Promise<T>): Promise<T> {
-  const { withLock } = await import('../record/lock.js')
   return withLock(
     join(sessionsDir, SHARED_GIT_LOCK),
     { timeoutMs: SHARED_GIT_PATIENCE_MS, what: "this repository's worktree registrations" },
@@ -178,7 +184,6 @@ async function settingUp<T>(sessionsDir: string, id: string, fn: () => Promise<T
  * dead command is broken.
  */
 export async function claimSetUp(sessionsDir: string, id: string): Promise<{ release(): void }> {
-  const { FileLock } = await import('../record/lock.js')
   const lock = FileLock.tryAcquire(join(sessionsDir, `${id}.worktree.lock`))
   if (!lock) {
     throw new IllegalStateError(
@@ -200,14 +205,11 @@ async function setUpWorktree(
 ) {
   const include = config.worktree?.include ?? []
   if (include.length) {
-    const { copyIncludedFiles } = await import('../../git/worktree.js')
     await copyIncludedFiles(from, dir, include, { env: ctx.env })
   }
   const setup = worktreeSetupCommand(config)
   if (!setup) return
-  const { runSetupCommand } = await import('../../process/setup.js')
   ctx.notice(`harness: running worktree setup in ${dir}`)
-  const { worktreeSetupSource } = await import('../../config.js')
   const file = worktreeSetupSource((await ctx.project()).configFile, ctx.env)
   await runSetupCommand(setup, dir, ctx.env, signal, (line) => ctx.notice(`setup| ${line}`), {
     file,
@@ -238,7 +240,6 @@ export async function ensureWorktree(
         session.is_worktree && session.git_branch ? 'BRANCH_MISSING' : 'WORKTREE_GONE',
       )
     }
-    const worktree = await import('../../git/worktree.js')
     try {
       await sharedGitStep(sessionsDir, async () => {
         if (plan.kind === 'branch') {

@@ -2,6 +2,9 @@ import { join } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { IllegalStateError } from '../../errors.js'
 import type { DiffMode } from '../../git/diff.js'
+import { diffReport } from '../../git/diff.js'
+import { assertGitPlace } from '../../git/own-worktree.js'
+import { branchExists } from '../../git/repo.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -52,7 +55,6 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
       'NOTHING_TO_DIFF',
     )
   }
-  const { diffReport } = await import('../../git/diff.js')
   const report = await diffReport({
     repoDir: worktree ?? repoDir,
     worktreeDir: worktree,
@@ -88,7 +90,6 @@ export async function diffSources(
     pathExists(session.worktree_dir) && pathExists(join(session.worktree_dir, '.git'))
       ? session.worktree_dir
       : undefined
-  const { assertGitPlace } = await import('../../git/own-worktree.js')
   // git runs only in the project's repository and in a worktree whose .git names its own registration.
   await assertGitPlace(
     {
@@ -98,7 +99,6 @@ export async function diffSources(
     },
     ctx.env,
   )
-  const { branchExists } = await import('../../git/repo.js')
   const branch =
     session.git_branch &&
     pathExists(repoDir) &&

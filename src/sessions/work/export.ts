@@ -1,10 +1,14 @@
 import { join } from 'node:path'
 import { lstatOrNull } from '../../disk/door.js'
 import type { FileChange } from '../../git/diff.js'
+import { diffSummary } from '../../git/diff.js'
+import { NotOurWorktreeError } from '../../git/own-worktree.js'
 import { type Cost, runTimeMs, sumCost } from '../../history/usage.js'
 import type { SessionEnv } from '../ports.js'
 import { type LogSink, sessionLog, streamLog } from '../query/logs.js'
 import { getSession, withFullPrompt } from '../query/query.js'
+import { verifiedOrNull } from '../record/seal.js'
+import { diffSources } from './diff.js'
 
 /** How many lines of the readable log an export ends with. */
 const EXPORT_LOG_LINES = 40
@@ -134,12 +138,9 @@ async function changesOf(
   session: Awaited<ReturnType<typeof getSession>>,
 ): Promise<SessionExport['changes']> {
   const base = session.base_commit
-  const { verifiedOrNull } = await import('../record/seal.js')
   const verified = verifiedOrNull(session)
   if (!base || !verified) return null
   const repoDir = session.base_dir ?? (await ctx.project()).root
-  const { diffSources } = await import('./diff.js')
-  const { NotOurWorktreeError } = await import('../../git/own-worktree.js')
   const sources = await diffSources(ctx, verified, repoDir).catch((error: unknown) => {
     // A worktree whose .git no longer names its registration is reported without its changes.
     if (error instanceof NotOurWorktreeError) return null
@@ -148,7 +149,6 @@ async function changesOf(
   if (!sources) return null
   const { worktree, branch } = sources
   if (!worktree && !branch) return null
-  const { diffSummary } = await import('../../git/diff.js')
   try {
     const summary = await diffSummary({
       repoDir: worktree ?? repoDir,

@@ -3,6 +3,10 @@ import { pathExists } from '../../disk/door.js'
 import { IllegalStateError, shellWord, UsageError } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import type { MainWorktree, PendingWork } from '../../git/merge.js'
+import * as git from '../../git/merge.js'
+import { countCommitsNotIn, branchTip as tipOf } from '../../git/repo.js'
+import { commitTree } from '../../git/snapshot.js'
+import { sessionGitPlace } from '../git-place.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -99,7 +103,6 @@ export async function mergeSession(
   const refusals = await mainRefusals(place)
   const work = await sessionWork(ctx, place, options, refusals)
   const { tip, landedBefore } = work
-  const { countCommitsNotIn } = await import('../../git/repo.js')
   const [commits, check] = await Promise.all([
     countCommitsNotIn(repo, tip, landedBefore ? [baseTip, landedBefore] : [baseTip], gitOptions),
     git.checkMerge(repo, baseTip, tip, gitOptions),
@@ -149,7 +152,7 @@ interface MergePlace {
   main: MainWorktree
   baseTip: string
   branchTip: string
-  git: typeof import('../../git/merge.js')
+  git: typeof git
   gitOptions: GitEnvOptions & { tempDir: string }
 }
 
@@ -160,8 +163,6 @@ async function mergePlace(
   strategy: MergeStrategy,
 ): Promise<MergePlace> {
   const id = session.id
-  const git = await import('../../git/merge.js')
-  const { branchTip: tipOf } = await import('../../git/repo.js')
   const project = await ctx.project()
   // Temporary indexes under `.harness/tmp/`, never in $TMPDIR.
   const gitOptions = { env: ctx.env, tempDir: join(project.harnessDir, 'tmp') }
@@ -232,7 +233,6 @@ async function sessionWork(
   const { session, id, branch, strategy, git, gitOptions } = place
   const worktree = session.worktree_dir
   const hasWorktree = pathExists(join(worktree, '.git'))
-  const { sessionGitPlace } = await import('../git-place.js')
   // Its .git must name its own registration before git reads or commits there (else: the main index).
   if (hasWorktree) await sessionGitPlace(session, ctx.env, place.repo)
   const given = options.message?.trim() || null
@@ -277,8 +277,6 @@ async function landMerge(
   const { session, id, strategy, git, gitOptions, repo, baseTip } = place
   const { pending, tip } = work
   const worktree = session.worktree_dir
-  const { sessionGitPlace } = await import('../git-place.js')
-  const { commitTree } = await import('../../git/snapshot.js')
   if (work.hasWorktree) await sessionGitPlace(session, ctx.env, repo)
   if (pending) await git.commitPendingWork(worktree, pending, work.message, gitOptions)
   let landed: string
