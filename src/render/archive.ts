@@ -1,8 +1,8 @@
+import { shellWord } from '../errors.js'
 import type { ArchiveReport } from '../sessions/removal/archive.js'
 import type { UnarchiveReport } from '../sessions/removal/unarchive.js'
 import { renderRemovalReport } from './cleanup.js'
 import { terminalSafeLine } from './safe.js'
-import { quoteArg } from './session.js'
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
@@ -20,7 +20,7 @@ export function renderArchiveReport(report: ArchiveReport, now: Date = new Date(
   } else {
     const size = archive.bytes === null ? '' : `, ${archive.bytes.toLocaleString('en-US')} bytes`
     lines.push(`Wrote ${archive.path} (${plural(archive.sessions.length, 'session')}${size}, verified).`)
-    lines.push(`Restore with: harness session unarchive ${quoteArg(archive.path)} [id...]`)
+    lines.push(`Restore with: harness session unarchive ${shellWord(archive.path)} [id...]`)
   }
   const rest = renderRemovalReport(report, now)
   return rest ? `${lines.join('\n')}\n${rest}` : lines.join('\n')

@@ -1,5 +1,5 @@
+import { shellWord } from '../errors.js'
 import type { MergeResult } from '../sessions/work/merge.js'
-import { quoteArg } from './session.js'
 
 const HOW = { merge: 'a merge commit', squash: 'one squashed commit', rebase: 'its commits replayed' }
 
@@ -39,8 +39,8 @@ export function renderMerge(result: MergeResult): string {
 
 /** The command the dry run stands for, with its strategy and message. */
 function mergeCommand(result: MergeResult): string {
-  const words = ['harness', 'session', 'merge', quoteArg(result.id)]
+  const words = ['harness', 'session', 'merge', shellWord(result.id)]
   if (result.strategy !== 'merge') words.push(`--${result.strategy}`)
-  if (result.message !== null) words.push('-m', quoteArg(result.message))
+  if (result.message !== null) words.push('-m', shellWord(result.message))
   return words.join(' ')
 }

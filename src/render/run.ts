@@ -1,9 +1,10 @@
+import { shellWord } from '../errors.js'
 import { formatUsd } from '../sessions/budget.js'
 import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
 import type { SendResult } from '../sessions/control/send.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
-import { quoteArg, sessionDuration, taskLabel } from './session.js'
+import { sessionDuration, taskLabel } from './session.js'
 import { type Column, renderTable } from './table.js'
 import { plural } from './text.js'
 
@@ -121,12 +122,12 @@ export function renderRunDryRun(plan: RunDryRun): string {
     `dry run: nothing was started or created`,
     `session:  ${plan.id}${plan.name ? `, named ${plan.name}` : ''} (not reserved)`,
     `agent:    ${plan.agent} (${plan.permission}${plan.model ? `, model ${plan.model}` : ''}), ${plan.tmux ? 'interactive in tmux' : plan.mode}`,
-    `argv:     ${[plan.command, ...plan.args].map(quoteArg).join(' ')}`,
+    `argv:     ${[plan.command, ...plan.args].map(shellWord).join(' ')}`,
     `cwd:      ${plan.cwd}`,
     plan.worktree
       ? `worktree: ${plan.worktree} (new), branch ${plan.branch} from ${plan.base_commit?.slice(0, 12)}`
       : 'worktree: none, the agent runs in the current directory',
-    `config:   checkpoint interval ${plan.config.checkpoint_interval_ms ? `${plan.config.checkpoint_interval_ms / 1000}s` : 'off'}, context limit ${plan.config.context_max_bytes} bytes${plan.config.worktree_setup ? `, setup: ${plan.config.worktree_setup.map(quoteArg).join(' ')}` : ''}`,
+    `config:   checkpoint interval ${plan.config.checkpoint_interval_ms ? `${plan.config.checkpoint_interval_ms / 1000}s` : 'off'}, context limit ${plan.config.context_max_bytes} bytes${plan.config.worktree_setup ? `, setup: ${plan.config.worktree_setup.map(shellWord).join(' ')}` : ''}`,
   ]
   if (plan.context_from.length) lines.push(`context:  from ${plan.context_from.join(', ')}`)
   lines.push(plan.prompt === null ? 'prompt:   (none)' : `prompt:\n${plan.prompt}`)

@@ -1,3 +1,4 @@
+import { shellWord } from '../errors.js'
 import type { Usage } from '../history/events.js'
 import { runTimeMs } from '../history/usage.js'
 import { budgetLeft, formatUsd } from '../sessions/budget.js'
@@ -60,7 +61,7 @@ export function taskLabel(session: {
   const prompt = whole.slice(0, TASK_LABEL_CHARS).replace(/\s+/g, ' ').trim()
   if (prompt) return whole.length > TASK_LABEL_CHARS ? `${prompt}…` : prompt
   const command = session.extra_args ?? []
-  if (session.provider === 'exec' && command.length) return command.map(quoteArg).join(' ')
+  if (session.provider === 'exec' && command.length) return command.map(shellWord).join(' ')
   return '-'
 }
 
@@ -319,7 +320,7 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
     [
       'Extra args',
       Array.isArray(session.extra_args) && session.extra_args.length
-        ? session.extra_args.map(quoteArg).join(' ')
+        ? session.extra_args.map(shellWord).join(' ')
         : undefined,
     ],
     ['Backend', typeof session.backend === 'string' ? session.backend : undefined],
@@ -400,7 +401,7 @@ function renderRuns(session: SessionRecord): string[] {
     lines.push(
       `  #${run.n} ${run.kind}  ${run.started_at}${duration ? ` (${duration})` : ''}  pid ${run.pid ?? '-'}  ${outcome}`,
     )
-    if (run.args?.length) lines.push(`     args: ${run.args.map(quoteArg).join(' ')}`)
+    if (run.args?.length) lines.push(`     args: ${run.args.map(shellWord).join(' ')}`)
     if (run.usage) lines.push(`     usage: ${formatUsage(usageOrNull(run.usage))}`)
   }
   return lines
@@ -476,9 +477,4 @@ function usageOrNull(usage: NonNullable<NonNullable<SessionRecord['runs']>[numbe
     cached_tokens: n(usage.cached_tokens),
     cost_usd: n(usage.cost_usd),
   }
-}
-
-/** Shows an argv element so that it could be pasted into a shell. */
-export function quoteArg(arg: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`
 }

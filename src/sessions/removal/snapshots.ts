@@ -1,3 +1,4 @@
+import { shellWord } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import { listRefs } from '../../git/refs.js'
 import { snapshotRef, snapshotWorktree } from '../../git/snapshot.js'
@@ -20,11 +21,6 @@ export interface SnapshotPlan {
   worktreeHead?: string
   branchTip?: string
   label: string
-}
-
-/** A word for the shell: as is when safe, else single-quoted. */
-export function shellWord(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`
 }
 
 /**
