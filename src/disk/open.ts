@@ -6,7 +6,7 @@
 import * as fs from 'node:fs'
 import { dirname, join, resolve, sep } from 'node:path'
 import { asDiskFault, fsyncDir, writeNewFileDurably } from '../durable.js'
-import { ExitCode, HarnessError } from '../errors.js'
+import { type ErrorCode, ExitCode, HarnessError } from '../errors.js'
 
 const { constants } = fs
 const MiB = 1024 * 1024
@@ -44,7 +44,7 @@ export class UnsafeFileError extends HarnessError {
   constructor(
     readonly path: string,
     readonly reason: string,
-    code = 'UNSAFE_FILE',
+    code: ErrorCode = 'UNSAFE_FILE',
   ) {
     super(
       code,

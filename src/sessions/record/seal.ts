@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path'
 import { hashOf, hmacSha256, randomBytes, sameHex } from '../../digest.js'
 import { ensureDir, linkFile, readBytes, realPath, unlinkQuiet } from '../../disk/door.js'
 import { asDiskFault, writeNewFileDurably } from '../../durable.js'
-import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
+import { type ErrorCode, ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
 import { userStateDir } from '../../project.js'
 import type { SessionRecord } from './schema.js'
 
@@ -248,7 +248,7 @@ const verifiedSeals = new Set<string>()
 
 /** A record that failed verification, refused for what it would take: exit 4, FOREIGN. */
 export class ForeignSessionError extends IllegalStateError {
-  constructor(id: string, what: string, problem: SealProblem | string | undefined, code = 'FOREIGN') {
+  constructor(id: string, what: string, problem: SealProblem | string | undefined, code: ErrorCode = 'FOREIGN') {
     const known = typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT
     super(
       `session "${id}" is foreign (${SEAL_PROBLEM_TEXT[known ? (problem as SealProblem) : 'unsealed']}): harness shows it but never ${what}`,

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { pathExists } from '../../disk/door.js'
-import { IllegalStateError, shellWord, UsageError } from '../../errors.js'
+import { type ErrorCode, IllegalStateError, shellWord, UsageError } from '../../errors.js'
 import type { GitEnvOptions } from '../../git/git.js'
 import type { MainWorktree, PendingWork } from '../../git/merge.js'
 import * as git from '../../git/merge.js'
@@ -28,7 +28,7 @@ export interface MergeOptions {
 
 /** Why a merge is refused (exit 4); under --dry-run they are listed instead. */
 export interface MergeRefusal {
-  code: string
+  code: ErrorCode
   message: string
   hint?: string
 }

@@ -39,7 +39,7 @@ describe('classifyError: one classification for every planner', () => {
       'WORKTREE_LOCKED',
       'MAIN_WORKTREE',
       'SESSION_RUNNING',
-    ]) {
+    ] as const) {
       expect(classifyError(new IllegalStateError('no', undefined, code)).kind).toBe('blocked')
     }
     const failed = classifyError(
