@@ -3,6 +3,7 @@ import { commandPath } from '../cli/action.js'
 import { CliCommand } from '../cli/command.js'
 import { Context } from '../cli/context.js'
 import type { CliIo } from '../cli/io.js'
+import type { Services } from '../cli/lazy.js'
 import { boolFlag, negatedFlag, textFlag } from '../cli/options.js'
 import type { GlobalOptions, Output } from '../cli/output.js'
 import { registerAutoCleanup } from '../commands/auto-cleanup.js'
@@ -55,9 +56,12 @@ const GLOBAL_FLAGS = {
   quiet: boolFlag('-q, --quiet', 'fewer diagnostics on stderr'),
 }
 
-/** Builds the whole command tree. Commands register themselves; none holds logic. */
-export function buildProgram(out: Output, passthrough: string[], io: CliIo): CliCommand {
-  const ctx = new Context(out, passthrough, io)
+/**
+ * Builds the whole command tree. Commands register themselves; none holds logic. `services` stands in for
+ * the services the actions call, in a test of the commands' flags (cli/context.ts).
+ */
+export function buildProgram(out: Output, passthrough: string[], io: CliIo, services?: Services): CliCommand {
+  const ctx = new Context(out, passthrough, io, services)
   const program = rootCommand(out)
   readGlobalsBeforeEachAction(program, out, passthrough)
   const session = sessionCommand(program)

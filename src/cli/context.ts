@@ -8,7 +8,7 @@ import { assertOwnFolders, findProject, HARNESS_DIR_NAME, type ProjectPaths } fr
 import { type ChainRecords, type Processes, type SessionEnv, systemClock } from '../sessions/ports.js'
 import type { SessionStore } from '../sessions/record/store.js'
 import type { CliIo } from './io.js'
-import { lazy } from './lazy.js'
+import { lazy, type Services } from './lazy.js'
 import type { GlobalOptions, Output } from './output.js'
 
 /** What a command needs from its surroundings, resolved lazily so cheap commands stay cheap. */
@@ -26,6 +26,11 @@ export class Context implements SessionEnv {
     /** Arguments after `--`, for the agent (`harness run -a exec -- npm test`). */
     readonly passthrough: string[],
     private readonly io: Pick<CliIo, 'cwd' | 'env' | 'stdin' | 'stdinIsTerminal'>,
+    /**
+     * Where a command's action gets its services and renderers (gh's `runF` seam): the lazy table, or in a
+     * test stand-ins, so that a command's flags are checked without running what they drive.
+     */
+    readonly services: Services = lazy,
   ) {
     this.cwd = io.cwd
     this.env = io.env

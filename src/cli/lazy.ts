@@ -59,3 +59,5 @@ export const lazy = {
   workMerge: () => import('../sessions/work/merge.js'),
   zodEnglish: () => import('zod/v4/locales/en.js'),
 }
+
+export type Services = typeof lazy

@@ -1,7 +1,6 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 import { textFlag } from '../cli/options.js'
 
 const AUTO_CLEANUP_FLAGS = {
@@ -16,7 +15,7 @@ export function registerAutoCleanup(program: CliCommand, ctx: Context): void {
     .flags(AUTO_CLEANUP_FLAGS)
     .action(
       action(AUTO_CLEANUP_FLAGS, async (options) => {
-        const { runAutoCleanup } = await lazy.autoCleanup()
+        const { runAutoCleanup } = await ctx.services.autoCleanup()
         await runAutoCleanup(ctx, options.olderThan)
       }),
     )

@@ -2,7 +2,6 @@ import { Argument } from 'commander'
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 
 const SHELL_NAMES = ['bash', 'zsh', 'fish']
 
@@ -22,7 +21,7 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { completionScript } = await lazy.cliCompletion()
+        const { completionScript } = await ctx.services.cliCompletion()
         ctx.out.writeOut(completionScript(shell as 'bash'))
       }),
     )
@@ -32,9 +31,9 @@ Examples:
     .argument('<shell>')
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { complete, renderCompletion } = await lazy.cliCompletion()
-        const { completionSources } = await lazy.sessionsCompletion()
-        const { taskLabel } = await lazy.renderSession()
+        const { complete, renderCompletion } = await ctx.services.cliCompletion()
+        const { completionSources } = await ctx.services.sessionsCompletion()
+        const { taskLabel } = await ctx.services.renderSession()
         const words = ctx.passthrough.length ? ctx.passthrough : ['']
         const result = await complete(program, words, completionSources(ctx, taskLabel))
         ctx.out.writeOut(renderCompletion(result, shell as 'bash'))

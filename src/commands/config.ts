@@ -1,7 +1,6 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 import { boolFlag } from '../cli/options.js'
 
 const SCOPE_FLAGS = { user: boolFlag('--user', 'your own config file instead of the project one') }
@@ -28,14 +27,14 @@ Examples:
 
 /** The file a subcommand reads or writes: the project's, or the user's with --user. */
 async function target(ctx: Context, user: boolean | undefined) {
-  const { configTarget } = await lazy.configEdit()
+  const { configTarget } = await ctx.services.configEdit()
   return configTarget(await ctx.project(), ctx.env, user === true)
 }
 
 /** A change keeps the project's trust as it was (trusted stays trusted, untrusted stays untrusted). */
 async function trustHooks(ctx: Context) {
   const paths = await ctx.project()
-  const { isTrusted, trustProject } = await lazy.trust()
+  const { isTrusted, trustProject } = await ctx.services.trust()
   return {
     isTrusted: () => isTrusted(paths.root, paths.configFile, ctx.env),
     trust: () => void trustProject(paths.root, paths.configFile, ctx.env),
@@ -54,7 +53,7 @@ function registerGet(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config get defaults.agent')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configGet } = await lazy.configEdit()
+        const { configGet } = await ctx.services.configEdit()
         ctx.out.result(configGet(await target(ctx, options.user), key), (e) => show(e.value))
       }),
     )
@@ -78,10 +77,10 @@ Examples:
     )
     .action(
       action(SCOPE_FLAGS, async (options, key: string, value: string) => {
-        const { configSet, parseValue } = await lazy.configEdit()
+        const { configSet, parseValue } = await ctx.services.configEdit()
         // A project file goes inside a .harness that git does not see (its .gitignore).
         if (!options.user) {
-          const { ensureProject } = await lazy.projectIndex()
+          const { ensureProject } = await ctx.services.projectIndex()
           await ensureProject(ctx.env, await ctx.project())
         }
         const change = configSet(
@@ -103,7 +102,7 @@ function registerUnset(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config unset defaults.model')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configUnset } = await lazy.configEdit()
+        const { configUnset } = await ctx.services.configEdit()
         const change = configUnset(await target(ctx, options.user), key, await trustHooks(ctx))
         ctx.out.result(change, (c) => `${c.key} unset in ${c.file}`)
       }),
@@ -118,7 +117,7 @@ function registerList(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExamples:\n  harness config list\n  harness config list --keys')
     .action(
       action(LIST_FLAGS, async (options) => {
-        const { configList, knownKeys } = await lazy.configEdit()
+        const { configList, knownKeys } = await ctx.services.configEdit()
         if (options.keys) {
           ctx.out.result(knownKeys(), (keys) => keys.join('\n'))
           return

@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 import { ExitRequest } from '../errors.js'
 
 export function registerDoctor(program: CliCommand, ctx: Context): void {
@@ -19,8 +18,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async () => {
-        const { runDoctor } = await lazy.harnessDoctor()
-        const { renderDoctor } = await lazy.renderDoctor()
+        const { runDoctor } = await ctx.services.harnessDoctor()
+        const { renderDoctor } = await ctx.services.renderDoctor()
         const report = await runDoctor(ctx)
         ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color, ctx.out.width))
         if (!report.usable) throw new ExitRequest(1)

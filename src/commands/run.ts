@@ -1,7 +1,6 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 import { boolFlag, choiceFlag, type FlagValues, listFlag, negatedFlag, textFlag } from '../cli/options.js'
 import { UsageError } from '../errors.js'
 
@@ -106,13 +105,13 @@ export function registerRun(program: CliCommand, ctx: Context): void {
 
 async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: string[]): Promise<void> {
   const prompt = promptWords(options.prompt, words)
-  const { parseBudget } = await lazy.budget()
+  const { parseBudget } = await ctx.services.budget()
   const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-  const { runTimeoutFlag } = await lazy.duration()
+  const { runTimeoutFlag } = await ctx.services.duration()
   const timeoutMs = runTimeoutFlag(options.timeout)
   const explicitStdin = prompt.length === 1 && prompt[0] === '-'
   // At most what a prompt may be (sessions/record/bounds.ts): a longer one is refused before anything is made.
-  const { PROMPT_MAX_BYTES } = await lazy.bounds()
+  const { PROMPT_MAX_BYTES } = await ctx.services.bounds()
   const fromStdin = () => ctx.readStdin(PROMPT_MAX_BYTES, 'the prompt on stdin')
   const start = {
     ...options,
@@ -125,13 +124,13 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
     promptFromStdin: ctx.stdinIsTerminal ? undefined : fromStdin,
   }
   if (options.dryRun) {
-    const { dryRunSession } = await lazy.start()
-    const { renderRunDryRun } = await lazy.renderRun()
+    const { dryRunSession } = await ctx.services.start()
+    const { renderRunDryRun } = await ctx.services.renderRun()
     ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
     return
   }
-  const { startSession } = await lazy.start()
-  const { renderDetachedRun, resumeSummary, runSummary } = await lazy.renderRun()
+  const { startSession } = await ctx.services.start()
+  const { renderDetachedRun, resumeSummary, runSummary } = await ctx.services.renderRun()
   const outcome = await startSession(ctx, start)
   if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
   else ctx.out.result(outcome.record, renderDetachedRun)
@@ -146,7 +145,7 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
 
 /** `--attach`: the session runs (and its id is printed); now show it in this terminal. */
 export async function attachAfterStart(ctx: Context, id: string): Promise<void> {
-  const { attachSession } = await lazy.attach()
+  const { attachSession } = await ctx.services.attach()
   await attachSession(ctx, id)
 }
 

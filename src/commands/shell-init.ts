@@ -2,7 +2,6 @@ import { Argument } from 'commander'
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 
 /** `harness shell-init <shell>` prints the code that defines `hcd <id>` (see cli/shell-init.ts). */
 export function registerShellInit(program: CliCommand, ctx: Context): void {
@@ -26,7 +25,7 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { shellInitScript } = await lazy.shellInit()
+        const { shellInitScript } = await ctx.services.shellInit()
         ctx.out.writeOut(shellInitScript(shell as 'bash'))
       }),
     )

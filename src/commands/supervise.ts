@@ -1,7 +1,6 @@
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 import { textFlag } from '../cli/options.js'
 
 /**
@@ -20,7 +19,7 @@ export function registerSupervise(program: CliCommand, ctx: Context): void {
     .action(
       action(SUPERVISE_FLAGS, async (options) => {
         if (options.tmuxPlan) {
-          const { superviseInTmux } = await lazy.tmuxRun()
+          const { superviseInTmux } = await ctx.services.tmuxRun()
           await superviseInTmux(options.tmuxPlan, {
             TMUX: ctx.env.TMUX,
             TMUX_PANE: ctx.env.TMUX_PANE,
@@ -28,7 +27,7 @@ export function registerSupervise(program: CliCommand, ctx: Context): void {
           return
         }
         const plan = await ctx.readStdin()
-        const { superviseDetached } = await lazy.runner()
+        const { superviseDetached } = await ctx.services.runner()
         await superviseDetached(plan)
       }),
     )

@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
-import { lazy } from '../cli/lazy.js'
 
 export function registerTrust(program: CliCommand, ctx: Context): void {
   program
@@ -16,7 +15,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { trustProject } = await lazy.trust()
+        const { trustProject } = await ctx.services.trust()
         const result = trustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) =>
           r.exists === false
@@ -32,7 +31,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { untrustProject } = await lazy.trust()
+        const { untrustProject } = await ctx.services.trust()
         const result = untrustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) => `${r.config_file} is not trusted`)
       }),

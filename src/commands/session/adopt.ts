@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 import type { AdoptionItem, AdoptionResult } from '../../sessions/control/adopt.js'
@@ -31,7 +30,7 @@ Examples:
     .action(
       action(ADOPT_FLAGS, async (options, id?: string) => {
         if ((options.all === true) === (id !== undefined)) throw new UsageError('give a session id or --all')
-        const { adoptSessions } = await lazy.adopt()
+        const { adoptSessions } = await ctx.services.adopt()
         const result = await adoptSessions(ctx, id, {
           all: options.all === true,
           yes: options.yes === true,
@@ -63,7 +62,7 @@ function describeItem(item: AdoptionItem): string {
 }
 
 async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {
-  const { terminalSafe } = await lazy.renderSafe()
+  const { terminalSafe } = await ctx.services.renderSafe()
   ctx.out.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
   // The prompt goes out through Output's stderr; readline only reads the answer (the terminal echoes it).
   ctx.out.stderr.write(

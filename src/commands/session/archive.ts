@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitRequest } from '../../errors.js'
 import { REMOVAL_FLAGS, SELECTION_FLAGS, selectionOf } from './cleanup.js'
@@ -38,9 +37,9 @@ Examples:
     )
     .action(
       action(ARCHIVE_FLAGS, async (options) => {
-        const { archiveSessions } = await lazy.removalArchive()
-        const { anyFailed } = await lazy.decision()
-        const { renderArchiveReport } = await lazy.renderArchive()
+        const { archiveSessions } = await ctx.services.removalArchive()
+        const { anyFailed } = await ctx.services.decision()
+        const { renderArchiveReport } = await ctx.services.renderArchive()
         const selection = selectionOf(options, ctx, 'archive')
         const report = await archiveSessions(ctx, { ...selection, output: options.output })
         ctx.out.result(report, (data) => renderArchiveReport(data))
@@ -67,8 +66,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, file: string, ids: string[]) => {
-        const { unarchiveSessions } = await lazy.unarchive()
-        const { renderUnarchiveReport } = await lazy.renderArchive()
+        const { unarchiveSessions } = await ctx.services.unarchive()
+        const { renderUnarchiveReport } = await ctx.services.renderArchive()
         ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)
       }),
     )

@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 
 export function registerAttach(session: CliCommand, ctx: Context): void {
   session
@@ -20,8 +19,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { attachSession } = await lazy.attach()
-        const { statusLabel } = await lazy.renderSession()
+        const { attachSession } = await ctx.services.attach()
+        const { statusLabel } = await ctx.services.renderSession()
         const view = await attachSession(ctx, id)
         ctx.out.info(`harness: detached from ${view.id} (${statusLabel(view)})`)
       }),

@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { textFlag } from '../../cli/options.js'
 
 const CHECKPOINT_FLAGS = {
@@ -32,8 +31,8 @@ Examples:
     )
     .action(
       action(CHECKPOINT_FLAGS, async (options, id: string) => {
-        const { checkpointSession } = await lazy.workCheckpoints()
-        const { renderCheckpointTaken } = await lazy.renderCheckpoints()
+        const { checkpointSession } = await ctx.services.workCheckpoints()
+        const { renderCheckpointTaken } = await ctx.services.renderCheckpoints()
         ctx.out.result(await checkpointSession(ctx, id, options.description), renderCheckpointTaken)
       }),
     )
@@ -55,8 +54,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { listSessionCheckpoints } = await lazy.workCheckpoints()
-        const { renderCheckpointList } = await lazy.renderCheckpoints()
+        const { listSessionCheckpoints } = await ctx.services.workCheckpoints()
+        const { renderCheckpointList } = await ctx.services.renderCheckpoints()
         ctx.out.result(await listSessionCheckpoints(ctx, id), (data) =>
           renderCheckpointList(data, { width: ctx.out.width }),
         )
@@ -84,8 +83,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string, n: string) => {
-        const { restoreSession } = await lazy.workCheckpoints()
-        const { renderRestore } = await lazy.renderCheckpoints()
+        const { restoreSession } = await ctx.services.workCheckpoints()
+        const { renderRestore } = await ctx.services.renderCheckpoints()
         ctx.out.result(await restoreSession(ctx, id, n), renderRestore)
       }),
     )

@@ -2,7 +2,6 @@ import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, listFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
@@ -110,9 +109,9 @@ Examples:
     )
     .action(
       action(CLEANUP_FLAGS, async (options) => {
-        const { cleanupSessions } = await lazy.removalCleanup()
-        const { anyFailed } = await lazy.decision()
-        const { renderRemovalReport } = await lazy.renderCleanup()
+        const { cleanupSessions } = await ctx.services.removalCleanup()
+        const { anyFailed } = await ctx.services.decision()
+        const { renderRemovalReport } = await ctx.services.renderCleanup()
         const report = await cleanupSessions(ctx, selectionOf(options, ctx, 'cleanup'))
         ctx.out.result(report, (data) => renderRemovalReport(data))
         if (anyFailed(report.kept)) throw new ExitRequest(1)

@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { SAFETY_RULES } from './cleanup.js'
 
@@ -31,8 +30,8 @@ Examples:
     )
     .action(
       action(DELETE_FLAGS, async (options, id: string) => {
-        const { deleteSession } = await lazy.removalCleanup()
-        const { renderRemovalReport } = await lazy.renderCleanup()
+        const { deleteSession } = await ctx.services.removalCleanup()
+        const { renderRemovalReport } = await ctx.services.renderCleanup()
         const report = await deleteSession(ctx, id, {
           force: options.force === true,
           dryRun: options.dryRun === true,

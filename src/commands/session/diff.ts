@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
@@ -37,7 +36,7 @@ Examples:
         if (options.stat && options.nameOnly)
           throw new UsageError('--stat and --name-only exclude each other')
         const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
-        const { diffSession } = await lazy.diff()
+        const { diffSession } = await ctx.services.diff()
         const result = await diffSession(ctx, id, mode)
         if (result.source === 'worktree' && !result.is_worktree) {
           ctx.out.info(

@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { choiceFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
@@ -30,20 +29,20 @@ Examples:
     )
     .action(
       action(EXPORT_FLAGS, async (options, id: string) => {
-        const { exportSession } = await lazy.workExport()
+        const { exportSession } = await ctx.services.workExport()
         if (ctx.options.json && options.format !== undefined && options.format !== 'json') {
           throw new UsageError(
             `--format ${options.format} and --json ask for two different outputs`,
             'choose one: --format md for markdown, --json (or --format json) for JSON',
           )
         }
-        const { logSink } = await lazy.renderLogStream()
+        const { logSink } = await ctx.services.renderLogStream()
         const data = await exportSession(ctx, id, (write) => logSink(write))
         if (options.format === 'json' && !ctx.options.json) {
           ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)
           return
         }
-        const { renderExportMarkdown } = await lazy.renderExport()
+        const { renderExportMarkdown } = await ctx.services.renderExport()
         ctx.out.result(data, renderExportMarkdown, { escaped: true })
       }),
     )

@@ -2,7 +2,6 @@ import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, choiceFlag, listFlag, parsedFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 import type { SessionView } from '../../sessions/query/reconcile.js'
@@ -51,12 +50,12 @@ Examples:
     )
     .action(
       action(LIST_FLAGS, async (options) => {
-        const { listSessions } = await lazy.query()
-        const { renderSessionList, rowOf } = await lazy.renderSession()
+        const { listSessions } = await ctx.services.query()
+        const { renderSessionList, rowOf } = await ctx.services.renderSession()
         // Every project's (loaded only then), or this one's.
         const sessions = async function* (): AsyncGenerator<SessionView> {
           if (!options.allProjects) return yield* listSessions(ctx, options)
-          const { listAllProjects } = await lazy.allProjects()
+          const { listAllProjects } = await ctx.services.allProjects()
           yield* await listAllProjects(ctx, options)
         }
         // A table keeps every row until it is drawn: each as the row needs it, not the whole record.
@@ -68,7 +67,7 @@ Examples:
           if (ctx.options.json || !ctx.out.stdout.isTTY) {
             throw new UsageError('--watch needs a terminal on stdout (and no --json)')
           }
-          const { watchScreen } = await lazy.watch()
+          const { watchScreen } = await ctx.services.watch()
           await watchScreen(async () => {
             const views = []
             for await (const view of rows()) views.push(view)

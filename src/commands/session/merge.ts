@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { ExitCode, ExitRequest } from '../../errors.js'
 
@@ -43,8 +42,8 @@ Examples:
     )
     .action(
       action(MERGE_FLAGS, async (options, id: string) => {
-        const { mergeSession } = await lazy.workMerge()
-        const { renderMerge } = await lazy.renderMerge()
+        const { mergeSession } = await ctx.services.workMerge()
+        const { renderMerge } = await ctx.services.renderMerge()
         const result = await mergeSession(ctx, id, options)
         ctx.out.result(result, renderMerge)
         if (result.outcome === 'refused') throw new ExitRequest(ExitCode.IllegalState)

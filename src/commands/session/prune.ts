@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
@@ -43,9 +42,9 @@ Examples:
     .action(
       action(PRUNE_FLAGS, async (options) => {
         const olderThan = olderThanFlag(options.olderThan)
-        const { pruneOrphans } = await lazy.prune()
-        const { anyFailed } = await lazy.decision()
-        const { renderPruneReport } = await lazy.renderCleanup()
+        const { pruneOrphans } = await ctx.services.prune()
+        const { anyFailed } = await ctx.services.decision()
+        const { renderPruneReport } = await ctx.services.renderCleanup()
         const report = await pruneOrphans(ctx, {
           progress: ctx.out.progress('prune'),
           olderThan,

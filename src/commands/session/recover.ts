@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag } from '../../cli/options.js'
 import { UsageError } from '../../errors.js'
 
@@ -42,8 +41,8 @@ Examples:
       action(RECOVER_FLAGS, async (options, id?: string) => {
         const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
         if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-        const { scanRecoverable, recoverSessions } = await lazy.control()
-        const { renderRecoverScan, renderRecoverResult } = await lazy.renderRun()
+        const { scanRecoverable, recoverSessions } = await ctx.services.control()
+        const { renderRecoverScan, renderRecoverResult } = await ctx.services.renderRun()
         if (options.scan) {
           ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
           return

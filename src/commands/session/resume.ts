@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { boolFlag, textFlag } from '../../cli/options.js'
 import { attachAfterStart, promptWords } from '../run.js'
 
@@ -51,12 +50,12 @@ Examples:
     )
     .action(
       action(RESUME_FLAGS, async (options, id: string, words: string[]) => {
-        const { parseBudget } = await lazy.budget()
+        const { parseBudget } = await ctx.services.budget()
         const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-        const { runTimeoutFlag } = await lazy.duration()
+        const { runTimeoutFlag } = await ctx.services.duration()
         const timeoutMs = runTimeoutFlag(options.timeout)
-        const { resumeSession } = await lazy.start()
-        const { renderDetachedRun, resumeSummary, runSummary } = await lazy.renderRun()
+        const { resumeSession } = await ctx.services.start()
+        const { renderDetachedRun, resumeSummary, runSummary } = await ctx.services.renderRun()
         const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
           detach: options.detach === true,
           tmux: options.attach || options.tmux,

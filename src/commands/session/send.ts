@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { UsageError } from '../../errors.js'
 
 export function registerSend(session: CliCommand, ctx: Context): void {
@@ -29,8 +28,8 @@ Examples:
         if (words.length === 0) {
           throw new UsageError('missing the text to send', 'harness session send <id> "<text>"')
         }
-        const { sendToSession } = await lazy.send()
-        const { renderSend } = await lazy.renderRun()
+        const { sendToSession } = await ctx.services.send()
+        const { renderSend } = await ctx.services.renderRun()
         ctx.out.result(await sendToSession(ctx, id, words.join(' ')), renderSend)
       }),
     )

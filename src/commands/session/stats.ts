@@ -1,7 +1,6 @@
 import { action, NO_FLAGS } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 
 export function registerStats(session: CliCommand, ctx: Context): void {
   session
@@ -19,8 +18,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async () => {
-        const { sessionStats } = await lazy.queryStats()
-        const { renderStats } = await lazy.renderStats()
+        const { sessionStats } = await ctx.services.queryStats()
+        const { renderStats } = await ctx.services.renderStats()
         ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))
       }),
     )

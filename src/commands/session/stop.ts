@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { textFlag } from '../../cli/options.js'
 import { parseDuration } from '../../duration.js'
 
@@ -38,8 +37,8 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { stopSession, stopNotProduced } = await lazy.control()
-        const { renderStopResult } = await lazy.renderRun()
+        const { stopSession, stopNotProduced } = await ctx.services.control()
+        const { renderStopResult } = await ctx.services.renderRun()
         const result = await stopSession(ctx, id, verb, graceMs)
         if (!result.produced) throw stopNotProduced(result)
         ctx.out.result(result.record, () => renderStopResult(result))

@@ -1,7 +1,6 @@
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
-import { lazy } from '../../cli/lazy.js'
 import { textFlag } from '../../cli/options.js'
 import { parseDuration } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
@@ -34,8 +33,8 @@ Example:
           options.timeout === undefined
             ? undefined
             : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
-        const { waitForSession, waitExitCode } = await lazy.control()
-        const { renderWaitResult } = await lazy.renderRun()
+        const { waitForSession, waitExitCode } = await ctx.services.control()
+        const { renderWaitResult } = await ctx.services.renderRun()
         const record = await waitForSession(ctx, id, timeoutMs)
         // -q: the exit status says it all; --json still prints the record.
         if (ctx.out.json || !ctx.quiet) ctx.out.result(record, renderWaitResult)

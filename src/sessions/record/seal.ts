@@ -248,7 +248,12 @@ const verifiedSeals = new Set<string>()
 
 /** A record that failed verification, refused for what it would take: exit 4, FOREIGN. */
 export class ForeignSessionError extends IllegalStateError {
-  constructor(id: string, what: string, problem: SealProblem | string | undefined, code: ErrorCode = 'FOREIGN') {
+  constructor(
+    id: string,
+    what: string,
+    problem: SealProblem | string | undefined,
+    code: ErrorCode = 'FOREIGN',
+  ) {
     const known = typeof problem === 'string' && problem in SEAL_PROBLEM_TEXT
     super(
       `session "${id}" is foreign (${SEAL_PROBLEM_TEXT[known ? (problem as SealProblem) : 'unsealed']}): harness shows it but never ${what}`,
