@@ -109,7 +109,7 @@ Examples:
         ].join(' '),
     })
     .configureOutput({
-      // Errors are rendered by main.ts (text or JSON) with the right exit code.
+      // Errors are rendered by app/entry.ts (Output.error: text or JSON) with the right exit code.
       outputError: () => {},
       writeOut: (text) => out.writeOut(text),
       // Only help shown for a missing command comes here; under --json that becomes one JSON error instead.

@@ -1,30 +1,17 @@
 import type { HarnessConfig, ModelPricing } from '../config.js'
 import { IllegalStateError, UsageError } from '../errors.js'
 import type { Usage } from '../history/events.js'
-import type { HeadlessOutput } from '../providers/schema.js'
+import { costSourceOf, type HeadlessOutput } from '../providers/schema.js'
 import type { Run } from './record/schema.js'
+
+// What each agent's output says of its cost is the providers' knowledge (providers/schema.ts); run-plan.ts
+// still reads it from here.
+export { costSourceOf }
 
 /*
  * Budgets (docs/budgets.md): the most a session may cost, all runs together. The decisions are pure and live
  * here; the supervisor (runner.ts) reads the cost from the run's output as it is written and stops the agent.
  */
-
-/** Where the cost of a run comes from: the agent reports it, or reports tokens that config prices. */
-export type CostSource = 'reported' | 'tokens'
-
-/** The cost source of each event stream harness reads (docs/history.md): claude, opencode and pi say it. */
-export function costSourceOf(format: HeadlessOutput | null | undefined): CostSource | null {
-  switch (format) {
-    case 'claude-stream-json':
-    case 'opencode-json':
-    case 'pi-json':
-      return 'reported'
-    case 'codex-json':
-      return 'tokens'
-    default:
-      return null
-  }
-}
 
 /** What the supervisor of one run enforces: the limit, and what the session's earlier runs spent. */
 export interface RunBudget {
