@@ -247,3 +247,28 @@ export function removeFileBelow(top: string, rel: string): RemovedBelow {
     for (const held of chain) held.close()
   }
 }
+
+// ---- Single removals (the removal engine's steps) -----------------------------------------------------------
+
+/** Unlinks a file or link (never what a link points to): true if it was there, false if it was not. */
+export async function unlinkIfThere(path: string): Promise<boolean> {
+  return fs.promises.unlink(path).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return false
+      throw error
+    },
+  )
+}
+
+/** rmdir(2): removes an empty folder (not a link); throws ENOENT when it is gone, ENOTEMPTY when it is not empty. */
+export function removeEmptyFolder(path: string): void {
+  fs.rmdirSync(path)
+}
+
+/** Removes a folder the removal plan named and everything in it (an agent's folder under `.harness/`). */
+export function removeFolderTree(path: string): void {
+  // Emptied through the folder it opened (held.ts): a folder swapped for a link mid-removal deletes nothing
+  // outside, and a link in the folder's place is removed as a link.
+  removeHeldSync(path)
+}

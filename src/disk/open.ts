@@ -389,3 +389,52 @@ export function checkParents(path: string): void {
     }
   }
 }
+
+// ---- A file's mode, and reads and writes through a descriptor (the agent's log, the room held beside it) -----
+
+/**
+ * Sets the permission bits of a plain file through a no-follow open of it (a link, FIFO or device in its place is
+ * refused): a file another tool wrote with its own umask (a git bundle) closed to everyone else.
+ */
+export function setFileMode(path: string, mode: number): void {
+  const { fd } = openPlain(path)
+  try {
+    fs.fchmodSync(fd, mode)
+  } finally {
+    closeFd(fd)
+  }
+}
+
+/** The size of the file open at `fd`. */
+export function fdSize(fd: number): number {
+  return fs.fstatSync(fd).size
+}
+
+/** Reads up to `length` bytes at `position` of the file open at `fd` into `buffer`; how many were read. */
+export function readInto(fd: number, buffer: Buffer, length: number, position: number): number {
+  return fs.readSync(fd, buffer, 0, length, position)
+}
+
+const LOG_FLAGS = fs.constants.O_RDWR | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW
+const ZEROS_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_TRUNC | fs.constants.O_NOFOLLOW
+
+/** Opens (or makes, 0600) a run's log for the agent to append to: never through a link, only a plain file. */
+export function openLogForAppend(path: string): number {
+  return openPlain(path, LOG_FLAGS, 0o600).fd
+}
+
+/** Writes `size` zeros to `path` (made 0600, truncated, never through a link); false if it cannot be done. */
+export function writeZerosFile(path: string, size: number): boolean {
+  let fd: number | undefined
+  try {
+    fd = openPlain(path, ZEROS_FLAGS, 0o600).fd
+    writeAll(fd, Buffer.alloc(size), path)
+    return true
+  } catch {
+    unlinkQuiet(path)
+    return false
+  } finally {
+    if (fd !== undefined) closeFd(fd)
+  }
+}

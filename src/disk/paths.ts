@@ -5,7 +5,7 @@
 import * as fs from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { checkParents, UnsafeFileError } from './open.js'
+import { checkParents, lstatOrNull, UnsafeFileError } from './open.js'
 
 export type { BigIntStats, Dirent, FSWatcher, Stats } from 'node:fs'
 
@@ -158,4 +158,44 @@ export function assertUsableDir(dir: string): void {
 export function copyFileNew(from: string, to: string): void {
   checkParents(to)
   fs.copyFileSync(from, to, fs.constants.COPYFILE_EXCL)
+}
+
+// ---- Folders a worktree lives in ------------------------------------------------------------------------------
+// A worktree lives under the configured worktree root, which may itself be reached through a link the user
+// made (a root on another disk): making the root follows links, as git does when it makes the worktree there,
+// except inside `.harness/`, where a link is refused like everywhere else. The worktree folder itself, and any
+// folder a record names, is never followed.
+
+/**
+ * Makes `dir` (a worktree root) and the missing folders above it, with `mode` (0700: prompts and copied secrets
+ * live there). Follows a link the user made to or above the root; a folder of `.harness/` on the way that is a
+ * link (or not a folder) is refused (SYMLINK_REFUSED), as ensureDir does.
+ */
+export function makeDirs(dir: string, mode: number): void {
+  // Before (nothing is made through a link) and after (a folder swapped for one meanwhile).
+  checkParents(join(dir, 'x'))
+  fs.mkdirSync(dir, { recursive: true, mode })
+  checkParents(join(dir, 'x'))
+}
+
+/**
+ * Sets the permission bits of folder `path` (a worktree git made 0755, or one a record names) through a
+ * no-follow open of it: a link planted in its place is refused (SYMLINK_REFUSED), its target left as it was.
+ */
+export function setMode(path: string, mode: number): void {
+  chmodDir(path, mode)
+}
+
+/**
+ * Whether `path` is a real folder with nothing in it (false when it cannot be read). A link in its place is not
+ * followed, whatever it points to: it is not an empty folder (a record's worktree folder, a folder under the
+ * worktree root).
+ */
+export function isEmptyFolder(path: string): boolean {
+  if (!lstatOrNull(path)?.isDirectory()) return false
+  try {
+    return fs.readdirSync(path).length === 0
+  } catch {
+    return false
+  }
 }
