@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path'
 import { createGunzip } from 'node:zlib'
+import type { ReadEntry } from 'tar'
 import * as z from 'zod/mini'
 import { hashOf } from '../digest.js'
 import {
@@ -91,7 +92,7 @@ const ARCHIVE_LIMITS = { members: 100_000, totalBytes: 64 * 1024 ** 3 } as const
  * can slip in. A full disk is DISK_FULL, and the partial file is removed.
  */
 export async function writeArchive(file: string, staging: string, manifest: Manifest): Promise<void> {
-  const tar = await import('tar')
+  const tar = await loadTar()
   // Records and logs hold prompts and agent output: the archive is the user's alone, like they are.
   const fd = createNewFile(file)
   try {
@@ -168,7 +169,7 @@ export async function readArchive(file: string, extractTo?: string): Promise<Man
 
 /** Streams the file through gunzip, counting inflated bytes, into tar's parser. */
 async function inflateAndParse(state: ReadState): Promise<void> {
-  const tar = await import('tar')
+  const tar = await loadTar()
   const source = readStreamOf(state.file)
   const gunzip = createGunzip()
   await new Promise<void>((resolvePromise, reject) => {
@@ -223,7 +224,10 @@ async function inflateAndParse(state: ReadState): Promise<void> {
   })
 }
 
-type TarEntry = import('tar').ReadEntry
+type TarEntry = ReadEntry
+
+/** tar, loaded only when an archive is written or read. */
+const loadTar = () => import('tar')
 
 /** One tar entry: the manifest first, then only members it lists, each with the size it declares. */
 function readEntry(state: ReadState, entry: TarEntry): void {

@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path'
 import { checkpointIntervalMs, worktreeRoot, worktreeSetupCommand } from '../../config.js'
 import { UsageError } from '../../errors.js'
+import { inspectRepo } from '../../git/repo.js'
+import { resolveCommit } from '../../git/worktree.js'
 import type { Permission } from '../../providers/schema.js'
 import type { SessionEnv } from '../ports.js'
 import { planWorkspace } from './plan.js'
@@ -59,7 +61,6 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
   }
   const prepared = await prepareStart(ctx, paths, store, options)
   const { config, id } = prepared
-  const { inspectRepo } = await import('../../git/repo.js')
   const repo = await inspectRepo(ctx.cwd, { env: ctx.env })
   const workspace = planWorkspace(options, repo, ctx.cwd, id, worktreeRoot(config, paths.root))
   let worktree: string | null = null
@@ -67,7 +68,6 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
   let baseCommit = workspace.baseCommit
   let cwd = resolve(ctx.cwd)
   if (workspace.kind === 'worktree') {
-    const { resolveCommit } = await import('../../git/worktree.js')
     baseCommit ??= await resolveCommit(workspace.repoDir, workspace.base, { env: ctx.env })
     worktree = workspace.dir
     branch = workspace.branch

@@ -1,4 +1,5 @@
 import type { HarnessConfig } from '../../config.js'
+import { UsageError } from '../../errors.js'
 import type { ProjectPaths } from '../../project.js'
 import type { BackendName, ContainerChoice } from '../backends/backend.js'
 import { backendFor } from '../backends/registry.js'
@@ -44,7 +45,6 @@ export async function checkBackend(
 ): Promise<void> {
   if (backend === 'local') return
   if (!choice.image) {
-    const { UsageError } = await import('../../errors.js')
     throw new UsageError(
       'a container session needs an image that contains the agent CLI',
       'pass --image IMAGE, or set it: harness config set container.image IMAGE --user',
