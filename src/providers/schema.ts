@@ -22,23 +22,6 @@ const HEADLESS_OUTPUTS = [
 ] as const
 export type HeadlessOutput = (typeof HEADLESS_OUTPUTS)[number]
 
-/** Where the cost of a run comes from: the agent reports it, or reports tokens that config prices. */
-export type CostSource = 'reported' | 'tokens'
-
-/** What each format says of a run's cost (docs/history.md): claude, opencode and pi the cost, codex tokens. */
-const COST_SOURCES: Record<HeadlessOutput, CostSource | null> = {
-  'claude-stream-json': 'reported',
-  'codex-json': 'tokens',
-  'opencode-json': 'reported',
-  'pi-json': 'reported',
-  'gemini-json': null,
-}
-
-/** The cost source of a run whose output is in `format` (none for an output harness does not read). */
-export function costSourceOf(format: HeadlessOutput | null | undefined): CostSource | null {
-  return format ? COST_SOURCES[format] : null
-}
-
 const PLACEHOLDER_PATTERN = /\{([A-Za-z0-9_]+)\}/g
 
 /** Names of `{…}` tokens in `token` that are not known placeholders (typos such as `{promt}`). */

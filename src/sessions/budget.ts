@@ -1,10 +1,11 @@
 import type { HarnessConfig, ModelPricing } from '../config.js'
 import { IllegalStateError, UsageError } from '../errors.js'
 import type { Usage } from '../history/events.js'
-import { costSourceOf, type HeadlessOutput } from '../providers/schema.js'
+import { costSourceOf } from '../providers/cost.js'
+import type { HeadlessOutput } from '../providers/schema.js'
 import type { Run } from './record/schema.js'
 
-// What each agent's output says of its cost is the providers' knowledge (providers/schema.ts); run-plan.ts
+// What each agent's output says of its cost is the providers' knowledge (providers/cost.ts); run-plan.ts
 // still reads it from here.
 export { costSourceOf }
 
