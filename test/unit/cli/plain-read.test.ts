@@ -42,7 +42,7 @@ function loadedWith(module: string): { modules: Set<string>; packages: Set<strin
   return { modules, packages }
 }
 
-// docs/development/native.md ("Plain session show"): the plain `session show` and `session path` run
+// docs/development/native.md ("Start-up"): the plain `session show` and `session path` run
 // commands/session/read.ts with a Context, without commander, and reading a record loads no zod.
 test('the plain session show and path load neither commander nor zod', () => {
   for (const module of ['commands/session/read.ts', 'cli/context.ts']) {
