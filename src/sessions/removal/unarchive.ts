@@ -80,7 +80,7 @@ export async function unarchiveSessions(
   ctx: SessionEnv,
   file: string,
   ids: string[],
-  announce: (report: UnarchiveReport) => void = () => {},
+  announce: (report: UnarchiveReport) => void,
 ): Promise<UnarchiveReport> {
   const archive = resolve(ctx.cwd, file)
   if (!lstatOrNull(archive)) {
