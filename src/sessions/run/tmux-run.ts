@@ -2,6 +2,7 @@ import { closeSync } from 'node:fs'
 import { identify } from '../../process/identity.js'
 import { logPathFor } from '../../project.js'
 import type { AgentState } from '../../providers/states.js'
+import { releaseMemory } from '../../runtime.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -61,7 +62,10 @@ export async function superviseInTmux(
         return logFd
       },
       {
-        started: watcher.start,
+        started: () => {
+          watcher.start()
+          releaseMemory()
+        },
         ended: async () => {
           // Once the outcome is recorded, `kill` ends the tmux session at once, and its hang-up would kill this
           // process before the status hooks it still has queued have run (each change runs its hook exactly
