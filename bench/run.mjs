@@ -378,7 +378,7 @@ try {
             label: `${count} sessions --${mode}: PSS per session${suffix}`,
             mb: row.perSessionMb,
             aimMb: 6,
-            note: `load ${row.load.toFixed(1)}; all KILLED`,
+            note: `idle CPU ${row.idleCpuMs.toFixed(1)} ms/s; load ${row.load.toFixed(1)}; all KILLED`,
           })
         } finally {
           sweep(dir, scale)

@@ -59,6 +59,17 @@ function pssKb(pid) {
   }
 }
 
+/** CPU time a process has used (user and system, its own, not its children's), in clock ticks (1/100 s). */
+function cpuTicks(pid) {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
 function alive(pid) {
   try {
     process.kill(pid, 0)
@@ -125,9 +136,15 @@ export async function benchMemory({ harness, env, dir, count = 100, mode = 'deta
   const totalKb = [...supervisors, ...servers].reduce((sum, pid) => sum + pssKb(pid), 0)
   const perSessionMb = totalKb / 1024 / count
   const agentsMb = agents.reduce((sum, pid) => sum + pssKb(pid), 0) / 1024 / count
+  // What they cost while their agents sleep: CPU over 10 s, in ms per second per session.
+  const harnessPids = [...supervisors, ...servers]
+  const before = harnessPids.reduce((sum, pid) => sum + cpuTicks(pid), 0)
+  await new Promise((resolve) => setTimeout(resolve, 10_000))
+  const idleCpuMs = ((harnessPids.reduce((sum, pid) => sum + cpuTicks(pid), 0) - before) * 10) / 10 / count
   log(
     `${count} sessions ${flag}: ${perSessionMb.toFixed(2)} MB PSS per session (${supervisors.length} supervisors, ` +
-      `${servers.length} tmux servers; the agents ${agentsMb.toFixed(2)} MB each, not counted), load ${load.toFixed(2)}`,
+      `${servers.length} tmux servers; the agents ${agentsMb.toFixed(2)} MB each, not counted); idle CPU ` +
+      `${idleCpuMs.toFixed(1)} ms a second per session; load ${load.toFixed(2)}`,
   )
   const kills = await pooled(
     ids.map((id) => () => harnessRun(harness, ['session', 'kill', id], { cwd: dir, env })),
@@ -142,7 +159,7 @@ export async function benchMemory({ harness, env, dir, count = 100, mode = 'deta
   const pids = [...supervisors, ...agents]
   const gone = await until(() => pids.every((pid) => !alive(pid)), 120_000)
   if (!gone) throw new Error(`${pids.filter(alive).length} processes are left after the kill of all`)
-  return { count, mode, perSessionMb, agentsMb, load }
+  return { count, mode, perSessionMb, agentsMb, idleCpuMs, load }
 }
 
 /**
