@@ -117,10 +117,15 @@ export async function takeCheckpoint(
     // A record harness did not seal may name any folder: never write refs for it (docs/security.md).
     const verified = assertSealed(session)
     const dir = checkpointDir(verified)
-    const { sessionGitPlace } = await import('../git-place.js')
-    await sessionGitPlace(verified, options.env, options.projectRoot)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
+    // A run's end hands over the worktree as it read it: one never changed since the base writes nothing, and
+    // needs no git to say so (the place is checked before anything is written or read again).
+    const given = options.state
+    const untouched = given && given.head === session.base_commit && given.headTree === given.tree
+    if (options.onlyIfChanged && !last && untouched) return { id, checkpoint: null }
+    const { sessionGitPlace } = await import('../git-place.js')
+    await sessionGitPlace(verified, options.env, options.projectRoot)
     const state = options.state ?? (await readWorktreeState(dir, gitOptions))
     if (options.onlyIfChanged) {
       const unchanged = last
