@@ -1,7 +1,7 @@
 // `node bench/hyperfine.mjs`: the aims of SPEC §9 for the native executable and the node bundle, timed by
 // hyperfine (an independent tool) on the same data, in the same environment, with the same commands as
 // `npm run bench`, so that the two can be compared figure by figure (docs/performance.md). Needs a build
-// (`npm run build`) and hyperfine on PATH. Options: `--only empty,path,show,help,list,list100k,run-worktree,kill,ui`
+// (`npm run build`) and hyperfine on PATH. Options: `--only empty,path,show,help,list,list100k,run-worktree,kill,ui,container`
 // (empty: bun's own start, an empty program compiled as the native executable is; list100k: 100,000 records,
 // against the same runtime's 10,000, with peak RSS), `--runs N` (each side, per round), `--rounds N` (hyperfine
 // times one command's runs in a block; rounds
@@ -33,6 +33,16 @@ const rounds = Number(option('rounds') ?? 2)
 const wanted = (name) => !only || only.includes(name)
 
 const work = realpathSync(mkdtempSync(join(tmpdir(), 'harness-hyperfine-')))
+/** The image of the container row: the tests' (scripts/container-test-image.sh). */
+const IMAGE = process.env.HARNESS_BENCH_IMAGE ?? 'localhost/harness-test:latest'
+const podmanImage = (env) => {
+  try {
+    execFileSync('podman', ['image', 'exists', IMAGE], { env, stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
 const load = () =>
   loadavg()
     .map((n) => n.toFixed(1))
@@ -200,6 +210,18 @@ try {
         prepare: `${harness} run -q --no-worktree -d -a exec -- sleep 60 > ${idFile}`,
       })
       report(`kill → KILLED, ${runtime}`, subject, 'absolute', null, 150)
+    }
+    if (wanted('container') && runtime === 'native' && podmanImage(runEnv)) {
+      // A whole container session against `podman run --rm` of the same image, as bench/run.mjs's row.
+      const containerEnv = { ...gitEnv(runEnv), HARNESS_AUTO_CLEANUP: 'off' }
+      const repo = gitRepo(join(work, 'repo-container'), containerEnv)
+      const [subject, floor] = time(
+        repo,
+        containerEnv,
+        { command: `${harness} run -q --backend container --image ${IMAGE} -a exec -- true`, warmup: 1 },
+        { command: `podman run --rm --network=none ${IMAGE} true`, warmup: 1 },
+      )
+      report('container start, native', subject, 'podman run --rm', floor, 1.3)
     }
   }
 } finally {

@@ -137,6 +137,24 @@ export function recordSamples({ label, samples, aimMs, note = '-' }) {
   return row
 }
 
+/** A memory figure (MB, in the peak column), judged against an aim in MB; no time. */
+export function recordMemory({ label, mb, aimMb, note = '-' }) {
+  const row = {
+    label,
+    runs: 1,
+    median: Number.NaN,
+    min: Number.NaN,
+    max: Number.NaN,
+    floorLabel: note,
+    floorMedian: Number.NaN,
+    ratio: Number.NaN,
+    peakMb: mb,
+    aimMemoryMb: aimMb,
+  }
+  results.push(row)
+  return row
+}
+
 /** A named group of benchmarks; its rows are printed as they finish and again in the final table. */
 export async function section(name, fn) {
   // `node bench/run.mjs --only start-up,liveness` runs just those sections.
@@ -165,7 +183,7 @@ export function machineFacts() {
 }
 
 const fmt = (ms) => ms.toFixed(1)
-const fmtMb = (mb) => (mb === null || mb === undefined ? 'n/a' : mb.toFixed(0))
+const fmtMb = (mb) => (mb === null || mb === undefined ? 'n/a' : mb < 20 ? mb.toFixed(2) : mb.toFixed(0))
 
 function aimText(r) {
   const verdict = (ok) => (ok ? 'met' : 'MISSED')
@@ -175,6 +193,7 @@ function aimText(r) {
     return `≤ +${r.aimOverheadMs} ms: +${fmt(over)} ${verdict(over <= r.aimOverheadMs)}`
   }
   if (r.aimMs !== undefined) return `≤ ${r.aimMs} ms ${verdict(r.median <= r.aimMs)}`
+  if (r.aimMemoryMb !== undefined) return `≤ ${r.aimMemoryMb} MB ${verdict(r.peakMb <= r.aimMemoryMb)}`
   return ''
 }
 
@@ -195,15 +214,17 @@ export function printResults() {
     r.section ?? '',
     r.label,
     String(r.runs),
-    fmt(r.median),
-    `${fmt(r.min)}–${fmt(r.max)}`,
+    Number.isNaN(r.median) ? '-' : fmt(r.median),
+    Number.isNaN(r.min) ? '-' : `${fmt(r.min)}–${fmt(r.max)}`,
     r.floorLabel,
     Number.isNaN(r.floorMedian) ? '-' : fmt(r.floorMedian),
     Number.isNaN(r.ratio) ? '-' : `${r.ratio.toFixed(2)}×`,
     aimText(r),
     r.peakMb === undefined
       ? ''
-      : `${fmtMb(r.peakMb)} / ${fmtMb(r.floorPeakMb)}${r.aimPeakMb ? ` (≤ ${r.aimPeakMb} ${r.peakMb <= r.aimPeakMb ? 'met' : 'MISSED'})` : ''}`,
+      : r.aimMemoryMb !== undefined
+        ? fmtMb(r.peakMb)
+        : `${fmtMb(r.peakMb)} / ${fmtMb(r.floorPeakMb)}${r.aimPeakMb ? ` (≤ ${r.aimPeakMb} ${r.peakMb <= r.aimPeakMb ? 'met' : 'MISSED'})` : ''}`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
   const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ')

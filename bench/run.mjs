@@ -13,6 +13,7 @@ import {
   peakRssMb,
   printResults,
   recordComparison,
+  recordMemory,
   recordSamples,
   section,
   timeCommand,
@@ -41,6 +42,8 @@ const runtimes = runtimesOf(env).map(([runtime, runEnv]) => [
   runtime === 'node' ? '' : `, ${runtime}`,
   runEnv,
 ])
+/** The runtime the sessions-at-scale rows use: what a user runs (the native executable, where it is built). */
+const scaleRuntimes = nativeBuilt ? runtimes.filter(([suffix]) => suffix) : runtimes
 if (!nativeBuilt) process.stderr.write('no dist/harness-native: the native rows are left out\n')
 
 const work = realpathSync(await mkdtemp(join(tmpdir(), 'harness-bench-')))
@@ -133,25 +136,36 @@ try {
   })
 
   await section('liveness', async () => {
-    // 1,000 RUNNING records whose supervisors and agents are live processes, against the same records finished.
+    // RUNNING records whose supervisors and agents are live processes, against the same records finished:
+    // 200 (SPEC §9, "Aims at scale": ≤ 1.5×) and 1,000.
     const live = await liveFixtureProcesses(20)
     try {
-      const { running, finished } = writeLivenessProjects(join(work, 'liveness'), 1000, live, seal)
-      const subject = { command: harness, args: ['session', 'list', '--json'], cwd: running, env }
-      const floor = { label: 'same, all finished', ...subject, cwd: finished }
-      const printed = JSON.parse(await output(subject))
-      const alive = printed.filter((s) => s.status === 'RUNNING' && s.liveness === 'running').length
-      if (alive !== 1000) throw new Error(`${alive} of 1,000 RUNNING sessions were shown running`)
-      const row = await compare({
-        label: 'list --json, 1,000 RUNNING (live)',
-        subject,
-        floor,
-        runs: 9,
-        aim: 2,
-      })
-      process.stderr.write(
-        `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
-      )
+      for (const [count, aim] of [
+        [200, 1.5],
+        [1000, 2],
+      ]) {
+        const { running, finished } = writeLivenessProjects(
+          join(work, `liveness-${count}`),
+          count,
+          live,
+          seal,
+        )
+        const subject = { command: harness, args: ['session', 'list', '--json'], cwd: running, env }
+        const floor = { label: 'same, all finished', ...subject, cwd: finished }
+        const printed = JSON.parse(await output(subject))
+        const alive = printed.filter((s) => s.status === 'RUNNING' && s.liveness === 'running').length
+        if (alive !== count) throw new Error(`${alive} of ${count} RUNNING sessions were shown running`)
+        const row = await compare({
+          label: `list --json, ${count.toLocaleString('en')} RUNNING (live)`,
+          subject,
+          floor,
+          runs: 9,
+          aim,
+        })
+        process.stderr.write(
+          `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
+        )
+      }
     } finally {
       for (const child of live) child.kill('SIGKILL')
     }
@@ -339,6 +353,64 @@ try {
         note: `terminal alone ${median(floor).toFixed(1)} ms`,
       })
       process.stderr.write(`   ${row.label}: ${row.median.toFixed(1)} ms\n`)
+    }
+  })
+
+  await section('memory', async () => {
+    // 100 sessions alive at once, detached and in tmux: the PSS of every process that exists because of harness
+    // (supervisors, the tmux server), per session; then a kill of all 100 (bench/scale.mjs).
+    const { benchMemory, scaleEnv, sweep } = await import('./scale.mjs')
+    const count = Number(option('sessions') ?? 100)
+    for (const [suffix, runtimeEnv] of scaleRuntimes) {
+      for (const mode of ['detach', 'tmux']) {
+        const dir = join(work, `memory-${mode}${suffix ? '-native' : ''}`)
+        const scale = scaleEnv(runtimeEnv, join(work, `memory-env-${mode}${suffix ? '-native' : ''}`))
+        try {
+          const row = await benchMemory({
+            harness,
+            env: { ...scale, HARNESS_RUNTIME: runtimeEnv.HARNESS_RUNTIME },
+            dir,
+            count,
+            mode,
+            log: (line) => process.stderr.write(`   ${line}\n`),
+          })
+          recordMemory({
+            label: `${count} sessions --${mode}: PSS per session${suffix}`,
+            mb: row.perSessionMb,
+            aimMb: 6,
+            note: `idle CPU ${row.idleCpuMs.toFixed(1)} ms/s; load ${row.load.toFixed(1)}; all KILLED`,
+          })
+        } finally {
+          sweep(dir, scale)
+        }
+      }
+    }
+  })
+
+  await section('concurrent', async () => {
+    // 200 detached sessions started at once, agents sleeping 1-5 s and exiting with chosen codes: 0 lost.
+    const { benchConcurrent, scaleEnv, sweep } = await import('./scale.mjs')
+    const count = Number(option('concurrent') ?? 200)
+    for (const [suffix, runtimeEnv] of scaleRuntimes) {
+      const dir = join(work, `concurrent${suffix ? '-native' : ''}`)
+      const scale = scaleEnv(runtimeEnv, join(work, `concurrent-env${suffix ? '-native' : ''}`))
+      try {
+        const row = await benchConcurrent({
+          harness,
+          env: { ...scale, HARNESS_RUNTIME: runtimeEnv.HARNESS_RUNTIME },
+          dir,
+          count,
+          log: (line) => process.stderr.write(`   ${line}\n`),
+        })
+        recordSamples({
+          label: `${count} detached sessions at once: all started${suffix}`,
+          samples: [row.startMs],
+          note: `${row.lost} lost`,
+        })
+        if (row.lost > 0) process.exitCode = 1
+      } finally {
+        sweep(dir, scale)
+      }
     }
   })
 

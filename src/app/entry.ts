@@ -1,4 +1,4 @@
-import { plainCall } from '../cli/fast-path.js'
+import { plainCall, superviseCall } from '../cli/fast-path.js'
 import type { CliIo } from '../cli/io.js'
 import { type GlobalOptions, Output } from '../cli/output.js'
 import { ExitRequest } from '../errors.js'
@@ -26,6 +26,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
   const out = new Output(options, io.stdout, io.stderr, io.env)
   try {
     // HARNESS_NO_FAST_PATH=1 sends every line through commander (the tests compare the two).
+    const supervisor = passthrough.length > 0 ? null : superviseCall(own)
+    if (supervisor) {
+      // A supervisor lives as long as its agent: it loads no command tree (docs/development/design.md).
+      const { Context } = await import('../cli/context.js')
+      const { superviseRun } = await import('../commands/supervise.js')
+      await superviseRun(new Context(out, passthrough, io), supervisor.tmuxPlan)
+      return { code: 0 }
+    }
     const plain = io.env.HARNESS_NO_FAST_PATH === '1' ? null : plainCall(own, passthrough)
     if (plain) {
       // Scripts call these in loops: they need no command tree. The small entry (cli/fast-entry.ts) answers

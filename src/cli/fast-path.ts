@@ -57,3 +57,15 @@ export function fastCall(argv: readonly string[]): FastCall | null {
   const { command: _, ...path } = plain
   return { kind: 'path', json: argv.includes('--json'), ...path }
 }
+
+/**
+ * The supervisor's own line, exactly as `harness run` writes it (`__supervise`, or `__supervise --tmux-plan
+ * <file>`): what it plans for, or null for anything else (commander then parses it, errors included).
+ */
+export function superviseCall(own: readonly string[]): { tmuxPlan?: string } | null {
+  if (own[0] !== '__supervise') return null
+  if (own.length === 1) return {}
+  const file = own[2]
+  if (own.length === 3 && own[1] === '--tmux-plan' && file && !file.startsWith('-')) return { tmuxPlan: file }
+  return null
+}

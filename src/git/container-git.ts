@@ -34,6 +34,14 @@ export async function prepareContainerGit(
   removeHeldSync(folder)
   ensureDir(folder)
   const host = gitAt(repoDir, options)
+  // The worktree's own index (same files, same stat data), found meanwhile.
+  const indexPath = gitAt(worktreeDir, options).text([
+    'rev-parse',
+    '--path-format=absolute',
+    '--git-path',
+    'index',
+  ])
+  indexPath.catch(() => {}) // awaited below; a clone that fails first is the error to report
   const startTip = await host.text([
     'rev-parse',
     '--verify',
@@ -57,13 +65,8 @@ export async function prepareContainerGit(
   const config = join(gitDir, 'config')
   await host.run(['config', '--file', config, 'core.bare', 'false'])
   await host.run(['config', '--file', config, '--remove-section', 'remote.origin'])
-  // The worktree's own index (same files, same stat data): `git status` inside matches the host's.
-  const index = await gitAt(worktreeDir, options).text([
-    'rev-parse',
-    '--path-format=absolute',
-    '--git-path',
-    'index',
-  ])
+  // Copied, so that `git status` inside matches the host's.
+  const index = await indexPath
   if (pathExists(index)) copyPlainFile(index, join(gitDir, 'index'))
   removeHeldSync(join(gitDir, 'hooks'))
   ensureDir(join(gitDir, 'hooks'))

@@ -8,7 +8,7 @@ import {
   writeFileAtomic,
 } from '../disk/door.js'
 import { ExternalToolError } from '../errors.js'
-import { selfCommand } from '../runtime.js'
+import { selfCommand, waitingProcessEnv } from '../runtime.js'
 import { identify, type ProcessIdentity } from './identity.js'
 
 /**
@@ -66,6 +66,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
           cwd: place.cwd,
           argv: selfCommand(['__supervise', '--tmux-plan', planFile]),
           env,
+          paneEnv: waitingProcessEnv(),
         })
       } catch (error) {
         removeHeldSync(folder)

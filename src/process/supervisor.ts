@@ -5,7 +5,7 @@ import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { isatty } from 'node:tty'
 import { ExternalToolError } from '../errors.js'
-import { selfCommand } from '../runtime.js'
+import { selfCommand, waitingProcessEnv } from '../runtime.js'
 import { identify, identifyChild, type ProcessIdentity } from './identity.js'
 import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
@@ -367,7 +367,7 @@ export interface DetachedSupervisor {
  * only after the record holding its identity was committed, so a record never names an unknown supervisor.
  */
 export async function startDetachedSupervisor(env: NodeJS.ProcessEnv): Promise<DetachedSupervisor> {
-  return startDetachedHarness(['__supervise'], env, '/')
+  return startDetachedHarness(['__supervise'], { ...env, ...waitingProcessEnv() }, '/')
 }
 
 /**

@@ -104,11 +104,30 @@ export async function newTmuxSession(options: {
   cwd: string
   argv: string[]
   env: NodeJS.ProcessEnv
+  /** Set in the pane's process only (`-e`): tmux gives a pane its server's environment, not the caller's. */
+  paneEnv?: Record<string, string>
 }): Promise<number> {
   const { socket, name, cwd, argv, env } = options
+  const paneEnv = Object.entries(options.paneEnv ?? {}).flatMap(([key, value]) => ['-e', `${key}=${value}`])
   const result = await run(
     socket,
-    ['new-session', '-d', '-s', name, '-c', cwd, '-x', '200', '-y', '50', '-P', '-F', '#{pane_pid}', ...argv],
+    [
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-c',
+      cwd,
+      '-x',
+      '200',
+      '-y',
+      '50',
+      ...paneEnv,
+      '-P',
+      '-F',
+      '#{pane_pid}',
+      ...argv,
+    ],
     env,
   )
   if (result.code !== 0) {

@@ -34,7 +34,11 @@ describe('run --timeout', () => {
     expect(record.stop_request).toMatchObject({ action: 'pause', reason: 'timeout' })
     const [started] = agents.starts()
     expect(isAlive(started?.pid as number)).toBe(false)
-    expect(agents.entries().some((e) => e.event === 'sigterm')).toBe(true)
+    // Stopped by the timeout's SIGTERM: logged by the agent, or (on a machine so busy that node had not yet set
+    // its handler when the second was up) the signal it died of.
+    const signalled =
+      agents.entries().some((e) => e.event === 'sigterm') || record.runs.at(-1)?.signal === 'SIGTERM'
+    expect(signalled, JSON.stringify(record.runs.at(-1))).toBe(true)
     const wait = await cli(['session', 'wait', record.id], { cwd: repo.dir, env: repo.env })
     expect(wait.exitCode).toBe(124)
     // A resume has no timeout unless given: this one ends by itself.

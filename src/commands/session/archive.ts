@@ -68,7 +68,10 @@ Examples:
       action(NO_FLAGS, async (_options, file: string, ids: string[]) => {
         const { unarchiveSessions } = await ctx.services.unarchive()
         const { renderUnarchiveReport } = await ctx.services.renderArchive()
-        ctx.out.result(await unarchiveSessions(ctx, file, ids ?? []), renderUnarchiveReport)
+        // Printed before the restore's journal goes (sessions/removal/unarchive.ts).
+        await unarchiveSessions(ctx, file, ids ?? [], (report) =>
+          ctx.out.result(report, renderUnarchiveReport),
+        )
       }),
     )
 }

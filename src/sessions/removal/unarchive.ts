@@ -75,13 +75,15 @@ interface Scope {
  * folder under `.harness/tmp/`, checks that every chosen session can come back, and only then restores, per
  * session: git objects and the refs the session owns, in the current project's repository only (whatever the
  * manifest names), agent files, log, and the record last, byte for byte. A bad archive or a refused session
- * changes nothing; the staging folder goes whatever happens. A journal beside it marks a restore under way,
- * so that running the same command again after a crash or a kill finishes it.
+ * changes nothing; the staging folder goes whatever happens. A journal beside it marks a restore under way
+ * until the staging is gone and `announce` has been given the report (the command prints it), so that running
+ * the same command again after a crash or a kill at any point before that finishes it.
  */
 export async function unarchiveSessions(
   ctx: SessionEnv,
   file: string,
   ids: string[],
+  announce: (report: UnarchiveReport) => void,
 ): Promise<UnarchiveReport> {
   const archive = resolve(ctx.cwd, file)
   if (!lstatOrNull(archive)) {
@@ -97,6 +99,7 @@ export async function unarchiveSessions(
   const journal = join(tmp, `unarchive-${(await hashFile(archive)).sha256.slice(0, 24)}.journal`)
   const resumed = lstatOrNull(journal) !== null
   const staging = makeStagingDir(tmp, `unarchive-${process.pid}-`)
+  const report: UnarchiveReport = { archive, restored: [] }
   try {
     const manifest = await readArchive(archive, staging)
     const members = new Map(manifest.members.map((m) => [m.path, m]))
@@ -105,13 +108,15 @@ export async function unarchiveSessions(
     for (const entry of chosenSessions(manifest, archive, ids))
       plans.push(await planRestore(scope, entry, resumed))
     if (!resumed) writeFileAtomic(journal, `${JSON.stringify({ archive, pid: process.pid })}\n`)
-    const restored: RestoredSession[] = []
-    for (const plan of plans) restored.push(await restoreSession(scope, plan))
-    unlinkQuiet(journal)
-    return { archive, restored }
+    for (const plan of plans) report.restored.push(await restoreSession(scope, plan))
   } finally {
     removeHeldSync(staging)
   }
+  // The journal goes last, once the report is out: a run killed before it has said it is done is finished by
+  // running it again (the journal lets it take the records as its own); one killed after has finished and said so.
+  announce(report)
+  unlinkQuiet(journal)
+  return report
 }
 
 /** The sessions to restore (all, or those named), each checked to name only its own members. */
@@ -281,12 +286,19 @@ function putInPlace(staged: string, target: string): void {
   }
 }
 
-/** Staging folders of archive and unarchive runs whose process is gone (killed mid-way) are removed. */
+/**
+ * Staging folders of archive and unarchive runs whose process is gone (killed mid-way) are removed, and so are
+ * the temp files of journals such a run was writing (`unarchive-<hash>.journal.<pid>-<random>.tmp`).
+ */
 function sweepStaleStaging(tmp: string): void {
   for (const name of readDirNames(tmp)) {
-    const pid = Number(/^(?:un)?archive-(\d+)-/.exec(name)?.[1])
+    const folder = /^(?:un)?archive-(\d+)-/.exec(name)
+    const journalTemp = /^unarchive-[0-9a-f]+\.journal\.(\d+)-[0-9a-f]+\.tmp$/.exec(name)
+    const pid = Number((folder ?? journalTemp)?.[1])
     if (!pid || processExists(pid)) continue
-    if (lstatOrNull(join(tmp, name))?.isDirectory()) removeHeldSync(join(tmp, name))
+    const stat = lstatOrNull(join(tmp, name))
+    if (folder && stat?.isDirectory()) removeHeldSync(join(tmp, name))
+    else if (journalTemp && stat?.isFile()) unlinkQuiet(join(tmp, name))
   }
 }
 

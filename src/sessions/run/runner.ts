@@ -7,6 +7,7 @@ import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
+import { releaseMemory } from '../../runtime.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
 import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
@@ -443,10 +444,15 @@ export async function superviseDetached(input: string): Promise<void> {
   let logFd: number | undefined
   try {
     // The launcher committed the run already.
-    await supervise({ ...plan, mode: 'background' }, store, async () => {
-      logFd = openLog(plan)
-      return logFd
-    })
+    await supervise(
+      { ...plan, mode: 'background' },
+      store,
+      async () => {
+        logFd = openLog(plan)
+        return logFd
+      },
+      { started: releaseMemory },
+    )
   } finally {
     if (logFd !== undefined) closeFd(logFd)
   }

@@ -1,7 +1,9 @@
 import { closeSync } from 'node:fs'
+import { fdSize } from '../../disk/door.js'
 import { identify } from '../../process/identity.js'
 import { logPathFor } from '../../project.js'
 import type { AgentState } from '../../providers/states.js'
+import { releaseMemory } from '../../runtime.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -44,8 +46,11 @@ export async function superviseInTmux(
     ...(pane.TMUX ? { TMUX: pane.TMUX } : {}),
     ...(pane.TMUX_PANE ? { TMUX_PANE: pane.TMUX_PANE } : {}),
   }
-  const watcher = stateWatcher(plan, store, socket, target, hostEnv)
   let logFd: number | undefined
+  let piped = false
+  // The pane's output as far as it reached the log, while pipe-pane copies it there (null: not known).
+  const outputSize = () => (piped && logFd !== undefined ? fdSize(logFd) : null)
+  const watcher = stateWatcher(plan, store, { socket, target, hostEnv, outputSize })
   try {
     await supervise(
       { ...plan, env, mode: 'interactive' },
@@ -55,13 +60,17 @@ export async function superviseInTmux(
         try {
           const { pipePaneToLog } = await import('../../process/tmux.js')
           await pipePaneToLog(socket, target, logPathFor(plan.logsDir, plan.id), hostEnv)
+          piped = true
         } catch {
           // Without a log the agent still runs; `logs` then shows only harness's own notes.
         }
         return logFd
       },
       {
-        started: watcher.start,
+        started: () => {
+          watcher.start()
+          releaseMemory()
+        },
         ended: async () => {
           // Once the outcome is recorded, `kill` ends the tmux session at once, and its hang-up would kill this
           // process before the status hooks it still has queued have run (each change runs its hook exactly
@@ -84,27 +93,40 @@ export async function superviseInTmux(
 function stateWatcher(
   plan: RunPlan,
   store: SessionStore,
-  socket: string,
-  target: string,
-  hostEnv: NodeJS.ProcessEnv,
+  pane: { socket: string; target: string; hostEnv: NodeJS.ProcessEnv; outputSize: () => number | null },
 ) {
+  const { socket, target, hostEnv } = pane
   let timer: NodeJS.Timeout | undefined
   let stopped = false
   let recorded: AgentState | null = null
   let candidate: AgentState | null = null
   let busy: Promise<void> = Promise.resolve()
+  // The screen changes only by the pane's output, which tmux draws before pipe-pane copies it to the log:
+  // while the log has not grown since a reading that agreed with the one before, the screen says nothing new,
+  // and an idle agent costs its supervisor a stat instead of a tmux process (docs/tmux.md).
+  let readAt: number | null = null
+  let steady = false
 
   const tick = async () => {
+    const size = pane.outputSize()
+    if (steady && size !== null && size === readAt) return
     const [{ capturePane }, { detectAgentState, statePatternsFor }] = await Promise.all([
       import('../../process/tmux.js'),
       import('../../providers/states.js'),
     ])
     const screen = await capturePane(socket, target, hostEnv)
-    // A blank pane: the agent has drawn nothing yet, which says nothing about its state.
-    if (screen === null || stopped || screen.trim() === '') return
+    if (screen === null || stopped) return
+    readAt = size
+    // A blank pane: the agent has drawn nothing yet, which says nothing about its state (nor will it, until
+    // the agent prints).
+    if (screen.trim() === '') {
+      steady = true
+      return
+    }
     const state = detectAgentState(screen, statePatternsFor(plan.provider ?? ''))
     const confirmed = state === candidate
     candidate = state
+    steady = confirmed
     if (!confirmed || state === recorded) return
     recorded = state
     await store.update(plan.id, (current: SessionRecord) => {

@@ -1,11 +1,7 @@
 import { dirname, join } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { IllegalStateError, UsageError } from '../../errors.js'
-import * as git from '../../git/checkpoint.js'
-import { hasCommit } from '../../git/common.js'
 import type { WorktreeState } from '../../git/snapshot.js'
-import { readWorktreeState } from '../../git/snapshot.js'
-import { sessionGitPlace } from '../git-place.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { getSession } from '../query/query.js'
 import { FileLock } from '../record/lock.js'
@@ -111,6 +107,8 @@ export async function takeCheckpoint(
   id: string,
   options: TakeCheckpointOptions,
 ): Promise<TakenCheckpoint> {
+  const git = await import('../../git/checkpoint.js')
+  const { readWorktreeState } = await import('../../git/snapshot.js')
   // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
   const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp'), signal: options.signal }
   return withCheckpointLock(store, id, async () => {
@@ -119,9 +117,15 @@ export async function takeCheckpoint(
     // A record harness did not seal may name any folder: never write refs for it (docs/security.md).
     const verified = assertSealed(session)
     const dir = checkpointDir(verified)
-    await sessionGitPlace(verified, options.env, options.projectRoot)
     const existing = session.checkpoints ?? []
     const last = existing[existing.length - 1]
+    // A run's end hands over the worktree as it read it: one never changed since the base writes nothing, and
+    // needs no git to say so (the place is checked before anything is written or read again).
+    const given = options.state
+    const untouched = given && given.head === session.base_commit && given.headTree === given.tree
+    if (options.onlyIfChanged && !last && untouched) return { id, checkpoint: null }
+    const { sessionGitPlace } = await import('../git-place.js')
+    await sessionGitPlace(verified, options.env, options.projectRoot)
     const state = options.state ?? (await readWorktreeState(dir, gitOptions))
     if (options.onlyIfChanged) {
       const unchanged = last
@@ -226,8 +230,11 @@ export async function restoreSessionCheckpoint(
   assertNotRunning(session, 'restore')
   const target = findCheckpoint(session, nText)
   const dir = checkpointDir(session)
+  const { sessionGitPlace } = await import('../git-place.js')
   // Its .git must still name its own registration: else git would reset another checkout's branch and index.
   await sessionGitPlace(session, options.env, options.projectRoot)
+  const git = await import('../../git/checkpoint.js')
+  const { hasCommit } = await import('../../git/common.js')
   const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   if (!(await hasCommit(dir, target.commit, gitOptions))) {
     throw new IllegalStateError(

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { fastCall, plainCall } from '../../../src/cli/fast-path.js'
+import { fastCall, plainCall, superviseCall } from '../../../src/cli/fast-path.js'
 
 describe('the plain `session path|show <id>` forms taken without commander', () => {
   test.each([
@@ -69,5 +69,26 @@ describe('the command lines the small entry may answer before the bundle loads',
     [['session', 'show', '3f9a']],
   ])('%j is left to the full CLI', (argv) => {
     expect(fastCall(argv)).toBeNull()
+  })
+})
+
+describe("the supervisor's own line, taken without the command tree", () => {
+  test.each([
+    [['__supervise'], {}],
+    [['__supervise', '--tmux-plan', '/tmp/p/plan.json'], { tmuxPlan: '/tmp/p/plan.json' }],
+  ])('%j', (argv, expected) => {
+    expect(superviseCall(argv)).toEqual(expected)
+  })
+
+  // Anything else, a bad flag included, is commander's (and its usage error).
+  test.each([
+    [['__supervise', '--tmux-plan']],
+    [['__supervise', '--tmux-plan', '--json']],
+    [['__supervise', '--json']],
+    [['__supervise', '--tmux-plan', 'a', 'b']],
+    [['run', '__supervise']],
+    [[]],
+  ])('%j is left to commander', (argv) => {
+    expect(superviseCall(argv)).toBeNull()
   })
 })
