@@ -1,6 +1,7 @@
 import { formatUsd } from '../sessions/budget.js'
-import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
+import type { RecoverCandidate, RecoverResult } from '../sessions/control/recover.js'
 import type { SendResult } from '../sessions/control/send.js'
+import type { StopResult } from '../sessions/control/stop.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
 import { quoteArg, sessionDuration, taskLabel } from './session.js'

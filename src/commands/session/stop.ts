@@ -37,7 +37,7 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { stopSession, stopNotProduced } = await import('../../sessions/control/control.js')
+        const { stopSession, stopNotProduced } = await import('../../sessions/control/stop.js')
         const { renderStopResult } = await import('../../render/run.js')
         const result = await stopSession(ctx, id, verb, graceMs)
         if (!result.produced) throw stopNotProduced(result)

@@ -33,7 +33,7 @@ Example:
           options.timeout === undefined
             ? undefined
             : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
-        const { waitForSession, waitExitCode } = await import('../../sessions/control/control.js')
+        const { waitForSession, waitExitCode } = await import('../../sessions/control/wait.js')
         const { renderWaitResult } = await import('../../render/run.js')
         const record = await waitForSession(ctx, id, timeoutMs)
         // -q: the exit status says it all; --json still prints the record.

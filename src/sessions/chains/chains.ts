@@ -171,7 +171,7 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
     // A runner killed outright (SIGKILL) can leave its step's agent running, orphaned: that one is stopped.
     const orphan = statesOf(chain, await stepSessions(ctx, chain)).find((s) => s.status === 'RUNNING')
     if (runner && orphan?.session) {
-      const { stopSession } = await import('../control/control.js')
+      const { stopSession } = await import('../control/stop.js')
       const result = await stopSession(ctx, orphan.session.id, 'kill', graceMs)
       return {
         name,
@@ -201,7 +201,7 @@ export async function killChain(ctx: SessionEnv, name: string, graceMs: number):
   let killed: string | null = null
   const running = statesOf(chain, await stepSessions(ctx, chain)).find((s) => s.status === 'RUNNING')
   if (running?.session) {
-    const { stopSession } = await import('../control/control.js')
+    const { stopSession } = await import('../control/stop.js')
     try {
       const result = await stopSession(ctx, running.session.id, 'kill', graceMs)
       if (result.produced) killed = running.session.id

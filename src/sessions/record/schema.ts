@@ -1,5 +1,6 @@
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
+import { BACKEND_NAMES } from '../../backend-names.js'
 import type { Permission } from '../../providers/schema.js'
 import { type CompiledCheck, compileCheck, REFER } from './compiled-check.js'
 import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from './status.js'
@@ -126,6 +127,29 @@ export const ContainerFactsSchema = z.looseObject({
 })
 export type ContainerFacts = z.infer<typeof ContainerFactsSchema>
 
+/**
+ * A Slurm session's job of its latest run (docs/backends.md, "The Slurm backend"): the cluster's name, the job
+ * id and the submit time, as Slurm reported them, play pid + start time.
+ */
+export const SlurmFactsSchema = z.looseObject({
+  cluster: z.string(),
+  job_id: z.string(),
+  submit_time: z.string(),
+  /** The run the job is of, and the user's folder in the spool that run used (`<slurm.spool>/harness-<uid>`). */
+  run: z.number(),
+  spool: z.string(),
+  /** The branch tip and the worktree's whole tree (uncommitted files included) the job started from. */
+  start_tip: z.string(),
+  start_tree: z.string(),
+  /** Names of the variables the job got (`slurm.env`); never their values. */
+  env: opt(z.array(z.string())),
+  /** The node the agent ran on, once its run is settled. */
+  node: opt(z.string()),
+  /** How the job's work came back when its run was settled. */
+  collected: opt(z.looseObject({ kind: z.string() })),
+})
+export type SlurmFacts = z.infer<typeof SlurmFactsSchema>
+
 export const SessionRecordSchema = z.looseObject({
   id: z.string(),
   provider: z.string(),
@@ -179,9 +203,11 @@ export const SessionRecordSchema = z.looseObject({
   /** A public name of the key that sealed the record: another one means another user or HOME. */
   seal_key: opt(z.string()),
   /** Where the session runs (docs/backends.md): absent means local. */
-  backend: opt(z.enum(['local', 'container'])),
+  backend: opt(z.enum(BACKEND_NAMES)),
   /** The container of its latest run (backend container). */
   container: opt(ContainerFactsSchema),
+  /** The Slurm job of its latest run (backend slurm). */
+  slurm: opt(SlurmFactsSchema),
   /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
   tmux_session: opt(z.string()),
   tmux_socket: opt(z.string()),

@@ -192,7 +192,37 @@ export async function inspectContainer(
   } catch {
     return null
   }
-  const first = Array.isArray(parsed) ? (parsed[0] as Record<string, unknown> | undefined) : undefined
+  return containerStateOf(Array.isArray(parsed) ? parsed[0] : undefined)
+}
+
+/**
+ * The engine's view of many containers in one call (`inspect` of all their ids): those it has, by id. The engine
+ * exits non-zero when some id is unknown, and still prints the others.
+ */
+export async function inspectMany(
+  engine: Engine,
+  ids: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Map<string, ContainerState>> {
+  const found = new Map<string, ContainerState>()
+  if (ids.length === 0) return found
+  const result = await runEngine(engine, ['inspect', '--type', 'container', '--', ...new Set(ids)], env)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(result.stdout)
+  } catch {
+    return found
+  }
+  for (const item of Array.isArray(parsed) ? parsed : []) {
+    const state = containerStateOf(item)
+    if (state) found.set(state.id, state)
+  }
+  return found
+}
+
+/** One entry of `inspect`'s array, checked; null when it does not have the form. */
+function containerStateOf(item: unknown): ContainerState | null {
+  const first = item as Record<string, unknown> | undefined
   if (!first || typeof first.Id !== 'string' || typeof first.Created !== 'string') return null
   const state = (first.State ?? {}) as Record<string, unknown>
   return {
