@@ -16,7 +16,15 @@ export default defineConfig({
     // One worker per core: the tests spawn processes of their own, so more workers only contend.
     maxWorkers: 2,
     globalSetup: ['test/helpers/global-setup.ts'],
-    setupFiles: ['test/helpers/file-setup.ts'],
+    setupFiles: ['test/helpers/fast-lane.ts', 'test/helpers/file-setup.ts'],
+    // `npm run test:fast` leaves out what is tagged: the unit tests that start a process other than git
+    // (test/helpers/fast-lane.ts holds the lane to that).
+    tags: [
+      {
+        name: 'process',
+        description: 'starts a process other than git (npm test runs it; test:fast does not)',
+      },
+    ],
     projects: [
       {
         extends: true,

@@ -1,8 +1,10 @@
 // `node bench/hyperfine.mjs`: the aims of SPEC §9 for the native executable and the node bundle, timed by
 // hyperfine (an independent tool) on the same data, in the same environment, with the same commands as
 // `npm run bench`, so that the two can be compared figure by figure (docs/performance.md). Needs a build
-// (`npm run build`) and hyperfine on PATH. Options: `--only path,show,help,list,run-worktree,kill,ui`,
-// `--runs N` (each side, per round), `--rounds N` (hyperfine times one command's runs in a block; rounds
+// (`npm run build`) and hyperfine on PATH. Options: `--only empty,path,show,help,list,list100k,run-worktree,kill,ui`
+// (empty: bun's own start, an empty program compiled as the native executable is; list100k: 100,000 records,
+// against the same runtime's 10,000, with peak RSS), `--runs N` (each side, per round), `--rounds N` (hyperfine
+// times one command's runs in a block; rounds
 // alternate the blocks of subject and floor, as the bench alternates single runs, so drifting load falls on
 // both alike). Prints one line per figure: medians of the subject and its floor, and their ratio.
 import { execFileSync } from 'node:child_process'
@@ -11,12 +13,15 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { median } from './lib.mjs'
 import {
+  AIMS,
   benchEnv,
+  emptyExecutable,
   FLOOR_LIST,
   gitEnv,
   gitRepo,
   HARNESS as harness,
   middleSession,
+  nativeBuilt,
   option,
   prepareStores,
   runtimes,
@@ -43,7 +48,14 @@ function time(cwd, runEnv, ...commands) {
   for (let round = 0; round < rounds; round++) {
     commands.forEach((spec, i) => {
       const file = join(work, 'result.json')
-      const args = ['--style', 'none', '--warmup', String(spec.warmup ?? 2), '--runs', String(runs)]
+      const args = [
+        '--style',
+        'none',
+        '--warmup',
+        String(spec.warmup ?? 2),
+        '--runs',
+        String(spec.runs ?? runs),
+      ]
       args.push(...(spec.shell ? ['--shell', 'bash'] : ['-N']))
       if (spec.prepare) args.push('--prepare', spec.prepare)
       args.push('--export-json', file, spec.command)
@@ -58,6 +70,18 @@ function time(cwd, runEnv, ...commands) {
   return samples.map(median)
 }
 let lastCpu = []
+
+/** Peak resident memory (MB) of one run of `command` (GNU time's maximum RSS). */
+function peakRss(cwd, runEnv, command) {
+  const [file, ...args] = command.split(' ')
+  const out = execFileSync('/usr/bin/time', ['-f', '%M', file, ...args], {
+    cwd,
+    env: runEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  return (Number(out.trim().split('\n').pop()) / 1024).toFixed(0)
+}
 
 function report(label, subjectMs, floorLabel, floorMs, aim) {
   const ratio = floorMs ? subjectMs / floorMs : null
@@ -86,16 +110,20 @@ try {
   console.log(
     `hyperfine ${execFileSync('hyperfine', ['--version'], { encoding: 'utf8' }).trim().split(' ')[1]}, ${runs} runs × ${rounds} rounds, load ${load()}`,
   )
-  const { projects } = prepareStores([10_000])
+  const counts = [10_000, ...(wanted('list100k') ? [100_000] : [])]
+  const { projects } = prepareStores(counts)
   const { dir, sessionsDir } = projects[10_000]
   const { id } = middleSession(sessionsDir)
   const nodeE0 = { command: 'node -e 0', warmup: 3 }
+  // bun's own start, the floor under the native executable's (an empty program compiled alike).
+  const empty = nativeBuilt && wanted('empty') ? emptyExecutable(work) : null
+  if (empty) {
+    const [subject, floor] = time(dir, benchEnv(), { command: empty, warmup: 3 }, nodeE0)
+    report('empty program, native', subject, 'node -e 0', floor, undefined)
+  }
   // The native executable's lines first, when it is built, then node's.
   for (const [runtime, runEnv] of runtimes(benchEnv()).reverse()) {
-    const aims =
-      runtime === 'native'
-        ? { path: 0.35, show: 0.6, help: 0.4, run: 1.5 }
-        : { path: 1.15, help: 1.15, run: 1.2 }
+    const aims = AIMS[runtime]
     for (const [name, args] of [
       ['path', `session path ${id}`],
       ['show', `session show ${id}`],
@@ -105,14 +133,30 @@ try {
       const [subject, floor] = time(dir, runEnv, { command: `${harness} ${args}`, warmup: 3 }, nodeE0)
       report(`${name}, ${runtime}`, subject, 'node -e 0', floor, aims[name])
     }
-    if (wanted('list')) {
+    const listed = {}
+    for (const count of counts) {
+      if (!wanted(count === 10_000 ? 'list' : 'list100k')) continue
+      const project = projects[count]
       const [subject, floor] = time(
-        dir,
+        project.dir,
         runEnv,
-        { command: `${harness} session list --json` },
-        { command: `node ${FLOOR_LIST} ${sessionsDir}` },
+        // 100,000 records take seconds a run: fewer of them.
+        { command: `${harness} session list --json`, ...(count === 10_000 ? {} : { warmup: 1, runs: 2 }) },
+        {
+          command: `node ${FLOOR_LIST} ${project.sessionsDir}`,
+          ...(count === 10_000 ? {} : { warmup: 1, runs: 2 }),
+        },
       )
-      report(`list --json 10,000, ${runtime}`, subject, 'floor-list.cjs', floor, 1.25)
+      listed[count] = subject
+      const label = `list --json ${count.toLocaleString('en')}, ${runtime}`
+      report(label, subject, 'floor-list.cjs', floor, count === 10_000 ? aims.list : undefined)
+      if (count === 100_000) {
+        const peak = peakRss(project.dir, runEnv, `${harness} session list --json`)
+        const ratio = listed[10_000] ? (subject / listed[10_000]).toFixed(2) : '-'
+        console.log(
+          `${`  100,000 / 10,000, ${runtime}`.padEnd(28)} ${ratio}× (aim ${AIMS.list100k}); peak RSS ${peak} MB (aim ${AIMS.list100kPeakMb}; GNU time, one run)`,
+        )
+      }
     }
     if (wanted('run-worktree')) {
       const repo = gitRepo(join(work, `repo-${runtime}`), gitEnv(runEnv))

@@ -1,6 +1,6 @@
 // Shared helpers for bench/run.mjs: timing child processes, medians, sections and the result table.
-import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 
@@ -15,26 +15,32 @@ export function median(values) {
  * non-zero exit (or any stderr output) is an error: a benchmark of a failing command measures nothing.
  * Not a pipe drained by this process: its event loop reading 64 KB at a time was the slowest part of a
  * listing of 10,000 records (32 MB), for harness and its floor alike, which pulled their ratio towards 1 (the
- * bench said 1.23-1.32x where hyperfine, writing to /dev/null as it does by default, said 2.5x).
+ * bench said 1.23-1.32x where hyperfine, writing to /dev/null as it does by default, said 2.5x). Nor an
+ * asynchronous spawn with stderr through a pipe: that cost a millisecond more than hyperfine's own spawn, a
+ * tenth of the native executable's `session path`; a synchronous spawn with stderr to a file costs what
+ * hyperfine's does (/bin/true: 1.6 ms both).
  */
 export function timeCommand({ command, args: given, cwd, env }, run = 0) {
   // `args` may be a function of the run's number, for commands that must differ each time (new worktrees).
   const args = typeof given === 'function' ? given(run) : given
-  return new Promise((resolve, reject) => {
+  const errors = join(tmpdir(), `harness-bench-stderr-${process.pid}`)
+  const fd = openSync(errors, 'w+')
+  try {
     const started = performance.now()
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr.setEncoding('utf8').on('data', (chunk) => {
-      stderr += chunk
-    })
-    child.on('error', reject)
-    child.on('close', (code, signal) => {
-      const ms = performance.now() - started
-      if (code !== 0 || stderr) {
-        reject(new Error(`${command} ${args.join(' ')} failed (${code ?? signal}): ${stderr.trim()}`))
-      } else resolve(ms)
-    })
-  })
+    const result = spawnSync(command, args, { cwd, env, stdio: ['ignore', 'ignore', fd] })
+    const ms = performance.now() - started
+    const stderr = readFileSync(errors, 'utf8')
+    if (result.error) throw result.error
+    if (result.status !== 0 || stderr) {
+      throw new Error(
+        `${command} ${args.join(' ')} failed (${result.status ?? result.signal}): ${stderr.trim()}`,
+      )
+    }
+    return ms
+  } finally {
+    closeSync(fd)
+    rmSync(errors, { force: true })
+  }
 }
 
 /** Runs a command once and returns its stdout, for checking that a benchmarked command does its job. */

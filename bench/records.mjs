@@ -51,10 +51,24 @@ export function writeProject(projectDir, count, seed = 42, seal = (record) => re
     ids.add(id)
     const record = makeRecord({ id, projectDir, next, pick, hex, words, now })
     const sealed = seal(record, projectDir)
-    writeFileSync(join(sessionsDir, `${id}.json`), `${JSON.stringify(sealed, null, 2)}\n`, { mode: 0o600 })
+    // Keys in canonical order at every level, as the store writes a record (record/store.ts, serialize).
+    writeFileSync(join(sessionsDir, `${id}.json`), `${JSON.stringify(sortedKeys(sealed), null, 2)}\n`, {
+      mode: 0o600,
+    })
     records.push(sealed)
   }
   return { sessionsDir, records }
+}
+
+/** `value` with the keys of every object in sorted order. */
+function sortedKeys(value) {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys(value[key])]),
+  )
 }
 
 function makeRecord({ id, projectDir, next, pick, hex, words, now }) {

@@ -5,7 +5,6 @@ import { mkdirSync, realpathSync, rmSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import {
   compare,
   machineFacts,
@@ -20,7 +19,9 @@ import {
 } from './lib.mjs'
 import { liveFixtureProcesses, writeLivenessProjects } from './liveness.mjs'
 import {
+  AIMS,
   benchEnv,
+  emptyExecutable,
   FLOOR_LIST as floorList,
   gitEnv,
   gitRepo,
@@ -32,10 +33,8 @@ import {
   runtimes as runtimesOf,
 } from './stores.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-
 // Rows without a suffix are the node runtime's (bin/harness with HARNESS_RUNTIME=node); rows marked "native"
-// the native executable's, through the same bin/harness, as a user runs it (docs/native.md).
+// the native executable's, through the same bin/harness, as a user runs it (docs/development/native.md).
 const env = { ...benchEnv(), HARNESS_RUNTIME: 'node' }
 /** [label suffix, environment] of each runtime to measure. */
 const runtimes = runtimesOf(env).map(([runtime, runEnv]) => [
@@ -70,61 +69,62 @@ try {
   const { projects, seal } = prepareStores([...new Set([...listCounts, 10_000])])
 
   await section('list', async () => {
-    const medians = {}
-    for (const [count, suffix, runtimeEnv] of [
-      ...listCounts.map((count) => [count, '', env]),
-      ...runtimes
-        .slice(1)
-        .flatMap(([suffix, native]) =>
-          listCounts.filter((count) => count <= 10_000).map((count) => [count, suffix, native]),
-        ),
-    ]) {
-      const { dir, sessionsDir } = projects[count]
-      const subject = { command: harness, args: ['session', 'list', '--json'], cwd: dir, env: runtimeEnv }
-      const floor = {
-        label: 'read+parse+print',
-        command: 'node',
-        args: [floorList, sessionsDir],
-        cwd: dir,
-        env,
-      }
-      // Both must produce every record, or the comparison means nothing.
-      for (const spec of [subject, floor]) {
-        const printed = JSON.parse(await output(spec))
-        if (printed.length !== count)
-          throw new Error(`${spec.args.join(' ')} printed ${printed.length} records`)
-      }
-      const big = count === 100_000
-      const row = await compare({
-        label: `list --json, ${count.toLocaleString('en')} records${suffix}`,
-        subject,
-        floor,
-        runs: big ? 3 : 9,
-        warmup: big ? 1 : 2,
-        aim: count === 10_000 ? 1.25 : undefined,
-      })
-      if (!suffix) medians[count] = row.median
-      row.peakMb = await peakRssMb(subject)
-      row.floorPeakMb = await peakRssMb(floor)
-      if (big) {
-        row.aimPeakMb = 300
-        // The aim for 100,000 is against harness's own 10,000 listing: ≤ 11× its time.
+    // Each runtime over each store size; 100,000 records are judged against the same runtime's 10,000.
+    for (const [runtime, runtimeEnv] of runtimesOf(env)) {
+      const suffix = runtime === 'node' ? '' : `, ${runtime}`
+      const medians = {}
+      for (const count of listCounts) await listRow(count, runtime, suffix, runtimeEnv, medians)
+    }
+  })
+
+  /** `session list --json` over `count` records against the floor; the 100,000 row also against 10,000. */
+  async function listRow(count, runtime, suffix, runtimeEnv, medians) {
+    const { dir, sessionsDir } = projects[count]
+    const subject = { command: harness, args: ['session', 'list', '--json'], cwd: dir, env: runtimeEnv }
+    const floor = {
+      label: 'read+parse+print',
+      command: 'node',
+      args: [floorList, sessionsDir],
+      cwd: dir,
+      env,
+    }
+    // Both must produce every record, or the comparison means nothing.
+    for (const spec of [subject, floor]) {
+      const printed = JSON.parse(await output(spec))
+      if (printed.length !== count)
+        throw new Error(`${spec.args.join(' ')} printed ${printed.length} records`)
+    }
+    const big = count === 100_000
+    const row = await compare({
+      label: `list --json, ${count.toLocaleString('en')} records${suffix}`,
+      subject,
+      floor,
+      runs: big ? 3 : 9,
+      warmup: big ? 1 : 2,
+      aim: count === 10_000 ? AIMS[runtime].list : undefined,
+    })
+    medians[count] = row.median
+    row.peakMb = await peakRssMb(subject)
+    row.floorPeakMb = await peakRssMb(floor)
+    if (big) {
+      row.aimPeakMb = AIMS.list100kPeakMb
+      if (medians[10_000]) {
         recordComparison({
-          label: 'list --json, 100,000 vs 10,000 records',
+          label: `list --json, 100,000 vs 10,000 records${suffix}`,
           ms: row.median,
           min: row.min,
           max: row.max,
           runs: row.runs,
           floorLabel: 'list 10,000 × 1',
           floorMs: medians[10_000],
-          aim: 11,
+          aim: AIMS.list100k,
         })
       }
-      process.stderr.write(
-        `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms, peak ${row.peakMb?.toFixed(0)} MB\n`,
-      )
     }
-  })
+    process.stderr.write(
+      `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms, peak ${row.peakMb?.toFixed(0)} MB\n`,
+    )
+  }
 
   await section('stats', async () => {
     const { benchStats } = await import('./stats.mjs')
@@ -162,39 +162,28 @@ try {
     const { id, worktree } = middleSession(sessionsDir)
     const expected = `${worktree}\n`
     const floor = { label: 'node -e 0', command: 'node', args: ['-e', '0'], cwd: dir, env }
-    const binaries = runtimes.map(([suffix, runtimeEnv]) => [suffix, harness, runtimeEnv])
-    // The single executable, when it can be built here (npm run build:sea).
-    try {
-      const sea = join(work, 'harness-sea')
-      await output({ command: 'node', args: [join(root, 'scripts', 'build-sea.mjs'), sea], cwd: root, env })
-      binaries.push([', single executable', sea, env])
-    } catch (error) {
-      process.stderr.write(`   single executable not built: ${error.message}\n`)
+    const startRow = async (label, subject, aim) => {
+      const row = await compare({ label, subject, floor, runs: 30, warmup: 3, block: 10, aim })
+      process.stderr.write(
+        `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
+      )
     }
-    for (const [suffix, command, runtimeEnv] of binaries) {
-      const subject = { command, args: ['session', 'path', id], cwd: dir, env: runtimeEnv }
+    // bun's own start: the floor under the native executable's rows (an empty program, compiled alike).
+    const empty = nativeBuilt ? emptyExecutable(work) : null
+    if (empty) await startRow('empty program, native', { command: empty, args: [], cwd: dir, env })
+    for (const [runtime, runtimeEnv] of runtimesOf(env)) {
+      const suffix = runtime === 'node' ? '' : `, ${runtime}`
+      const subject = { command: harness, args: ['session', 'path', id], cwd: dir, env: runtimeEnv }
       const printed = await output(subject)
       if (printed !== expected) throw new Error(`session path printed ${JSON.stringify(printed)}`)
-      // SPEC §9: the node bundle's aims, and the native executable's (show has an aim only there).
-      const native = suffix === ', native'
-      for (const [label, args, aim] of [
-        [`path <id>, 10,000 records${suffix}`, subject.args, native ? 0.35 : 1.15],
-        [`show <id>, 10,000 records${suffix}`, ['session', 'show', id], native ? 0.6 : undefined],
-        [`--help${suffix}`, ['--help'], native ? 0.4 : 1.15],
-      ]) {
-        const row = await compare({
-          label,
-          subject: { ...subject, args },
-          floor,
-          runs: 30,
-          warmup: 3,
-          block: 10,
-          aim,
-        })
-        process.stderr.write(
-          `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,
-        )
-      }
+      const aims = AIMS[runtime]
+      await startRow(`path <id>, 10,000 records${suffix}`, subject, aims.path)
+      await startRow(
+        `show <id>, 10,000 records${suffix}`,
+        { ...subject, args: ['session', 'show', id] },
+        aims.show,
+      )
+      await startRow(`--help${suffix}`, { ...subject, args: ['--help'] }, aims.help)
     }
   })
 
@@ -251,7 +240,7 @@ try {
         },
         runs: 10,
         block: 5,
-        aim: suffix ? 1.5 : 1.2,
+        aim: AIMS[suffix ? 'native' : 'node'].run,
       })
       process.stderr.write(
         `   ${row.label}: ${row.median.toFixed(1)} ms vs ${row.floorMedian.toFixed(1)} ms\n`,

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { findBun } from '../scripts/native.mjs'
 import { writeProject } from './records.mjs'
 import { sealerFor } from './seal.mjs'
 
@@ -16,7 +17,7 @@ export const HARNESS = join(root, 'bin', 'harness')
 /** The floor of `session list --json`: read, parse and print every record (docs/performance.md). */
 export const FLOOR_LIST = join(root, 'bench', 'floor-list.cjs')
 
-const STORES = join(tmpdir(), 'harness-bench-stores-v3')
+const STORES = join(tmpdir(), 'harness-bench-stores-v4')
 /** Where harness finds the key the records are sealed with (through XDG_STATE_HOME). */
 const STATE_HOME = join(STORES, 'state')
 
@@ -35,7 +36,7 @@ export const nativeBuilt = existsSync(join(root, 'dist', 'harness-native'))
 
 /**
  * `[runtime, environment]` of each runtime to measure, node first: the same `bin/harness`, as a user runs it,
- * with HARNESS_RUNTIME set (docs/native.md).
+ * with HARNESS_RUNTIME set (docs/development/native.md).
  */
 export function runtimes(env) {
   return ['node', ...(nativeBuilt ? ['native'] : [])].map((runtime) => [
@@ -101,4 +102,31 @@ export function gitRepo(dir, env) {
 export function option(name) {
   const at = process.argv.indexOf(`--${name}`)
   return at >= 0 ? process.argv[at + 1] : undefined
+}
+
+/**
+ * SPEC §9's aims, for both scripts: start-up against `node -e 0`, a listing of 10,000 records against the
+ * read+parse+print floor, 100,000 records against the same runtime's 10,000 (time, and peak RSS in MB).
+ */
+export const AIMS = {
+  native: { path: 0.12, show: 0.25, help: 0.12, list: 1.0, run: 1.3 },
+  node: { path: 1.15, help: 1.15, list: 1.25, run: 1.3 },
+  list100k: 11,
+  list100kPeakMb: 300,
+}
+
+/**
+ * bun's own start, the floor under the native executable's: an empty program compiled as the executable is
+ * (scripts/native.mjs), written into `dir`; null without a bun for this platform.
+ */
+export function emptyExecutable(dir) {
+  const bun = findBun()
+  if (!bun) return null
+  const source = join(dir, 'empty.ts')
+  const executable = join(dir, 'empty-native')
+  writeFileSync(source, '')
+  execFileSync(bun, ['build', source, '--compile', '--bytecode', '--minify', '--outfile', executable], {
+    stdio: 'ignore',
+  })
+  return executable
 }

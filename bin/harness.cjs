@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 'use strict'
 // The node runtime of harness: bin/harness runs it where there is no native executable, or with
-// HARNESS_RUNTIME=node (docs/native.md). First the small entry (dist/fast.cjs, src/cli/fast-entry.ts): it answers the plain `session path <id>` and
-// the top-level help exactly as the bundle would, without reading the bundle (docs/performance.md,
-// "Start-up"), and leaves everything else to it. HARNESS_NO_FAST_PATH=1 skips it (tests compare both; the build
-// warms the code cache through the bundle).
+// HARNESS_RUNTIME=node (docs/development/native.md). First the small entry (dist/fast.cjs,
+// src/cli/fast-entry.ts): it answers the plain `session path <id>` and the top-level help exactly as the
+// bundle would, without reading the bundle (docs/development/native.md, "Start-up"), and leaves everything
+// else to it. HARNESS_NO_FAST_PATH=1 skips it (tests compare both; the build warms the code cache through
+// the bundle).
 const { env } = process
-const code =
-  env.HARNESS_NO_FAST_PATH === '1' || env.HARNESS_WRITE_CODE_CACHE === '1'
-    ? null
-    : require('../dist/fast.cjs').answer(process.argv.slice(2))
-if (code !== null) process.exitCode = code
-else runBundle()
+if (env.HARNESS_NO_FAST_PATH === '1' || env.HARNESS_WRITE_CODE_CACHE === '1') runBundle()
+else {
+  require('../dist/fast.cjs')
+    .answer(process.argv.slice(2))
+    .then((code) => {
+      if (code !== null) process.exitCode = code
+      else runBundle()
+    })
+}
 
 // Runs the bundle through V8's code cache (made by `npm run build`): compiling the whole bundle on every start
 // would cost more than everything `harness session path` does. A missing or rejected cache only costs time.

@@ -1,21 +1,20 @@
 // Bundles src/main.ts and every dependency into one CommonJS file, dist/harness.cjs.
 // CommonJS because each lazily imported module then also requires its node built-ins lazily (an ESM bundle
-// hoists every built-in import to the top), and because Node's single-executable support wants one CJS file.
+// hoists every built-in import to the top), and because bin/harness.cjs compiles it as one script with V8's code cache.
 // Dynamic imports stay inside the same file and are evaluated on first use, so a command pays only for the
 // modules it actually uses.
 // Then dist/fast.cjs: the small entry bin/harness runs first (src/cli/fast-entry.ts), holding what it answers
-// with, captured here from the bundle and the record schema so that it cannot differ from them.
+// with, captured here from the bundle so that it cannot differ from it.
 // Then dist/ui/: the dashboard of `harness ui` (Ink and React) as ESM chunks that the bundle imports only for
 // that command: Ink's layout engine loads with a top-level await, which a CommonJS file cannot hold (docs/ui.md).
 // Last, dist/harness-native: the native executable for this machine (`bun build --compile`, scripts/native.mjs),
-// which bin/harness runs when it is there (docs/native.md).
+// which bin/harness runs when it is there (docs/development/native.md).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
 import { sealerFor } from '../bench/seal.mjs'
-import { evalModule } from './eval-module.mjs'
 import { buildNative } from './native.mjs'
 
 const bundle = 'dist/harness.cjs'
@@ -90,9 +89,9 @@ writeFileSync(
   "'use strict'\n// harness ui: loads the dashboard's chunk for the bundle (scripts/build.mjs).\nmodule.exports = () => import('./dashboard.mjs')\n",
 )
 
-/** The environment of the full CLI at build time: no fast entry, nothing that changes how help is printed. */
-function fullCliEnv(extra = {}) {
-  const env = { ...process.env, HARNESS_NO_FAST_PATH: '1', ...extra }
+/** The environment of the full CLI at build time: nothing that changes how help is printed, and by default no fast path. */
+function fullCliEnv(extra = { HARNESS_NO_FAST_PATH: '1' }) {
+  const env = { ...process.env, ...extra }
   for (const name of ['FORCE_COLOR', 'CLICOLOR_FORCE', 'NO_COLOR', 'COLUMNS', 'HARNESS_DIR']) delete env[name]
   return env
 }
@@ -121,7 +120,8 @@ try {
     JSON.stringify(sealerFor(stateHome)(record, dir)),
   )
   // Each run starts from the cache the previous one wrote and adds what it compiled, so the cache ends up
-  // holding the code of every command below: the lean `session path`, and commander's tree for `--help`.
+  // holding the code of every command below: the lean `session path` (its plain form, without commander: the
+  // small entry is skipped while the cache is written), and commander's tree for `--help`.
   rmSync(`${bundle}.cache`, { force: true })
   for (const args of [['--help'], ['session', 'list', '--json'], ['session', 'path', 'warm0001']]) {
     execFileSync(process.execPath, [harness, ...args], {
@@ -143,11 +143,7 @@ try {
       `harness without a command printed ${JSON.stringify(bare.stdout)} / ${JSON.stringify(bare.stderr)}`,
     )
   }
-  answers = {
-    help,
-    noCommand: { stderr: bare.stderr, exitCode: bare.status },
-    recordShape: await recordShape(),
-  }
+  answers = { help, noCommand: { stderr: bare.stderr, exitCode: bare.status } }
   await build({
     ...common,
     entryPoints: ['src/cli/fast-entry.ts'],
@@ -159,9 +155,3 @@ try {
 }
 
 await buildNative({ version: pkg.version, answers })
-
-/** The record schema as JSON Schema (what src/cli/record-shape.ts checks), from src/cli/record-shape-source.ts. */
-async function recordShape() {
-  const mod = await evalModule(`export { recordShape as default } from './src/cli/record-shape-source.ts'`)
-  return mod.default()
-}

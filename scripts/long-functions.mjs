@@ -1,8 +1,8 @@
 // Prints what is too long under a source folder (src/ unless given) and exits 1 when there is any:
 // - every function over 80 lines (declarations, methods, arrows, function expressions; counted from the line it
 //   starts on to the line it ends on), except the pure data tables named in ALLOWED below;
-// - every file over 500 lines that the list at the end of docs/design.md ("Files over 500 lines") does not name
-//   with its reason. The design document is `<src>/../docs/design.md` unless `--design <path>` names another.
+// - every file over 500 lines that the list at the end of docs/development/design.md ("Files over 500 lines") does not name
+//   with its reason. The design document is `<src>/../docs/development/design.md` unless `--design <path>` names another.
 // `--json` prints `{ functions: [{ file, line, name, lines }], files: [{ file, lines }] }` (paths relative to the
 // source folder, forward slashes). Run by test/unit/layers.test.ts.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -56,7 +56,7 @@ export function longFunctionsIn(code, fileName = 'module.ts', max = MAX_FUNCTION
 }
 
 /**
- * The files docs/design.md says may be over 500 lines: the bullets of its section "Files over 500 lines", each
+ * The files docs/development/design.md says may be over 500 lines: the bullets of its section "Files over 500 lines", each
  * beginning with the file's path under src/ in backquotes, then why.
  */
 export function filesExplained(designText) {
@@ -67,7 +67,7 @@ export function filesExplained(designText) {
 }
 
 /** Everything too long under `srcDir`, judged against the design document at `designFile`. */
-export function tooLong(srcDir, designFile = join(srcDir, '..', 'docs', 'design.md')) {
+export function tooLong(srcDir, designFile = join(srcDir, '..', 'docs', 'development', 'design.md')) {
   const explained = existsSync(designFile) ? filesExplained(readFileSync(designFile, 'utf8')) : []
   const functions = []
   const files = []
@@ -102,7 +102,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     }
     for (const file of found.files) {
       process.stdout.write(
-        `${file.lines}\t${file.file}\t(over ${MAX_FILE_LINES} lines, not in docs/design.md)\n`,
+        `${file.lines}\t${file.file}\t(over ${MAX_FILE_LINES} lines, not in docs/development/design.md)\n`,
       )
     }
   }

@@ -1,4 +1,4 @@
-// The native executable (docs/native.md): src/native-main.ts compiled by bun into one file for the machine the build
+// The native executable (docs/development/native.md): src/native-main.ts compiled by bun into one file for the machine the build
 // runs on, dist/harness-native, which bin/harness runs when it is there. Bun comes from the npm registry like
 // every other dev dependency: its binary is in the platform package `@oven/bun-<os>-<arch>` (one of bun's
 // optional dependencies). Bun's own postinstall moves that binary over the placeholder `bun/bin/bun.exe`;
@@ -12,12 +12,14 @@ import {
   existsSync,
   linkSync,
   mkdirSync,
+  mkdtempSync,
   renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -77,43 +79,101 @@ export async function buildNative({ version, answers }) {
     console.warn('build: no bun binary for this platform in node_modules: only the node bundle was built')
     return null
   }
-  execFileSync(
-    bun,
-    [
-      'build',
-      'src/native-main.ts',
-      '--compile',
-      '--bytecode',
-      // ESM split into chunks that load on first import: one file holding everything (bun's default with
-      // --bytecode) loads every module's node built-ins at start (docs/native.md, "Start-up").
-      '--format=esm',
-      '--splitting',
-      '--minify',
-      // A compiled bun program reads .env and bunfig.toml from the folder it starts in unless told not to: a
-      // cloned repository's bunfig.toml `preload` would run its code inside harness, and its .env would reach
-      // every agent. harness reads neither (docs/security.md).
-      '--no-compile-autoload-dotenv',
-      '--no-compile-autoload-bunfig',
-      '--no-compile-autoload-tsconfig',
-      '--no-compile-autoload-package-json',
-      // React's production build, without its developer tools (the dashboard, docs/ui.md).
-      '--define',
-      'process.env.NODE_ENV="production"',
-      '--external',
-      'react-devtools-core',
-      '--define',
-      `HARNESS_VERSION=${JSON.stringify(version)}`,
-      '--define',
-      `HARNESS_BUILT_ANSWERS=${JSON.stringify(answers)}`,
-      '--outfile',
-      `${NATIVE}.tmp`,
-    ],
-    // Bun prints a progress line per step; only a failure is worth showing.
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
-  )
+  const compile = (extra) =>
+    execFileSync(
+      bun,
+      [
+        'build',
+        'src/native-main.ts',
+        '--compile',
+        '--bytecode',
+        // ESM split into chunks that load on first import: one file holding everything (bun's default with
+        // --bytecode) loads every module's node built-ins at start (docs/development/native.md, "Start-up").
+        '--format=esm',
+        '--splitting',
+        '--minify',
+        // A compiled bun program reads .env and bunfig.toml from the folder it starts in unless told not to: a
+        // cloned repository's bunfig.toml `preload` would run its code inside harness, and its .env would reach
+        // every agent. harness reads neither (docs/security.md).
+        '--no-compile-autoload-dotenv',
+        '--no-compile-autoload-bunfig',
+        '--no-compile-autoload-tsconfig',
+        '--no-compile-autoload-package-json',
+        // React's production build, without its developer tools (the dashboard, docs/ui.md).
+        '--define',
+        'process.env.NODE_ENV="production"',
+        '--external',
+        'react-devtools-core',
+        '--define',
+        `HARNESS_VERSION=${JSON.stringify(version)}`,
+        '--define',
+        `HARNESS_BUILT_ANSWERS=${JSON.stringify(answers)}`,
+        ...extra,
+        '--outfile',
+        `${NATIVE}.tmp`,
+      ],
+      // Bun prints a progress line per step; only a failure is worth showing.
+      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+    )
+  compile([])
+  // Built again with its bytecode laid out in the order the hot commands use it (bun's --bytecode-order): they
+  // then touch fewer pages of the executable and of memory (docs/development/native.md, "Start-up"). Without a profile
+  // (a command that failed here) the first build stands.
+  const orders = recordBytecodeOrder(`${NATIVE}.tmp`)
+  if (orders) {
+    try {
+      compile([`--bytecode-order=${orders.files.join(',')}`])
+    } finally {
+      rmSync(orders.dir, { recursive: true, force: true })
+    }
+  }
   renameSync(`${NATIVE}.tmp`, NATIVE)
   writePlatformPackage(version)
   return NATIVE
+}
+
+/**
+ * The order in which `executable` runs its functions for the commands scripts call most (`session path`, then
+ * `session show`, `--help` and `session list --json`), recorded by bun (BUN_BYTECODE_ORDER_OUT) on a session it
+ * runs itself in a throwaway project and state folder; null if any of them fails.
+ */
+function recordBytecodeOrder(executable) {
+  const dir = mkdtempSync(join(tmpdir(), 'harness-order-'))
+  const env = {
+    PATH: process.env.PATH,
+    HOME: dir,
+    XDG_STATE_HOME: join(dir, 'state'),
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    // No cleanup started in the background: the folder goes when this is done.
+    HARNESS_AUTO_CLEANUP: 'off',
+  }
+  const project = join(dir, 'project')
+  mkdirSync(project)
+  const run = (args, extra = {}) =>
+    execFileSync(executable, args, {
+      cwd: project,
+      env: { ...env, ...extra },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+  try {
+    const { id } = JSON.parse(run(['run', '--json', '--no-worktree', '-a', 'exec', '--', 'true']))
+    const commands = [
+      ['session', 'path', id],
+      ['session', 'show', id],
+      ['--help'],
+      ['session', 'list', '--json'],
+    ]
+    const files = commands.map((args, i) => {
+      const file = join(dir, `order-${i}`)
+      run(args, { BUN_BYTECODE_ORDER_OUT: file })
+      return file
+    })
+    return { dir, files }
+  } catch {
+    rmSync(dir, { recursive: true, force: true })
+    return null
+  }
 }
 
 /** The platform package's name for this machine, as bin/harness looks for it (`harness-linux-x64`). */
@@ -122,7 +182,7 @@ export const PLATFORM_PACKAGE = `harness-${process.platform}-${process.arch}`
 export const PLATFORM_DIR = join(root, 'dist', 'npm', PLATFORM_PACKAGE)
 
 /**
- * The platform package of the executable (docs/native.md, "Packaging"): package.json with `os` and `cpu`, so
+ * The platform package of the executable (docs/development/native.md, "Packaging"): package.json with `os` and `cpu`, so
  * that npm installs it only on this platform, and the executable at bin/harness, where the main package's
  * launcher looks. No `bin` of its own: the command stays the main package's launcher.
  */

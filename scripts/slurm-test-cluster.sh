@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A throw-away Slurm cluster on this machine, for the tests of the Slurm backend (docs/development.md, "The
-# Slurm test cluster"): a controller and two compute nodes, each a real daemon in its own network namespace
-# with its own address and hostname, on a bridge of its own; munge with its own key and socket. Needs root and
-# Debian's `slurmctld slurmd slurm-client munge` (22.05).
+# A throw-away Slurm cluster on this machine, for the tests of the Slurm backend (docs/development/README.md,
+# "The Slurm test cluster"): a controller and two compute nodes, each a real daemon in its own network
+# namespace with its own address and hostname, on a bridge of its own; munge with its own key and socket.
+# Needs root and Debian's `slurmctld slurmd slurm-client munge` (22.05).
 #
 #   scripts/slurm-test-cluster.sh start [--owner PID] [--hide DIR]...   prints the cluster's folder
 #   scripts/slurm-test-cluster.sh stop DIR                              stops every daemon by pid, removes all

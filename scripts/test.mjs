@@ -1,14 +1,18 @@
-// `npm test`: the build, then the tests, with the lint and the type check running beside them. The type check
+// `npm test`: the build, then every test, with the lint and the type check running beside them. The type check
 // needs one core for about 8 s and the suite leaves gaps while its workers wait on the processes they start,
 // so running the checks first only added their time to the total. Their output is printed once the tests
 // end, so nothing interleaves; the exit status is the first failure's (build, tests, type check, lint), else 0.
 // Arguments go to vitest (`npm test -- test/unit/sessions/record/store.test.ts`).
+// Each part also runs alone (docs/development/README.md): `npm run test:fast` (the unit and port tests that
+// start no process but git, no build: the daily loop), `test:unit`, `test:e2e` (the end-to-end and reliability
+// tests, both runtimes), `test:real` (the real agent CLIs), `test:checks` (type check and lint). The first
+// argument names the part (`node scripts/test.mjs e2e test/e2e/run.test.ts`); without one, all of them.
 // Both runtimes are proven without running every end-to-end test twice (SPEC §9): the whole suite runs with
-// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/native.md), and then the
-// files in NODE_PASS run again on node: those whose subject is what differs between the runtimes (signals,
-// process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the lock). The
-// in-process tests cover the rest of the node path. Without a native executable (a platform bun does not build
-// for) everything runs once on node and says so, except under CI, where that is a failure.
+// the native executable as the harness under test (HARNESS_TEST_RUNTIME=native, docs/development/native.md),
+// and then the files in NODE_PASS run again on node: those whose subject is what differs between the runtimes
+// (signals, process groups and trees, pid identity, terminals, fs durability and fs.watch, torn writes, the
+// lock). The in-process tests cover the rest of the node path. Without a native executable (a platform bun
+// does not build for) everything runs once on node and says so, except under CI, where that is a failure.
 // HARNESS_TEST_RUNTIME=node runs everything once on node.
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -55,10 +59,22 @@ const typecheckState = [
   '--tsBuildInfoFile',
   'node_modules/.cache/harness/tsconfig.tsbuildinfo',
 ]
-const checks = [
-  ['typecheck', run(bin('tsc'), ['--noEmit', ...typecheckState], true)],
-  ['lint', run(bin('biome'), ['check', '.'], true)],
-]
+const PARTS = {
+  fast: { build: false, projects: ['unit'], checks: false },
+  unit: { build: false, projects: ['unit'], checks: false },
+  e2e: { build: true, projects: ['e2e'], checks: false },
+  real: { build: true, projects: ['real'], checks: false },
+  checks: { build: false, projects: [], checks: true },
+  all: { build: true, projects: null, checks: true },
+}
+const partName = process.argv[2] in PARTS ? process.argv[2] : 'all'
+const part = PARTS[partName]
+const checks = part.checks
+  ? [
+      ['typecheck', run(bin('tsc'), ['--noEmit', ...typecheckState], true)],
+      ['lint', run(bin('biome'), ['check', '.'], true)],
+    ]
+  : []
 /** The files that run on both runtimes: the native pass runs them too, this list runs them again on node. */
 const NODE_PASS = [
   'test/reliability/', // torn records under SIGKILL, lost updates under the lock, random kills of runs, the stress
@@ -73,27 +89,38 @@ const NODE_PASS = [
   'test/e2e/timeout.test.ts', // run --timeout kept by each kind of supervisor
 ]
 
-const userArgs = process.argv.slice(2)
+const userArgs = process.argv.slice(partName === 'all' && !(process.argv[2] in PARTS) ? 2 : 3)
 const filters = userArgs.filter((arg) => !arg.startsWith('-'))
 const flags = userArgs.filter((arg) => arg.startsWith('-'))
 const nativeBuilt = () => existsSync(fileURLToPath(new URL('../dist/harness-native', import.meta.url)))
 
-const build = await run(process.execPath, [fileURLToPath(new URL('build.mjs', import.meta.url))], false)
-let code = build.code
-if (build.code === 0 && !interrupted) {
+/** vitest over the part's projects (all of them for `npm test`), with the user's arguments. */
+function vitest(env, extra = []) {
+  const projects = (part.projects ?? []).flatMap((project) => ['--project', project])
+  return run(bin('vitest'), ['run', ...projects, ...extra, ...userArgs], false, { ...process.env, ...env })
+}
+
+let code = 0
+if (part.build) {
+  const build = await run(process.execPath, [fileURLToPath(new URL('build.mjs', import.meta.url))], false)
+  code = build.code
+}
+if (partName === 'fast' && !interrupted) {
+  // The unit and port tests but those tagged `process`; test/helpers/fast-lane.ts refuses any other process.
+  code ||= (await vitest({ HARNESS_TEST_LANE: 'fast' }, ['--tags-filter', '!process'])).code
+} else if (partName === 'unit' && !interrupted) {
+  code ||= (await vitest({})).code
+} else if (part.projects?.length !== 0 && code === 0 && !interrupted) {
   const native = process.env.HARNESS_TEST_RUNTIME !== 'node' && nativeBuilt()
   if (native) {
-    process.stdout.write('The whole suite, with the native executable as the harness under test:\n')
-    const all = await run(bin('vitest'), ['run', ...userArgs], false, {
-      ...process.env,
-      HARNESS_TEST_RUNTIME: 'native',
-    })
-    code ||= all.code
+    process.stdout.write('The tests, with the native executable as the harness under test:\n')
+    code ||= (await vitest({ HARNESS_TEST_RUNTIME: 'native' })).code
     // On node again: NODE_PASS, or the part of it the arguments name (a file of it, or a folder holding one).
     const nodeFiles = filters.length
       ? NODE_PASS.filter((file) => filters.some((filter) => file.includes(filter) || filter.includes(file)))
       : NODE_PASS
-    if (nodeFiles.length && !interrupted) {
+    const withE2e = part.projects === null || part.projects.includes('e2e')
+    if (withE2e && nodeFiles.length && !interrupted) {
       process.stdout.write('\nThe tests of what differs between the runtimes, again on node:\n')
       const node = await run(bin('vitest'), ['run', '--project', 'e2e', ...flags, ...nodeFiles], false, {
         ...process.env,
@@ -106,11 +133,7 @@ if (build.code === 0 && !interrupted) {
       process.stdout.write('no native executable (dist/harness-native): the tests run on node only\n')
       if (process.env.CI) code ||= 1
     }
-    const all = await run(bin('vitest'), ['run', ...userArgs], false, {
-      ...process.env,
-      HARNESS_TEST_RUNTIME: 'node',
-    })
-    code ||= all.code
+    code ||= (await vitest({ HARNESS_TEST_RUNTIME: 'node' })).code
   }
 }
 for (const [name, pending] of checks) {

@@ -1,34 +1,19 @@
 /**
- * SHA-256, SHA-1 and HMAC-SHA256 for seals, the trust list, task hashes, git's index and archives. Inside the
- * native executable they are bun's own (`Bun.CryptoHasher`): loading node:crypto costs it about 3.5 ms at start,
- * more than a whole `session show` otherwise spends on its record, and its HMAC 4× as much per record
- * (docs/native.md, "Start-up"). Under node, node:crypto is loaded on first use.
+ * SHA-256, SHA-1 and HMAC-SHA256 for seals, the trust list, task hashes, git's index and archives, made by the
+ * runtime's own hashing (runtime.ts).
  */
+import { type Hasher, newHasher } from './runtime.js'
 
-export interface Hasher {
-  update(data: string | Uint8Array): Hasher
-  digest(): Buffer
-  digest(encoding: 'hex'): string
-}
-
-type Algorithm = 'sha256' | 'sha1'
-
-const BunHasher = (
-  globalThis as { Bun?: { CryptoHasher: new (algorithm: Algorithm, key?: Uint8Array) => Hasher } }
-).Bun?.CryptoHasher
-
-function nodeCrypto() {
-  return process.getBuiltinModule('node:crypto')
-}
+export type { Hasher }
 
 /** A running hash of `algorithm`. */
-export function hashOf(algorithm: Algorithm): Hasher {
-  return BunHasher ? new BunHasher(algorithm) : nodeCrypto().createHash(algorithm)
+export function hashOf(algorithm: 'sha256' | 'sha1'): Hasher {
+  return newHasher(algorithm)
 }
 
 /** A running HMAC-SHA256 under `key`. */
 export function hmacSha256(key: Uint8Array): Hasher {
-  return BunHasher ? new BunHasher('sha256', key) : nodeCrypto().createHmac('sha256', key)
+  return newHasher('sha256', key)
 }
 
 /** The hex SHA-256 of `data`. */
@@ -43,10 +28,13 @@ export function randomBytes(n: number): Buffer {
   return bytes
 }
 
-/** Whether `a` and `b` are the same bytes, in a time that depends on their length only (a seal's check). */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/**
+ * Whether `a` and `b` (digests in hex: a seal's check) are the same text, in a time that depends on their length
+ * only; compared as text, with no buffer made of either.
+ */
+export function sameHex(a: string, b: string): boolean {
   if (a.length !== b.length) return false
   let difference = 0
-  for (let i = 0; i < a.length; i++) difference |= (a[i] as number) ^ (b[i] as number)
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i)
   return difference === 0
 }

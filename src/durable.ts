@@ -2,7 +2,10 @@ import * as fs from 'node:fs'
 import { dirname } from 'node:path'
 import { DiskFaultError } from './errors.js'
 
-/** The calls the durable writer makes; a test injects one that writes short or fails (docs/design.md). */
+/**
+ * The calls the durable writer makes; a test injects one that writes short or fails
+ * (docs/development/design.md).
+ */
 export interface WriteFs {
   openSync(path: string, flags: string, mode?: number): number
   writeSync(fd: number, buffer: Uint8Array, offset: number, length: number): number

@@ -13,7 +13,7 @@ import {
 } from './disk/door.js'
 import { IllegalStateError, shellWord, UsageError } from './errors.js'
 
-/** Where a project's state lives (docs/commands.md, "Where things live"). */
+/** Where a project's state lives (docs/record.md, "Where things live"). */
 export interface ProjectPaths {
   /** The project root: the top of the main worktree, or the directory harness was pointed at. */
   root: string

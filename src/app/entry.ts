@@ -1,4 +1,4 @@
-import { plainPathCall } from '../cli/fast-path.js'
+import { plainCall } from '../cli/fast-path.js'
 import type { CliIo } from '../cli/io.js'
 import { type GlobalOptions, Output } from '../cli/output.js'
 import { ExitRequest } from '../errors.js'
@@ -25,14 +25,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
   }
   const out = new Output(options, io.stdout, io.stderr, io.env)
   try {
-    const plainPath = plainPathCall(own, passthrough)
-    if (plainPath) {
-      // Scripts call this in loops. The small entry (cli/fast-entry.ts) answers most of them before the bundle
-      // loads; what it leaves here (a RUNNING session, an error to report) still needs no command tree.
-      out.options.dir = plainPath.dir
+    // HARNESS_NO_FAST_PATH=1 sends every line through commander (the tests compare the two).
+    const plain = io.env.HARNESS_NO_FAST_PATH === '1' ? null : plainCall(own, passthrough)
+    if (plain) {
+      // Scripts call these in loops: they need no command tree. The small entry (cli/fast-entry.ts) answers
+      // most `session path` lines before this; what it leaves here is a RUNNING session or an error to report.
+      out.options.dir = plain.dir
       const { Context } = await import('../cli/context.js')
-      const { printSessionPath } = await import('../commands/session/path.js')
-      await printSessionPath(new Context(out, passthrough, io), plainPath.id)
+      const { printSessionPath, showSession } = await import('../commands/session/read.js')
+      const ctx = new Context(out, passthrough, io)
+      await (plain.command === 'path' ? printSessionPath : showSession)(ctx, plain.id)
       return { code: 0 }
     }
     const { buildProgram, fromCommanderError, MissingCommandError } = await import('./program.js')

@@ -22,8 +22,9 @@ export function commanderOption(key: string, flag: Flag): Option & OfferedValues
  * commander's Command that takes a `Flags` table; its subcommands are of the same kind. A command's flags become
  * commander options when the command is about to parse or show its help (`complete`), not when the tree is
  * built: every run builds the whole tree and uses one command of it, and making every option cost each start
- * about 8 ms in the native executable (docs/native.md, "Start-up"). The help listing of a group does not show
- * its subcommands' options (program.ts's `subcommandTerm`), so a command not completed looks the same there.
+ * about 8 ms in the native executable (docs/development/native.md, "Start-up"). The help listing of a group
+ * does not show its subcommands' options (program.ts's `subcommandTerm`), so a command not completed looks
+ * the same there.
  */
 export class CliCommand extends Command {
   private declared: Flags[] = []

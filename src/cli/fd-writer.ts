@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { writeToFd } from '../disk/door.js'
+import { writeTextToFd, writeToFd } from '../disk/door.js'
 
 /** What harness writes its own output to: a stream of the process, an FdWriter, or a test's capture. */
 export interface OutStream {
@@ -17,7 +17,8 @@ const RETRY_MS = 2
 /**
  * harness's own stdout or stderr when it is a pipe, a file or /dev/null: written with write(2), as node itself
  * writes to pipes and files on Linux (synchronously), without node's stream stack, which costs the native
- * executable about 20 ms to load (docs/native.md, "Start-up"). A terminal keeps the process's stream.
+ * executable about 20 ms to load (docs/development/native.md, "Start-up"). A terminal keeps the process's
+ * stream.
  *
  * It keeps a stream's contract as Output and the agent's output pipe use it: `write` returns false while bytes
  * wait (a non-blocking descriptor that is full: EAGAIN), then 'drain' comes once they are written; a reader
@@ -35,9 +36,13 @@ export class FdWriter extends EventEmitter implements OutStream {
 
   write(chunk: string | Uint8Array): boolean {
     if (this.failed) return true
+    // Text is written as it is when it goes whole (a listing's 64 KB pieces: making each a buffer first cost
+    // the native executable more than writing it); a buffer is made only of what a full descriptor left.
+    const sent = typeof chunk === 'string' && this.waiting.length === 0 ? this.writeTextNow(chunk) : 0
+    if (typeof chunk === 'string' && (sent === -1 || this.failed)) return true
     const bytes =
       typeof chunk === 'string'
-        ? Buffer.from(chunk)
+        ? Buffer.from(chunk).subarray(sent)
         : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     if (this.waiting.length > 0) {
       this.waiting.push(Buffer.from(bytes)) // a copy: the caller may reuse its buffer
@@ -48,6 +53,18 @@ export class FdWriter extends EventEmitter implements OutStream {
     this.waiting.push(Buffer.from(bytes.subarray(written)))
     setTimeout(() => this.retry(), RETRY_MS)
     return false
+  }
+
+  /** Writes `text` in one call if it can: -1 when all of it went, else how many bytes did (0 on EAGAIN). */
+  private writeTextNow(text: string): number {
+    try {
+      const written = writeTextToFd(this.fd, text)
+      return written === Buffer.byteLength(text) ? -1 : written
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return 0
+      this.fail(error as Error)
+      return 0
+    }
   }
 
   /** Writes what it can now: all of it, or up to a full non-blocking descriptor (EAGAIN). */

@@ -21,7 +21,7 @@ export interface CliIo {
 /**
  * The process's own. Output that is not a terminal (a pipe, a file, /dev/null) is written through an FdWriter,
  * and stdin is made only when a command reads it: node's stream stack, which a terminal needs, is what the native
- * executable takes longest to load (docs/native.md, "Start-up").
+ * executable takes longest to load (docs/development/native.md, "Start-up").
  */
 export function processIo(): CliIo {
   return {

@@ -3,7 +3,10 @@ import { terminalSafe, terminalSafeLine } from '../render/safe.js'
 import { type ProgressReporter, silentProgress } from '../sessions/removal/progress.js'
 import type { OutStream } from './fd-writer.js'
 
-/** Global options every command sees (docs/commands.md, "Global flags"). */
+/** Items of a --json listing printed at a time (20 records are about 64 KB). */
+const LIST_BATCH = 20
+
+/** Global options every command sees (docs/commands.md, "harness"). */
 export interface GlobalOptions {
   dir?: string
   json: boolean
@@ -79,19 +82,23 @@ export class Output {
       this.result(all, render, options)
       return
     }
-    let chunk = ''
+    // A batch pretty-printed as an array, without its brackets, is those items as they appear inside the
+    // pretty-printed whole, with their indent: one JSON.stringify per batch, not per item.
+    let batch: T[] = []
     let first = true
-    for await (const item of items) {
-      // `[item]` pretty-printed is the item as it appears inside the pretty-printed array, with its indent.
-      chunk += `${first ? '[\n' : ',\n'}${JSON.stringify([item], null, 2).slice(2, -2)}`
+    const text = () => {
+      const items = `${first ? '[\n' : ',\n'}${JSON.stringify(batch, null, 2).slice(2, -2)}`
       first = false
-      if (chunk.length >= 1 << 16) {
-        if (this.stdoutGone) return
-        await this.writeWithBackpressure(chunk)
-        chunk = ''
-      }
+      batch = []
+      return items
     }
-    this.writeOut(`${chunk}${first ? '[]' : '\n]'}\n`)
+    for await (const item of items) {
+      if (batch.push(item) < LIST_BATCH) continue
+      if (this.stdoutGone) return
+      await this.writeWithBackpressure(text())
+    }
+    const rest = batch.length > 0 ? text() : ''
+    this.writeOut(`${rest}${first ? '[]' : '\n]'}\n`)
   }
 
   /**

@@ -8,9 +8,10 @@
 // held.ts removes a folder it holds open; pieces.ts writes, copies and hashes archive members in pieces;
 // steps.ts holds the run workspace's, the removal engine's and the agent log's calls; folder-reader.ts reads
 // the files of one folder through one handle (a listing of records); agent-dir.ts reads folders an agent
-// wrote (a private clone: its refs and objects).
+// wrote (a private clone: its refs and objects); fd.ts writes to and looks at the process's own descriptors.
 
 export * from './agent-dir.js'
+export * from './fd.js'
 export * from './folder-reader.js'
 export * from './held.js'
 export * from './open.js'

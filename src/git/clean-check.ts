@@ -4,12 +4,12 @@ import { type GitEnvOptions, gitAt } from './git.js'
 import { type IndexEntry, type ParsedIndex, parseIndex } from './index-file.js'
 
 /**
- * An in-process proof that a worktree is clean in the sense of `cleanWorktrees` (docs/design.md, "Removal"):
- * `git status --porcelain --untracked-files=all --ignore-submodules=none` would print nothing and no index
- * entry hides edits or is a submodule. It reads what git reads — the worktree's index file, its stat data
- * and the folder — and compares what git compares; anything it is not sure of (an index format or flag it
- * does not read, a racily clean entry, a file git would have to open, any path not in the index, which only
- * git's ignore rules can judge) is "not proven", and git is asked as before. It never says "dirty".
+ * An in-process proof that a worktree is clean in the sense of `cleanWorktrees` (docs/development/design.md,
+ * "Removal"): `git status --porcelain --untracked-files=all --ignore-submodules=none` would print nothing and
+ * no index entry hides edits or is a submodule. It reads what git reads — the worktree's index file, its stat
+ * data and the folder — and compares what git compares; anything it is not sure of (an index format or flag
+ * it does not read, a racily clean entry, a file git would have to open, any path not in the index, which
+ * only git's ignore rules can judge) is "not proven", and git is asked as before. It never says "dirty".
  */
 
 const REGULAR = 0o100644

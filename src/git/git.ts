@@ -1,11 +1,11 @@
-import { execFile } from 'node:child_process'
 import { dirname, join, resolve } from 'node:path'
 import { pathExists } from '../disk/door.js'
 import { diskFaultInText, ExternalToolError } from '../errors.js'
+import { runCaptured } from '../runtime.js'
 import { gitDeadlineMs, guardedArgs, SAFE_GIT_CONFIG, subcommandIndex } from './rules.js'
 
 /**
- * The only place that runs git (docs/design.md, "Layers"): a `Git` is git bound to a directory of a repository
+ * The only place that runs git (docs/development/design.md, "Layers"): a `Git` is git bound to a directory of a repository
  * and an environment, and every operation in src/git/ runs through one. Arguments are always an array; callers
  * put user-supplied values after `--` or in `--opt=value` form so they never start a flag position.
  */
@@ -188,161 +188,19 @@ interface SpawnOptions {
 
 type Spawned = (GitResult & { error?: Error }) | 'timeout'
 
-function spawnGit(
+/** git with `argv`, run to its end or its deadline (runtime.ts runs it in whichever runtime harness runs on). */
+async function spawnGit(
   argv: string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
   options: SpawnOptions,
 ): Promise<Spawned> {
-  if (BunSpawn) return spawnGitInBun(BunSpawn, argv, cwd, env, options)
-  return new Promise((resolve, reject) => {
-    let timedOut = false
-    const child = execFile(
-      'git',
-      argv,
-      { cwd, env, maxBuffer: MAX_OUTPUT, encoding: 'utf8', signal: options.signal, killSignal: 'SIGKILL' },
-      (error, stdout, stderr) => {
-        clearTimeout(timer)
-        if (timedOut) {
-          resolve('timeout')
-          return
-        }
-        if (error && typeof (error as NodeJS.ErrnoException).code === 'string') {
-          const code = (error as NodeJS.ErrnoException).code
-          if (code === 'ENOENT') {
-            reject(gitMissing(error))
-            return
-          }
-          if (code === 'ABORT_ERR') {
-            reject(error)
-            return
-          }
-        }
-        const exitCode = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-        resolve(error ? { stdout, stderr, exitCode, error } : { stdout, stderr, exitCode })
-      },
-    )
-    // Past the deadline git is killed, and its pipes closed: a child it left (a filter) may hold them open.
-    const timer = setTimeout(() => {
-      timedOut = true
-      child.kill('SIGKILL')
-      child.stdout?.destroy()
-      child.stderr?.destroy()
-    }, options.deadlineMs)
-    if (options.input !== undefined) {
-      child.stdin?.on('error', () => {}) // git exited without reading it: its exit code says why
-      child.stdin?.end(options.input)
-    }
-  })
-}
-
-interface BunSubprocess {
-  readonly stdin: { write(text: string): unknown; end(): unknown } | undefined
-  readonly stdout: ReadableStream<Uint8Array>
-  readonly stderr: ReadableStream<Uint8Array>
-  readonly exited: Promise<number>
-  readonly exitCode: number | null
-  kill(signal?: NodeJS.Signals): void
-}
-type BunSpawnFn = (
-  command: string[],
-  options: {
-    cwd: string
-    env: Record<string, string>
-    stdin: 'pipe' | 'ignore'
-    stdout: 'pipe'
-    stderr: 'pipe'
-  },
-) => BunSubprocess
-
-/**
- * bun's own spawn, inside the native executable: node's child_process there is an emulation that cost about
- * 10 ms of JavaScript per git process, and a run starts six (docs/native.md, "Start-up"). The result is the
- * same as execFile's: the exit code (1 for a signal), stdout and stderr as text, GIT_MISSING for no git, an
- * AbortError for an aborted call, and a failure past MAX_OUTPUT.
- */
-const BunSpawn = (globalThis as { Bun?: { spawn: BunSpawnFn } }).Bun?.spawn
-
-async function spawnGitInBun(
-  spawn: BunSpawnFn,
-  argv: string[],
-  cwd: string,
-  env: NodeJS.ProcessEnv,
-  options: SpawnOptions,
-): Promise<Spawned> {
-  const { signal, input } = options
-  if (signal?.aborted) throw abortError()
-  const plainEnv: Record<string, string> = {}
-  for (const [key, value] of Object.entries(env)) if (value !== undefined) plainEnv[key] = value
-  let child: BunSubprocess
   try {
-    child = spawn(['git', ...argv], {
-      cwd,
-      env: plainEnv,
-      stdin: input === undefined ? 'ignore' : 'pipe',
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
+    return await runCaptured(['git', ...argv], { cwd, env, ...options, maxOutput: MAX_OUTPUT })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw gitMissing(error)
     throw error
   }
-  const readers = [child.stdout.getReader(), child.stderr.getReader()]
-  // An abort, or the deadline, stops git and stops reading its pipes (a child it left may hold them open).
-  const stop = () => {
-    child.kill('SIGKILL')
-    for (const reader of readers) reader.cancel().catch(() => {})
-  }
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    stop()
-  }, options.deadlineMs)
-  signal?.addEventListener('abort', stop, { once: true })
-  let overflow = false
-  const collect = async (reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> => {
-    const chunks: Uint8Array[] = []
-    let size = 0
-    for (;;) {
-      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }))
-      if (done || !value) break
-      size += value.length
-      if (size > MAX_OUTPUT) {
-        overflow = true
-        child.kill('SIGTERM')
-        break
-      }
-      chunks.push(value)
-    }
-    return Buffer.concat(chunks).toString('utf8')
-  }
-  try {
-    if (input !== undefined) {
-      try {
-        child.stdin?.write(input)
-        child.stdin?.end()
-      } catch {} // git exited without reading it: its exit code says why
-    }
-    const [stdout, stderr] = await Promise.all([
-      collect(readers[0] as ReadableStreamDefaultReader<Uint8Array>),
-      collect(readers[1] as ReadableStreamDefaultReader<Uint8Array>),
-      child.exited,
-    ])
-    if (signal?.aborted) throw abortError()
-    if (timedOut) return 'timeout'
-    const exitCode = overflow ? 1 : (child.exitCode ?? 1)
-    if (exitCode === 0) return { stdout, stderr, exitCode }
-    const reason = overflow ? `output over ${MAX_OUTPUT} bytes` : stderr
-    return { stdout, stderr, exitCode, error: new Error(`Command failed: git ${argv.join(' ')}\n${reason}`) }
-  } finally {
-    clearTimeout(timer)
-    signal?.removeEventListener('abort', stop)
-  }
-}
-
-/** An abort as node's child_process reports one. */
-function abortError(): Error {
-  return Object.assign(new Error('The operation was aborted'), { name: 'AbortError', code: 'ABORT_ERR' })
 }
 
 /** `git rev-parse --git-common-dir` made absolute, or null outside a repository. */

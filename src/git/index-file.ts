@@ -2,9 +2,10 @@ import { hashOf } from '../digest.js'
 
 /**
  * What a checkpoint needs to know about a worktree's index, read from the file itself instead of from two more
- * git processes (docs/performance.md, "Checkpoints"): whether any entry carries a flag that hides edits
- * (assume-unchanged, skip-worktree) or is unusual (intent-to-add, a conflict stage), and the index's tree when
- * its cache-tree says it is valid. Anything this reader is not sure of gives null, and git is asked instead.
+ * git processes (docs/development/design.md, "Checkpoints"): whether any entry carries a flag that hides
+ * edits (assume-unchanged, skip-worktree) or is unusual (intent-to-add, a conflict stage), and the index's
+ * tree when its cache-tree says it is valid. Anything this reader is not sure of gives null, and git is asked
+ * instead.
  */
 export interface IndexSummary {
   /** An entry is marked assume-unchanged or has extended flags (skip-worktree, intent-to-add). */

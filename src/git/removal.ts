@@ -106,13 +106,13 @@ export async function onSomeBranch(repo: string, commit: string, options: GitEnv
 }
 
 /**
- * The batched removal's way of removing a worktree (docs/design.md, "Removal"): its folder is deleted
- * directly, and `dropRegistrations` then drops what git keeps of it. Refuses the main worktree, a locked one,
- * and a folder whose `.git` is not a file naming this registration (replaced since it was listed). Everything
- * but `.git` goes first, so that a failure midway leaves a registration git still knows. False when the
- * folder was already gone. `layout`, what the worktree held when it was proven clean, is deleted by name
- * first (no lstat of each file, no reading of each folder); whatever it does not cover is then found and
- * deleted by the walk of the folder, as without it.
+ * The batched removal's way of removing a worktree (docs/development/design.md, "Removal"): its folder is
+ * deleted directly, and `dropRegistrations` then drops what git keeps of it. Refuses the main worktree, a
+ * locked one, and a folder whose `.git` is not a file naming this registration (replaced since it was
+ * listed). Everything but `.git` goes first, so that a failure midway leaves a registration git still knows.
+ * False when the folder was already gone. `layout`, what the worktree held when it was proven clean, is
+ * deleted by name first (no lstat of each file, no reading of each folder); whatever it does not cover is
+ * then found and deleted by the walk of the folder, as without it.
  */
 export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: WorktreeLayout): Promise<boolean> {
   refuseUnremovable(entry)
@@ -126,9 +126,9 @@ export async function removeWorktreeFolder(entry: WorktreeInfo, layout?: Worktre
     )
   }
   if (layout) await removeLayout(entry.path, layout)
-  // Emptied relative to the folder as opened (docs/security.md, "Removal"): a folder swapped for a symlink
-  // mid-removal is removed as a link, and nothing outside is touched. Asynchronous: a batch deletes several
-  // folders at once, and node's thread pool waits on the file system for them in parallel.
+  // Emptied relative to the folder as opened (docs/security.md, "Containment"): a folder swapped for a
+  // symlink mid-removal is removed as a link, and nothing outside is touched. Asynchronous: a batch deletes
+  // several folders at once, and node's thread pool waits on the file system for them in parallel.
   await emptyDirHeld(entry.path, ['.git'])
   await unlinkAsync(dotGit)
   await removeEmptyDirAsync(entry.path)

@@ -74,8 +74,8 @@ export async function writeWorktreeTree(worktreeDir: string, options: GitEnvOpti
 
 /**
  * `writeWorktreeTree` plus the trees of HEAD and of the real index, in as few git calls as it takes (see
- * docs/performance.md, "Checkpoints"): one `rev-parse`, then on a copy of the index `write-tree` (the index's
- * tree) beside `ls-files -v` (hidden edits), `add -A` and `write-tree`.
+ * docs/development/design.md, "Checkpoints"): one `rev-parse`, then on a copy of the index `write-tree` (the
+ * index's tree) beside `ls-files -v` (hidden edits), `add -A` and `write-tree`.
  */
 export async function readWorktreeState(
   worktreeDir: string,

@@ -2,8 +2,8 @@ import { readFileSync, readlinkSync } from 'node:fs'
 import { hostname } from 'node:os'
 
 /**
- * Who a process is, beyond its pid: a pid alone is never trusted (docs/design.md, "Process identity").
- * Start time is the kernel's (Linux: clock ticks after boot, field 22 of /proc/<pid>/stat).
+ * Who a process is, beyond its pid: a pid alone is never trusted (docs/development/design.md, "Process
+ * identity"). Start time is the kernel's (Linux: clock ticks after boot, field 22 of /proc/<pid>/stat).
  */
 export interface ProcessIdentity {
   pid: number

@@ -81,7 +81,7 @@ export interface OutputPipe {
  * Headless: every chunk of the child's stdout and stderr goes to the log first (it must survive us), then to
  * `tee` (the terminal, or whoever reads harness's output). With backpressure: when `tee` cannot take more,
  * the child's pipes are paused until it drains, so the agent waits for a slow reader instead of harness
- * buffering its output (docs/security.md, "Bounded memory"). A log that cannot be written (a full disk) is
+ * buffering its output (docs/security.md, "Faults"). A log that cannot be written (a full disk) is
  * given up, the failure kept for the record; the output still reaches `tee`.
  */
 /** Where an agent's output goes besides its log: harness's stdout or stderr, as a stream or a descriptor writer. */

@@ -12,9 +12,10 @@ export type { RootIdentity, RootState } from './tree.js'
 export { listProcesses } from './tree.js'
 
 /*
- * Stopping a process tree (docs/design.md, "Stopping"). A pid is signalled only right after its start time was read again and
- * matched; a process group only while its leader is our verified root (alive or an unreaped zombie: either way
- * it holds the pid, so no other group can carry that id). Limits, inherent to a scan of the process table:
+ * Stopping a process tree (docs/development/design.md, "Stopping"). A pid is signalled only right after its
+ * start time was read again and matched; a process group only while its leader is our verified root (alive or
+ * an unreaped zombie: either way it holds the pid, so no other group can carry that id). Limits, inherent to
+ * a scan of the process table:
  * - children that escape with setsid AND are reparented (their parent exited) before a scan sees them cannot be
  *   found: they are in neither the group nor the tree any more;
  * - between the check and the signal the process could exit and its pid be reused; that window is a few

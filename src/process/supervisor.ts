@@ -5,12 +5,13 @@ import { setPriority } from 'node:os'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
 import { isatty } from 'node:tty'
 import { ExternalToolError } from '../errors.js'
+import { selfCommand } from '../runtime.js'
 import { identify, identifyChild, type ProcessIdentity } from './identity.js'
 import { type LogWriteFailure, type OutputSink, pipeAgentOutput } from './pipes.js'
 import { stopProcessTree } from './stop.js'
 
 /**
- * The only module that spawns agents (docs/design.md, "Runs and the supervisor"). It knows processes, not records: what to record is the
+ * The only module that spawns agents (docs/development/design.md, "Runs and the supervisor"). It knows processes, not records: what to record is the
  * caller's business, told through hooks.
  */
 export interface AgentLaunch {
@@ -379,7 +380,7 @@ export async function startDetachedHarness(
   cwd: string,
   options: { lowPriority?: boolean } = {},
 ): Promise<DetachedSupervisor> {
-  const [command, ...args] = harnessCommand(...harnessArgs)
+  const [command, ...args] = selfCommand(harnessArgs)
   const child = spawn(command as string, args, {
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore'],
@@ -408,31 +409,5 @@ export async function startDetachedHarness(
     abandon() {
       stdin?.end()
     },
-  }
-}
-
-/**
- * The argv that runs this harness again with `args`: under node, node and the entry script (bin/harness.cjs);
- * under a single executable, node's or bun's (docs/native.md), the executable alone, whose argv[1] is the
- * script it carries inside, not a file to run.
- */
-export function harnessCommand(...args: string[]): string[] {
-  const entry = process.argv[1]
-  return entry && !isSingleExecutable() && !isBunExecutable(entry)
-    ? [process.execPath, entry, ...args]
-    : [process.execPath, ...args]
-}
-
-/** Bun's compiled executables name their embedded entry under /$bunfs/ (B:/~BUN/ on Windows). */
-function isBunExecutable(entry: string): boolean {
-  return process.versions.bun !== undefined && /^(\/\$bunfs\/|[A-Z]:[\\/]~BUN[\\/])/.test(entry)
-}
-
-function isSingleExecutable(): boolean {
-  try {
-    const sea = process.getBuiltinModule('node:sea') as { isSea?: () => boolean } | undefined
-    return sea?.isSea?.() ?? false
-  } catch {
-    return false
   }
 }

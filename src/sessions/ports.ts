@@ -8,10 +8,10 @@ import type { RecordStore } from './record/record-store.js'
 export type { RecordProblem, RecordStore } from './record/record-store.js'
 
 /**
- * What the session services need from their surroundings, owned by the domain (see docs/design.md, "Layers").
- * The CLI's `Context` implements it; a test builds one from fakes in a few lines (test/helpers/fake-env.ts).
- * Nothing below `commands/` reads `process.*`, the clock or the process table, or writes to stdout/stderr
- * around it: it goes through this port.
+ * What the session services need from their surroundings, owned by the domain (see
+ * docs/development/design.md, "Layers"). The CLI's `Context` implements it; a test builds one from fakes in a
+ * few lines (test/helpers/fake-env.ts). Nothing below `commands/` reads `process.*`, the clock or the process
+ * table, or writes to stdout/stderr around it: it goes through this port.
  */
 export interface SessionEnv {
   /** The directory harness was run from. */

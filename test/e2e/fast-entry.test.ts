@@ -2,6 +2,7 @@ import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
+import { hostFacts } from '../../src/process/identity.js'
 import { sessionRecord } from '../fixtures/records.js'
 import { type CliResult, cli, NATIVE_BIN, runProgram } from '../helpers/cli.js'
 import { writeRecord } from '../helpers/sessions.js'
@@ -108,6 +109,60 @@ describe('the small entry of the built binary (dist/fast.cjs)', () => {
         runProgram(NATIVE_BIN, [...args], { cwd, env: full }),
       ])
       expect(fast, args.join(' ')).toEqual(bundle)
+    }
+  })
+
+  test('the plain `session show` and `session path` lines skip commander, answering byte for byte as it does', async () => {
+    // Two projects alike: a RUNNING record whose processes are gone is settled (and written) by the first
+    // command that reads it, so each way reads its own copy.
+    const { env } = tmpPlainDir()
+    const project = () => {
+      const { dir } = tmpPlainDir()
+      writeRecord(dir, env, sessionRecord('3f9a12c8', { worktree_dir: dir, model: 'sonnet', budget_usd: 2 }))
+      writeRecord(dir, env, sessionRecord('3f9b0000', { worktree_dir: dir }), { seal: false })
+      // On this host, its supervisor and agent gone: settled as interrupted when read.
+      const started = '2026-09-24T18:00:00.000Z'
+      const run = { n: 1, kind: 'start', pid: 999_999_990, pid_start_time: '1', started_at: started }
+      const gone = { ...run, supervisor_pid: 999_999_991, supervisor_start_time: '1', ...hostFacts() }
+      writeRecord(dir, env, sessionRecord('c0ffee00', { worktree_dir: dir, status: 'RUNNING', runs: [gone] }))
+      writeFileSync(join(dir, '.harness', 'sessions', 'bad00000.json'), '{"id": "bad00000", "status": 7}')
+      namedSessions(dir, env)
+      return { dir }
+    }
+    const [plain, full] = [project(), project()]
+    for (const args of [
+      ['session', 'show', '3f9a12c8'],
+      ['session', 'show', '3f9a12c8', '--json'],
+      ['session', 'inspect', '3f9a1', '--no-color', '-q'],
+      ['session', 'show', '3f9b0000'],
+      ['session', 'show', 'c0ffee00'],
+      ['session', 'show', 'c0ffee00', '--json'],
+      ['session', 'path', 'c0ffee00'],
+      ['session', 'show', 'auth'],
+      ['session', 'show', 'feat1'],
+      ['session', 'show', '3f9'],
+      ['session', 'show', '3f9', '--json'],
+      ['session', 'show', 'nope0000'],
+      ['session', 'show', 'bad00000'],
+      ['session', 'show', 'BAD!'],
+      ['--dir', 'elsewhere', 'session', 'show', '3f9a12c8'],
+    ]) {
+      const [fast, commander] = await Promise.all([
+        cli(args, { cwd: plain.dir, env, process: true }),
+        cli(args, { cwd: full.dir, env: { ...env, HARNESS_NO_FAST_PATH: '1' }, process: true }),
+      ])
+      // The projects' folders differ, and so do the seals, which cover them, and the times settling wrote.
+      const as = (text: string, dir: string) =>
+        text
+          .replaceAll(dir, '<project>')
+          .replace(/[0-9a-f]{64}/g, '<seal>')
+          .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '<time>')
+      const same = (result: CliResult, dir: string) => ({
+        ...result,
+        stdout: as(result.stdout, dir),
+        stderr: as(result.stderr, dir),
+      })
+      expect(same(fast, plain.dir), args.join(' ')).toEqual(same(commander, full.dir))
     }
   })
 })

@@ -6,7 +6,7 @@ import { finishedSession } from '../helpers/finished-session.js'
 import { readRecords, recordPath, type SessionJson, writeRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpGitRepo } from '../helpers/tmp.js'
 
-/** Sessions by name (`run --name`) and exact `--session-id` (docs/commands.md, "Names"; issue 37). */
+/** Sessions by name (`run --name`) and exact `--session-id` (docs/commands.md, "harness run"; issue 37). */
 
 const harness = (repo: TmpRepo, ...args: string[]) => cli(args, { cwd: repo.dir, env: repo.env })
 const errorOf = (stderr: string) => (JSON.parse(stderr) as { error: { code: string; message: string } }).error

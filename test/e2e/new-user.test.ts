@@ -257,8 +257,8 @@ describe('messages', () => {
 })
 
 describe("the README's claims, as the tool does them", () => {
-  // The README and the command reference it points to (docs/commands.md), read as one text.
-  const readme = ['../../README.md', '../../docs/commands.md']
+  // The README and the docs it points to for commands and continuity, read as one text.
+  const readme = ['../../README.md', '../../docs/commands.md', '../../docs/continuity.md']
     .map((file) => readFileSync(new URL(file, import.meta.url), 'utf8'))
     .join('\n')
     .replace(/\s+/g, ' ')
@@ -286,7 +286,7 @@ describe("the README's claims, as the tool does them", () => {
     expect(readme).toContain(
       'A branch landed by `harness session merge` (`--squash` and `--rebase` too) counts as merged',
     )
-    const example = readme.slice(readme.indexOf('### Context from earlier sessions'))
+    const example = readme.slice(readme.indexOf('## Context from earlier sessions'))
     expect(example.indexOf('harness session merge 3f9a')).toBeGreaterThan(0)
     expect(example.indexOf('harness session merge 3f9a')).toBeLessThan(
       example.indexOf('--context-from 3f9a "implement'),
@@ -361,7 +361,7 @@ describe('what a new user hit, round 2 (issue 37)', () => {
     )
     expect(record).toMatchObject({ status: 'FAILED', exit_code: 137 })
     expect(record.runs[0]?.signal).toBe('SIGKILL')
-    const commands = readFileSync(new URL('../../docs/commands.md', import.meta.url), 'utf8').replace(
+    const commands = readFileSync(new URL('../../docs/record.md', import.meta.url), 'utf8').replace(
       /\s+/g,
       ' ',
     )

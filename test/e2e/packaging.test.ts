@@ -1,8 +1,8 @@
-// The npm packages as a user installs them (docs/native.md, "Packaging"): the main package (the launcher and
-// the node bundle) and the platform package the build makes (dist/npm/harness-<os>-<arch>), packed with
-// `npm pack`; the main one installed with `npm install -g --offline` into a folder of its own, the platform one
-// into the main package's own node_modules, where npm puts an optional dependency. Through the installed
-// command, the native executable of the platform package runs (the main package has none), and
+// The npm packages as a user installs them (docs/development/native.md, "Packaging"): the main package (the
+// launcher and the node bundle) and the platform package the build makes (dist/npm/harness-<os>-<arch>),
+// packed with `npm pack`; the main one installed with `npm install -g --offline` into a folder of its own,
+// the platform one into the main package's own node_modules, where npm puts an optional dependency. Through
+// the installed command, the native executable of the platform package runs (the main package has none), and
 // HARNESS_RUNTIME=node still runs the bundle the main package carries. A platform package installed beside
 // the main one is never run (docs/security.md, "The launcher").
 import { execFile } from 'node:child_process'
@@ -51,7 +51,8 @@ describe.skipIf(process.platform !== 'linux')('the npm packages, packed and inst
     // The bundle carries every dependency, so the main package has none to fetch: offline works.
     await npm(['install', '-g', ...quiet, '--prefix', prefix, join(packs, `harness-${VERSION}.tgz`)], packs)
     // Where npm puts the main package's optional dependency: its own node_modules. The main package names
-    // none yet (docs/native.md), so npm installs it into a folder of its own and it is moved there.
+    // none yet (docs/development/native.md), so npm installs it into a folder of its own and it is moved
+    // there.
     const staging = tmpDir()
     await npm(['install', ...quiet, '--prefix', staging, join(packs, `${PLATFORM}-${VERSION}.tgz`)], packs)
     mkdirSync(join(main(), 'node_modules'), { recursive: true })

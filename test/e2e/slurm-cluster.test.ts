@@ -16,9 +16,9 @@ import { tmpDir } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
 
 /**
- * The test cluster itself (scripts/slurm-test-cluster.sh, docs/development.md): its nodes are hosts of their
- * own, the submitter's folders are hidden from them, a server on the submit host is reachable from them, and
- * stopping it (or losing its owner) leaves nothing behind.
+ * The test cluster itself (scripts/slurm-test-cluster.sh, docs/development/README.md): its nodes are hosts of
+ * their own, the submitter's folders are hidden from them, a server on the submit host is reachable from
+ * them, and stopping it (or losing its owner) leaves nothing behind.
  */
 const runs = runsWith('slurm', 'Slurm test cluster tests', slurmMissing())
 

@@ -179,8 +179,9 @@ describe('bounded reads', () => {
     )
     expect(measured.status, measured.stderr).toBe(0)
     const peakMiB = Number(measured.stderr.trim().split('\n').at(-1)) / 1024
-    // The line is held to its first MiB, whatever its length (docs/security.md, "Logs"): under the 150 MB of
-    // "Bounded memory". Reading it whole peaked at 533 MiB (node), and holding 16 MiB pieces at 424 (native).
+    // The line is held to its first MiB, whatever its length (docs/history.md, "Readable logs"): under the
+    // 150 MB of "Bounded memory". Reading it whole peaked at 533 MiB (node), and holding 16 MiB pieces at 424
+    // (native).
     expect(peakMiB).toBeLessThan(150)
     const exported = JSON.parse(measured.stdout) as { log: { lines: string[] } }
     expect(exported.log.lines.at(-1)).toBe('end')

@@ -1,8 +1,8 @@
-// docs/design.md ("git"): nothing in src/ exists only for tests. Every exported function, class or constant is
-// used somewhere in src/ (in its own module or another); tests go through what the product calls, or test a
-// pure function the product uses. Checked by test/unit/exports.test.ts. Names are matched by parsing alone
-// (no type checking, so it is quick): a name used for something else elsewhere can hide an unused export,
-// never the other way round.
+// docs/development/design.md ("git"): nothing in src/ exists only for tests. Every exported function, class
+// or constant is used somewhere in src/ (in its own module or another); tests go through what the product
+// calls, or test a pure function the product uses. Checked by test/unit/exports.test.ts. Names are matched by
+// parsing alone (no type checking, so it is quick): a name used for something else elsewhere can hide an
+// unused export, never the other way round.
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import ts from 'typescript'

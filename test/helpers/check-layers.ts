@@ -1,4 +1,4 @@
-// The layering rules of docs/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
+// The layering rules of docs/development/design.md ("Layers"): the domain (sessions/, git/, process/, providers/) never
 // imports the CLI (app/, cli/, commands/), never does its own terminal I/O or reads the environment, and git is
 // run only by src/git/, a pid's liveness read only by process/identity.ts. The CLI itself reaches the process's streams, environment and directory only through
 // cli/io.ts (and the small entry, which runs as the process before anything else), so that a command runs the
@@ -242,7 +242,7 @@ export interface TooLong {
 
 /**
  * What scripts/long-functions.mjs finds in `srcDir` (judging files against `designFile`, else
- * `<src>/../docs/design.md`): as a process, or its own function called in this worker (see importCycles).
+ * `<src>/../docs/development/design.md`): as a process, or its own function called in this worker (see importCycles).
  */
 export async function tooLong(
   srcDir: string,

@@ -146,7 +146,7 @@ export async function cliInProcess(
     stderr: stderr as unknown as NodeJS.WriteStream,
   }
   // What harness runs to start itself again (the supervisor in tmux of a resumed session hosted there, by
-  // src/process/supervisor.ts `harnessCommand`) is node with this process's entry script: while any command
+  // src/runtime.ts `selfCommand`) is node with this process's entry script: while any command
   // runs in the worker, that is the node runtime's, not vitest's.
   if (inWorker.depth++ === 0) {
     inWorker.entry = process.argv[1]

@@ -4,7 +4,9 @@ import { homedir, tmpdir } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
 
-/** scripts/slurm-test-cluster.sh: starts, stops and enters a throw-away cluster (docs/development.md). */
+/**
+ * scripts/slurm-test-cluster.sh: starts, stops and enters a throw-away cluster (docs/development/README.md).
+ */
 export const CLUSTER_SCRIPT = fileURLToPath(new URL('../../scripts/slurm-test-cluster.sh', import.meta.url))
 
 export interface SlurmNode {

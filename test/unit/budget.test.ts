@@ -66,7 +66,9 @@ describe('budget decisions', () => {
     expect(() => resumeBudget('s1', 1, undefined, 1.02)).toThrow(expect.objectContaining({ exitCode: 4 }))
   })
 
-  test('the hints of a spent budget are safe to paste: a shell reads the amount as written', () => {
+  test('the hints of a spent budget are safe to paste: a shell reads the amount as written', {
+    tags: ['process'],
+  }, () => {
     const hints: string[] = []
     for (const given of [1, undefined]) {
       try {

@@ -164,7 +164,8 @@ describe('loadConfig: reading and merging', () => {
 
 describe('loadConfig: invalid files', () => {
   const cases: [string, unknown, string][] = [
-    // Where, never what: the message quotes no byte of the file (docs/security.md, "The door to the disk").
+    // Where, never what: the message quotes no byte of the file (docs/development/security.md, "By
+    // construction").
     ['not JSON', '{ "providers": ', 'not valid JSON'],
     ['not an object', '[]', '(top level): expected object, received array'],
     [

@@ -45,7 +45,9 @@ function layout() {
 }
 
 describe('the door to the disk (SPEC §10; docs/security.md)', () => {
-  test('a FIFO, a device and a link are refused at once, never read or waited on', () => {
+  test('a FIFO, a device and a link are refused at once, never read or waited on', {
+    tags: ['process'],
+  }, () => {
     const { harness, outside } = layout()
     execFileSync('mkfifo', [join(harness, 'fifo.json')])
     symlinkSync('/dev/zero', join(harness, 'zero.json'))
@@ -76,6 +78,12 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
   test('JSON is bounded in depth and its errors never quote the text', () => {
     expect(() => parseJson(`${'['.repeat(200_000)}${']'.repeat(200_000)}`)).toThrow(/nested deeper than 64/)
     expect(parseJson(JSON.stringify({ a: '['.repeat(70) }))).toEqual({ a: '['.repeat(70) })
+    // At the bound and one past it, with objects and arrays mixed, and with brackets in strings beside them.
+    const nested = (n: number) => `${'[{"a":'.repeat(n / 2)}1${'}]'.repeat(n / 2)}`
+    expect(() => parseJson(nested(64))).not.toThrow()
+    expect(() => parseJson(nested(66))).toThrow(/nested deeper than 64 levels \(at character 192\)/)
+    expect(() => parseJson(`["${'{'.repeat(100)}", ${nested(64)}]`)).toThrow(/nested deeper than 64/)
+    expect(parseJson(`["${'{['.repeat(100)}", [[1]]]`)).toEqual(['{['.repeat(100), [[1]]])
     let message = ''
     try {
       parseJson('aws_secret_access_key = AKIASECRET')
@@ -101,7 +109,9 @@ describe('the door to the disk (SPEC §10; docs/security.md)', () => {
     ])
   })
 
-  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", async () => {
+  test("a failing hooks.on_status notes it in the session's log, never through a shipped log link", {
+    tags: ['process'],
+  }, async () => {
     const { harness, outside } = layout()
     const log = join(harness, 'logs', 'abcd1234.log')
     symlinkSync(join(outside, 'keep.txt'), log)
@@ -162,7 +172,9 @@ describe('removal holds the folder it checked', () => {
     expect(removeFileBelow(worktree, 'nothing/here')).toBe('absent')
   })
 
-  test('an agent-written folder is read and copied without following a link or opening a FIFO', () => {
+  test('an agent-written folder is read and copied without following a link or opening a FIFO', {
+    tags: ['process'],
+  }, () => {
     const { root, outside } = layout()
     const agent = join(root, 'agent')
     mkdirSync(join(agent, 'objects', 'ab'), { recursive: true })
@@ -200,7 +212,9 @@ describe("the door's calls for the git layer and the repairs", () => {
     expect(readdirSync(outside)).toEqual(['keep.txt'])
   })
 
-  test('a copy never reads through a link or from a FIFO, and never writes over anything', () => {
+  test('a copy never reads through a link or from a FIFO, and never writes over anything', {
+    tags: ['process'],
+  }, () => {
     const { root, outside } = layout()
     symlinkSync(join(outside, 'keep.txt'), join(root, 'index'))
     expect(() => copyPlainFile(join(root, 'index'), join(root, 'copy'))).toThrow(/symlink/)

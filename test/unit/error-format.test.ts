@@ -21,7 +21,9 @@ async function setupFailure(script: string): Promise<unknown> {
 }
 
 describe('error text', () => {
-  test('a multi-line setup script that fails: its first line, the rest indented, then its output', async () => {
+  test('a multi-line setup script that fails: its first line, the rest indented, then its output', {
+    tags: ['process'],
+  }, async () => {
     const error = await setupFailure('echo "npm ERR! one"\necho "npm ERR! two" >&2\nexit 3')
     expect(formatError(error, false)).toEqual({
       text: [
@@ -78,7 +80,9 @@ describe('error text', () => {
 })
 
 describe('hints are safe to paste', () => {
-  test('a word with spaces, quotes or "$" is quoted so that a shell reads it back as it was', () => {
+  test('a word with spaces, quotes or "$" is quoted so that a shell reads it back as it was', {
+    tags: ['process'],
+  }, () => {
     for (const word of ['/home/me/my project/.harness', "it's", '$HOME/x', 'a;b', 'plain/path-1.2', '']) {
       const quoted = shellWord(word)
       const read = execFileSync('bash', ['-c', `printf '%s' ${quoted}`], { encoding: 'utf8' })

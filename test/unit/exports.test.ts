@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { exportsUsedNowhere } from '../helpers/check-exports.js'
 
-// docs/design.md ("git"): nothing in src/ exists only for tests.
+// docs/development/design.md ("git"): nothing in src/ exists only for tests.
 describe('exports', () => {
   test('every value src/ exports is used in src/', () => {
     expect(exportsUsedNowhere(join(import.meta.dirname, '../../src'))).toEqual([])

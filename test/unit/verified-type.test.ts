@@ -40,7 +40,10 @@ export async function probe(store: SessionStore, ctx: SessionEnv, env: NodeJS.Pr
 }
 `
 
-test('an action called with an unverified record does not type-check; with a verified one it does', async () => {
+test('an action called with an unverified record does not type-check; with a verified one it does', {
+  tags: ['process'],
+  timeout: 120_000,
+}, async () => {
   const dir = tmpDir()
   const text = PROBE(join(ROOT, 'src'))
   writeFileSync(join(dir, 'probe.ts'), text)
@@ -70,4 +73,4 @@ test('an action called with an unverified record does not type-check; with a ver
     expect(error[2]).toBe('TS2345')
     expect(error[3]).toContain("parameter of type 'VerifiedSession<")
   }
-}, 120_000)
+})

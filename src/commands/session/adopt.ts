@@ -68,7 +68,7 @@ async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {
   ctx.out.stderr.write(
     `Seal ${items.length === 1 ? 'this record' : `these ${items.length} records`} as yours? [y/N] `,
   )
-  // Loaded here: node:readline costs every other command's start (docs/native.md, "Start-up").
+  // Loaded here: node:readline costs every other command's start (docs/development/native.md, "Start-up").
   const { createInterface } = process.getBuiltinModule('node:readline/promises')
   const rl = createInterface({ input: ctx.stdin })
   try {

@@ -1,18 +1,32 @@
+import * as z from 'zod/mini'
 import { action } from '../../cli/action.js'
 import type { CliCommand } from '../../cli/command.js'
 import type { Context } from '../../cli/context.js'
 import { boolFlag, listFlag, textFlag } from '../../cli/options.js'
 import { olderThanFlag } from '../../duration.js'
 import { ExitRequest } from '../../errors.js'
-import { SESSION_STATUSES, type SessionStatus, SessionStatusSchema } from '../../sessions/record/status.js'
+import { SESSION_STATUSES, type SessionStatus } from '../../sessions/record/status.js'
 
 /** `--status <status>`, as list, cleanup and archive declare it: statuses in any case, comma-separated or repeated. */
 export function statusFlag(description: string) {
   return listFlag('--status <status>', description, {
-    item: () => SessionStatusSchema,
+    item: statusSchema,
     choices: SESSION_STATUSES.map((status) => status.toLowerCase()),
   })
 }
+
+/** A status as records hold it, read in any case ("running" is RUNNING); made on first use. */
+function statusSchema() {
+  statusItem ??= z.pipe(
+    z.pipe(
+      z.string(),
+      z.transform((s) => s.toUpperCase()),
+    ),
+    z.enum(SESSION_STATUSES),
+  )
+  return statusItem
+}
+let statusItem: z.ZodMiniType<SessionStatus, string> | undefined
 
 /** How cleanup and archive choose sessions: the same flags, the same selection. */
 export const SELECTION_FLAGS = {

@@ -16,11 +16,7 @@ Examples:
   p=$(harness session path 3f9a) && cd "$p"
   hcd 3f9a                                  # after: eval "$(harness shell-init bash)"`,
     )
-    .action(action(NO_FLAGS, async (_options, id: string) => printSessionPath(ctx, id)))
-}
-
-/** The command's work; main.ts also calls it directly for the plain form (see cli/fast-path.ts). */
-export async function printSessionPath(ctx: Context, id: string): Promise<void> {
-  const { sessionPath } = await import('../../sessions/query/query.js')
-  ctx.out.result(await sessionPath(ctx, id), (data) => data.path, { escaped: true })
+    .action(
+      action(NO_FLAGS, async (_options, id: string) => (await import('./read.js')).printSessionPath(ctx, id)),
+    )
 }

@@ -15,13 +15,6 @@ Examples:
   harness session show 3f9a --json | jq .status`,
     )
     .action(
-      action(NO_FLAGS, async (_options, id: string) => {
-        const { getSession, withFullPrompt } = await import('../../sessions/query/query.js')
-        const { renderSessionDetail } = await import('../../render/session.js')
-        const view = await withFullPrompt(ctx, await getSession(ctx, id))
-        ctx.out.result(view, (data) => renderSessionDetail(data, { color: ctx.out.color }), {
-          escaped: true,
-        })
-      }),
+      action(NO_FLAGS, async (_options, id: string) => (await import('./read.js')).showSession(ctx, id)),
     )
 }

@@ -13,7 +13,7 @@ import {
 import { asDiskFault, fsyncDir, realFs, replaceFileDurably, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError, UsageError } from '../../errors.js'
 import { uniqueSuffix, withLock } from '../record/lock.js'
-import { PermissionSchema } from '../record/schema.js'
+import { RECORD_PERMISSIONS } from '../record/schema.js'
 import type { RecordSealer } from '../record/seal.js'
 
 /** Like a session id: `<name>.json` is always a plain file name in `.harness/chains/`. */
@@ -27,7 +27,7 @@ export const ChainStepSchema = z.looseObject({
   n: z.number(),
   agent: opt(z.string()),
   model: opt(z.string()),
-  permission: opt(PermissionSchema),
+  permission: opt(z.enum(RECORD_PERMISSIONS)),
   prompt: opt(z.string()),
   extra_args: opt(z.array(z.string())),
   /** The step's session: chosen before it starts, so a crash in between starts it again under the same id. */
@@ -42,7 +42,10 @@ export const ChainStepSchema = z.looseObject({
 })
 export type ChainStep = z.infer<typeof ChainStepSchema>
 
-/** The process that runs the chain, recorded like a supervisor (docs/design.md, "Process identity"). */
+/**
+ * The process that runs the chain, recorded like a supervisor (docs/development/design.md, "Process
+ * identity").
+ */
 export const ChainRunnerSchema = z.looseObject({
   pid: z.number(),
   start_time: opt(z.string()),
@@ -112,9 +115,10 @@ export function assertSealedChain(chain: Chain): void {
 type Read = { kind: 'ok'; chain: Chain } | { kind: 'missing' } | { kind: 'corrupt'; reason: string }
 
 /**
- * `.harness/chains/<name>.json`, written the way session records are (docs/design.md, "The record store"):
- * a fsynced temporary file renamed over the old one under the chain's lock, create by link(2), sealed with
- * the user's key. Temporary files exist only while the lock is held; the lock holder sweeps leftovers.
+ * `.harness/chains/<name>.json`, written the way session records are (docs/development/design.md, "The record
+ * store"): a fsynced temporary file renamed over the old one under the chain's lock, create by link(2),
+ * sealed with the user's key. Temporary files exist only while the lock is held; the lock holder sweeps
+ * leftovers.
  */
 export class ChainStore {
   constructor(

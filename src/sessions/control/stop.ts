@@ -23,7 +23,7 @@ export interface StopResult {
 }
 
 /**
- * `session kill` / `session pause` (docs/design.md, "Stopping"): commit a stop_request under the lock, ask the
+ * `session kill` / `session pause` (docs/development/design.md, "Stopping"): commit a stop_request under the lock, ask the
  * identity-checked supervisor (SIGTERM), and wait for the final status; without a supervisor of harness's (it is
  * gone, or the engine supervises: a container whose client died, a Slurm job), its backend stops what the record
  * names, identity verified first, and the outcome is recorded.

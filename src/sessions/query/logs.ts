@@ -28,7 +28,7 @@ export interface LogInfo {
    */
   files: string[]
   runs: RunBoundary[]
-  /** The log is what a tmux pane showed (docs/tmux.md "Output"): a terminal recording, escapes and all. */
+  /** The log is what a tmux pane showed (docs/tmux.md): a terminal recording, escapes and all. */
   terminal: boolean
   /** How often a follower asks whether the session still runs. */
   pollMs: number

@@ -1,7 +1,7 @@
 import { IllegalTransitionError } from '../../errors.js'
 import type { SessionStatus } from './schema.js'
 
-/** What can happen to a session (docs/commands.md, "The session record"). */
+/** What can happen to a session (docs/record.md). */
 export const SESSION_EVENTS = [
   'start', // harness run: (new) → RUNNING
   'exit-ok', // the agent exited 0

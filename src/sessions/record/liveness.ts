@@ -1,7 +1,10 @@
 import { checkIdentity, type IdentityCheck } from '../../process/identity.js'
 import type { Run, SessionRecord } from './schema.js'
 
-/** Computed for every RUNNING record (docs/design.md, "Liveness and reconciliation"); never stored. */
+/**
+ * Computed for every RUNNING record (docs/development/design.md, "Liveness and reconciliation"); never
+ * stored.
+ */
 export type Liveness = 'running' | 'orphaned' | 'stale' | 'unverified'
 
 export function lastRun(record: SessionRecord): Run | undefined {

@@ -4,10 +4,11 @@ import { IllegalStateError, UsageError } from '../../errors.js'
 import { isValidSessionId, MIN_PREFIX_LENGTH } from './ids.js'
 
 /*
- * Session names (`run --name`, docs/commands.md "Names"). A name is the record's sealed `name` field; the file
- * `.harness/names/<name>` holding the session's id is its index, so that a name resolves with one read and is
- * taken atomically: the store writes it under the name's lock, after checking that no record holds the name.
- * The index is input like any file: it counts only when the record it names carries that very name.
+ * Session names (`run --name`, docs/commands.md "harness run"). A name is the record's sealed `name` field;
+ * the file `.harness/names/<name>` holding the session's id is its index, so that a name resolves with one
+ * read and is taken atomically: the store writes it under the name's lock, after checking that no record
+ * holds the name. The index is input like any file: it counts only when the record it names carries that very
+ * name.
  */
 
 /** What an id or an id prefix looks like (4–8 lowercase hex characters): never a name. */

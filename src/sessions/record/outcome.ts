@@ -50,7 +50,10 @@ export function signalExitCode(signal: string | null | undefined): number | null
 /** What `run --timeout` exits with, and what a session PAUSED by it keeps as its exit code (SPEC §8). */
 export const TIMEOUT_EXIT_CODE = 124
 
-/** The stop_reason of a run interrupted by the signal the supervisor received (docs/design.md, "Interrupts"). */
+/**
+ * The stop_reason of a run interrupted by the signal the supervisor received (docs/development/design.md,
+ * "Interrupts").
+ */
 export function interruptReason(signal: string): string {
   if (signal === 'SIGINT') return 'interrupt'
   if (signal === 'SIGHUP') return 'hangup'
@@ -113,11 +116,12 @@ function sessionExitCode(
 }
 
 /**
- * The final status of a run (docs/design.md, "Runs and the supervisor"), decided under the record's lock: a committed stop_request wins
- * (kill → KILLED, pause → PAUSED) even if the agent happened to exit by itself at the same moment; that is
- * what makes "KILLED exactly when the kill's request was committed first" hold. A signal that interrupted the
- * supervisor (Ctrl-C, a hang-up, SIGTERM without a request) makes the run PAUSED, whichever process died first.
- * Returns undefined when the record is no longer this run's to finish (someone else already did).
+ * The final status of a run (docs/development/design.md, "Runs and the supervisor"), decided under the
+ * record's lock: a committed stop_request wins (kill → KILLED, pause → PAUSED) even if the agent happened to
+ * exit by itself at the same moment; that is what makes "KILLED exactly when the kill's request was committed
+ * first" hold. A signal that interrupted the supervisor (Ctrl-C, a hang-up, SIGTERM without a request) makes
+ * the run PAUSED, whichever process died first. Returns undefined when the record is no longer this run's to
+ * finish (someone else already did).
  */
 export function applyRunExit(
   record: SessionRecord,
@@ -156,7 +160,8 @@ export function applyRunExit(
 }
 
 /**
- * The signal that interrupted the run, from what the supervisor saw (pure; docs/design.md, "Interrupts"):
+ * The signal that interrupted the run, from what the supervisor saw (pure; docs/development/design.md,
+ * "Interrupts"):
  * - a stop signal harness itself received (SIGTERM, SIGHUP; SIGINT in the background; any before the agent
  *   started), or, interactive, its terminal hung up by the time the agent ended (the agent saw it first);
  * - in the foreground, an agent that died of SIGINT, or (interactive, where the agent may hold the terminal in
@@ -269,7 +274,7 @@ function recordUsage(
 /**
  * The record once run `runN`'s agent has a pid (pure): on the run and the record, with its start time and,
  * for a run with a log, where this run's output starts in it. A pid is never written without its start time
- * (docs/security.md, "Liveness of a pid without a start time"): an agent already gone when it was to be recorded
+ * (docs/record.md, "Liveness"): an agent already gone when it was to be recorded
  * is recorded as exited instead (`agent_exited`), so that a supervisor killed before it records the outcome
  * leaves a record that is verifiably stale. Undefined when the run is no longer the last.
  */

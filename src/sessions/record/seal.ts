@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import { hashOf, hmacSha256, randomBytes, sameBytes } from '../../digest.js'
+import { hashOf, hmacSha256, randomBytes, sameHex } from '../../digest.js'
 import { ensureDir, linkFile, readBytes, realPath, unlinkQuiet } from '../../disk/door.js'
 import { asDiskFault, writeNewFileDurably } from '../../durable.js'
 import { ExitCode, HarnessError, IllegalStateError } from '../../errors.js'
@@ -25,6 +25,58 @@ const NOTHING: ReadonlySet<string> = new Set()
 export function canonicalJson(value: unknown, omit: ReadonlySet<string> = NOTHING): string {
   const copy = sortedCopy(value, omit)
   return copy === INDEX_KEYS ? canonicalPiecewise(value, omit) : (JSON.stringify(copy) ?? 'null')
+}
+
+/**
+ * `value` with its keys in canonical order at every level, as the store writes records: a record read back
+ * from such a file has its canonical text printed as it is (`canonicalAsIs`), without a sorted copy. Index-like
+ * keys cannot be put in that order (see INDEX_KEYS): then `value` as it is.
+ */
+export function inCanonicalOrder<T>(value: T): T {
+  const copy = sortedCopy(value)
+  return copy === INDEX_KEYS ? value : (copy as T)
+}
+
+/**
+ * The canonical text of `parsed` (as JSON.parse made it), the top-level keys in `omit` left out, when its keys
+ * already come in canonical order at every level (as the store writes records): JSON.stringify prints that
+ * text as it is, and a listing spares a sorted copy of every record. Null when they do not, or when `parsed`
+ * holds anything JSON.parse does not make.
+ */
+export function canonicalAsIs(parsed: unknown, omit: ReadonlySet<string>): string | null {
+  if (!inOrder(parsed)) return null
+  const object = parsed as Record<string, unknown>
+  const left: Array<[string, unknown]> = []
+  for (const key of omit) {
+    if (key in object) {
+      left.push([key, object[key]])
+      object[key] = undefined // left out by JSON.stringify; put back below
+    }
+  }
+  try {
+    return JSON.stringify(object)
+  } finally {
+    for (const [key, value] of left) object[key] = value
+  }
+}
+
+/** Whether every object in `value` is plain and lists its keys in sorted order (no `__proto__` among them). */
+function inOrder(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) {
+    return value === null || typeof value === 'string' || typeof value === 'boolean' || Number.isFinite(value)
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!inOrder(value[i])) return false
+    return true
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false
+  let previous: string | undefined
+  for (const key in value) {
+    if ((previous !== undefined && key <= previous) || key === '__proto__') return false
+    previous = key
+    if (!inOrder((value as Record<string, unknown>)[key])) return false
+  }
+  return true
 }
 
 /**
@@ -139,13 +191,19 @@ let keyOrderNodes = 0
 const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/
 
 /**
- * What a seal covers: the record without the seal and the fields computed on every read, and the real path of
- * the project it belongs to (a record copied into another project does not verify there). Without a scope (a
- * chain's own store, older tests) the record alone.
+ * The seal of `record` under `key` (hex): the HMAC of what a seal covers, the record without the seal and the
+ * fields computed on every read, then a newline and the real path of the project it belongs to (a record
+ * copied into another project does not verify there). Without a scope (a chain's own store, older tests) the
+ * record alone. The parts are hashed one after the other: the same bytes, without making them one string.
  */
-function sealedContent(record: Record<string, unknown>, scope?: string): string {
-  const text = canonicalJson(record, NOT_SEALED)
-  return scope === undefined ? text : `${text}\n${scope}`
+function sealOf(key: Buffer, record: Record<string, unknown>, scope?: string): string {
+  return hmacHex(key, canonicalJson(record, NOT_SEALED), scope)
+}
+
+function hmacHex(key: Buffer, text: string, scope: string | undefined): string {
+  const hmac = hmacSha256(key).update(text)
+  if (scope !== undefined) hmac.update('\n').update(scope)
+  return hmac.digest('hex')
 }
 
 /** The fields a seal does not cover: the seal itself and what is computed on every read. */
@@ -240,7 +298,7 @@ export class RecordSealer {
 
   /** The seal of `record` under the user's key (made on first use, 0600), for the project `scope`. */
   seal(record: Record<string, unknown>, scope?: string): string {
-    const seal = hmac(this.loadKey(true) as Buffer, sealedContent(record, scope))
+    const seal = sealOf(this.loadKey(true) as Buffer, record, scope)
     verifiedSeals.add(seal)
     return seal
   }
@@ -255,20 +313,25 @@ export class RecordSealer {
     return this.check(record, scope) === null
   }
 
-  /** Null when the record's seal is the user's for `scope`; else why not. */
-  check(record: Record<string, unknown>, scope?: string): SealProblem | null {
+  /**
+   * Null when the record's seal is the user's for `scope`; else why not. `parsed`: what the record was
+   * validated from, when it holds the same content (parseSessionRecord's `asIs`): its text is the record's.
+   */
+  check(record: Record<string, unknown>, scope?: string, parsed?: unknown): SealProblem | null {
     const seal = record.seal
     if (typeof seal !== 'string' || !/^[0-9a-f]{64}$/.test(seal)) return 'unsealed'
     const key = this.loadKey(false)
     if (!key) return 'no-key'
     if (typeof record.seal_key === 'string' && record.seal_key !== this.loadedKeyId(key)) return 'other-key'
-    if (matches(key, sealedContent(record, scope), seal)) {
+    const text =
+      (parsed === undefined ? null : canonicalAsIs(parsed, NOT_SEALED)) ?? canonicalJson(record, NOT_SEALED)
+    if (sameHex(hmacHex(key, text, scope), seal)) {
       verifiedSeals.add(seal)
       return null
     }
     if (scope === undefined) return 'changed'
     if (typeof record.project === 'string' && record.project !== scope) return 'other-project'
-    return matches(key, sealedContent(record), seal) ? 'unscoped' : 'changed'
+    return sameHex(hmacHex(key, text, undefined), seal) ? 'unscoped' : 'changed'
   }
 
   /** The id of the loaded key, worked out once (a listing asks for every record). */
@@ -287,16 +350,8 @@ export class RecordSealer {
   }
 }
 
-function matches(key: Buffer, text: string, seal: string): boolean {
-  return sameBytes(hmacSha256(key).update(text).digest(), Buffer.from(seal, 'hex'))
-}
-
 function keyIdOf(key: Buffer): string {
   return hashOf('sha256').update('harness seal key id\0').update(key).digest('hex').slice(0, 16)
-}
-
-function hmac(key: Buffer, text: string): string {
-  return hmacSha256(key).update(text).digest('hex')
 }
 
 function readKey(file: string): Buffer | null {

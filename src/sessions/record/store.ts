@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path'
 import {
   ensureDir,
+  type FileKind,
   FolderReader,
   JsonTextError,
   LIMITS,
@@ -40,7 +41,7 @@ import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { assertValidName, mayBeName, namesDirFor, nameTakenError, readNameIndex } from './names.js'
 import type { RecordStore } from './record-store.js'
 import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
-import { projectScope, type RecordSealer } from './seal.js'
+import { inCanonicalOrder, projectScope, type RecordSealer } from './seal.js'
 
 export interface StoreProblem {
   path: string
@@ -159,7 +160,7 @@ export class SessionStore implements RecordStore {
 
   private readAll(maxBytes: number, listing: boolean): SessionRecord[] | null {
     const ids = this.recordIds()
-    // One open of the folder for all the reads (docs/performance.md, "list 10,000").
+    // One open of the folder for all the reads (docs/performance.md).
     const reader = FolderReader.open(this.dir)
     if (!reader) return []
     const start = this.bytesRead
@@ -205,7 +206,11 @@ export class SessionStore implements RecordStore {
    * listing (`listing`), a record over the listing's size is reported too large and left out.
    */
   read(id: string, options: { listing?: boolean } = {}): SessionRecord | null {
-    return this.reported(id, this.readRecord(id, undefined, undefined, options.listing === true))
+    const listing = options.listing === true
+    return this.reported(
+      id,
+      this.readRecord(id, undefined, listing ? this.listingReader() : undefined, listing),
+    )
   }
 
   /** The record of a read, or null, a corrupt file reported through `warn`. */
@@ -221,7 +226,11 @@ export class SessionStore implements RecordStore {
    */
   peek(id: string, options: { listing?: boolean } = {}): Record<string, unknown> | null {
     try {
-      const text = readText(this.recordPath(id), options.listing ? this.listingLimit() : 'record')
+      const text = this.readFile(
+        id,
+        options.listing ? this.listingLimit() : 'record',
+        options.listing === true,
+      )
       this.bytesRead += text.length
       if (options.listing) this.countLarge(text.length)
       const value: unknown = parseJson(text)
@@ -622,6 +631,29 @@ export class SessionStore implements RecordStore {
     return read
   }
 
+  /** The text of record `id`: through the listing's held folder when `listing`, else by its path. */
+  private readFile(id: string, kind: FileKind | number, listing: boolean): string {
+    const reader = listing ? this.listingReader() : undefined
+    return reader ? reader.readText(`${id}${RECORD_SUFFIX}`, kind) : readText(this.recordPath(id), kind)
+  }
+
+  /**
+   * The sessions folder held open for the reads of a listing too big to hold in memory (two passes over
+   * every record: docs/performance.md): its parents checked once, not at every read. Closed once the
+   * listing lets the event loop turn; a later read opens it again.
+   */
+  private listingReader(): FolderReader | undefined {
+    if (this.heldForListing === undefined) {
+      this.heldForListing = FolderReader.open(this.dir)
+      setImmediate(() => {
+        this.heldForListing?.close()
+        this.heldForListing = undefined
+      })
+    }
+    return this.heldForListing ?? undefined
+  }
+  private heldForListing: FolderReader | null | undefined
+
   private get sealer(): RecordSealer {
     return this.options.sealer
   }
@@ -639,7 +671,7 @@ export class SessionStore implements RecordStore {
    */
   private verified<T extends ReturnType<typeof parseRecordText>>(read: T): T {
     if (read.kind !== 'ok') return read
-    const problem = this.sealer.check(read.record, this.scope)
+    const problem = this.sealer.check(read.record, this.scope, read.parsed)
     read.record.sealed = problem === null
     if (problem) read.record.seal_problem = problem
     else delete read.record.seal_problem
@@ -724,7 +756,7 @@ export class SessionStore implements RecordStore {
 function parseRecordText(
   text: string,
   id: string,
-): { kind: 'ok'; record: SessionRecord } | { kind: 'corrupt'; reason: string } {
+): { kind: 'ok'; record: SessionRecord; parsed?: unknown } | { kind: 'corrupt'; reason: string } {
   let value: unknown
   try {
     value = parseJson(text)
@@ -738,7 +770,10 @@ function parseRecordText(
   if (parsed.record.id !== id) {
     return { kind: 'corrupt', reason: `its id "${parsed.record.id}" does not match the file name` }
   }
-  return { kind: 'ok', record: parsed.record }
+  // What it was parsed from, when that holds the same content: the seal check may read its text as it is.
+  return parsed.asIs
+    ? { kind: 'ok', record: parsed.record, parsed: value }
+    : { kind: 'ok', record: parsed.record }
 }
 
 /**
@@ -784,9 +819,10 @@ function stamp(record: SessionRecord, rev: number, before: SessionRecord['status
   )
 }
 
+/** The file's text: keys in canonical order, so that reading it back needs no sorted copy for the seal check. */
 function serialize(record: SessionRecord): string {
   const { sealed: _computed, seal_problem: _problem, ...stored } = record
-  return `${JSON.stringify(stored, null, 2)}\n`
+  return `${JSON.stringify(inCanonicalOrder(stored), null, 2)}\n`
 }
 
 /**

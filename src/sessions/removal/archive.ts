@@ -101,7 +101,7 @@ export async function archiveSessions(ctx: SessionEnv, options: ArchiveOptions):
     report.archive = await writeSessionArchive(store, paths.harnessDir, outputDir, now, chosen, ctx.env)
   }
 
-  // The same batched removal as cleanup's (docs/design.md, "Removal").
+  // The same batched removal as cleanup's (docs/development/design.md, "Removal").
   const results = await executeRemovals(
     chosen.map(({ candidate, verdict }) => ({ candidate, verdict })),
     { dryRun: options.dryRun, store, env: ctx.env },

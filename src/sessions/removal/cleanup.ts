@@ -62,7 +62,7 @@ export async function cleanupSessions(ctx: SessionEnv, options: CleanupOptions):
   // checking, and --dry-run takes no lock, so both look at planning.
   const deferContent = !options.force && !options.dryRun
   const plans = await planSessions(ctx, paths, candidates, { ...options, deferContent }, repos)
-  // One batched removal for all of them (docs/design.md, "Removal").
+  // One batched removal for all of them (docs/development/design.md, "Removal").
   const items: { record: SessionRecord; plan: SessionPlan }[] = []
   for (const [index, plan] of plans.entries()) {
     const record = candidates[index] as SessionRecord

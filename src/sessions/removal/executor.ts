@@ -145,10 +145,10 @@ const SNAPSHOT_CONCURRENCY = 4
 /**
  * The batched mode of `executeRemoval`, for many sessions at once (cleanup): the same verdicts, the same
  * check of each record under its lock, and the same --force snapshots, but the git work is done once for
- * all of them (docs/design.md, "Removal"): while every record's lock is held, the worktree folders are
- * deleted directly, ONE `git worktree prune` drops their registrations, ONE `git update-ref --stdin`
- * transaction deletes the branches (each only while it still points where it did when planned) and the
- * checkpoint refs; then logs and agent folders, and each record last. If the transaction fails (a branch
+ * all of them (docs/development/design.md, "Removal"): while every record's lock is held, the worktree
+ * folders are deleted directly, ONE `git worktree prune` drops their registrations, ONE `git update-ref
+ * --stdin` transaction deletes the branches (each only while it still points where it did when planned) and
+ * the checkpoint refs; then logs and agent folders, and each record last. If the transaction fails (a branch
  * moved or went), the refs are deleted one session at a time and each failure is that session's own
  * (BRANCH_MOVED: kept). Candidates that are not sessions go through `executeRemoval`. Results are in order.
  */

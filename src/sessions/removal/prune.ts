@@ -56,7 +56,7 @@ interface PruneScope {
  * `harness session prune`: `harness/*` branches, worktrees on them or under the worktree root, and folders
  * under the worktree root that no record owns. A record's id (even of a corrupt record) owns `harness/<id>`
  * and `<root>/<id>`; a valid record also owns its git_branch and worktree_dir. Same rules and executor as
- * cleanup (see docs/design.md, "Removal").
+ * cleanup (see docs/development/design.md, "Removal").
  */
 export async function pruneOrphans(ctx: SessionEnv, options: PruneOptions): Promise<PruneReport> {
   const paths = await ctx.project()

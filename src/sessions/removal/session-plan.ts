@@ -23,8 +23,9 @@ export interface SessionPlan {
   reasons: KeepReason[]
   /**
    * Set when the worktree's files were not looked at (`deferContent`): their reasons (DIRTY, NESTED_REPO)
-   * belong at `reasons[at]`. Cleanup looks at them under the session's lock instead (docs/design.md,
-   * "Removal"), or at planning's end when the session is kept anyway, so that its report is whole.
+   * belong at `reasons[at]`. Cleanup looks at them under the session's lock instead
+   * (docs/development/design.md, "Removal"), or at planning's end when the session is kept anyway, so that
+   * its report is whole.
    */
   contentCheck: { at: number } | null
 }

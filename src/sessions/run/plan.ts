@@ -7,8 +7,9 @@ import { SCHEMA_VERSION, type SessionRecord } from '../record/schema.js'
 import { taskHash } from '../record/task.js'
 
 /*
- * The decisions of `harness run` that need no process, file or clock of their own (docs/design.md, "Runs and
- * the supervisor"): where the session runs and what its first record holds. start.ts does the work around them.
+ * The decisions of `harness run` that need no process, file or clock of their own
+ * (docs/development/design.md, "Runs and the supervisor"): where the session runs and what its first record
+ * holds. start.ts does the work around them.
  */
 
 /** Where a new session runs, decided from the repository around the current directory. */
@@ -124,7 +125,7 @@ export interface NewSession {
   now: Date
 }
 
-/** The record a new session is created with (docs/commands.md, "The session record"), before its first run is added. */
+/** The record a new session is created with (docs/record.md), before its first run is added. */
 export function newSessionRecord(session: NewSession): SessionRecord {
   const { workspace } = session
   const at = session.now.toISOString()

@@ -109,8 +109,8 @@ async function makeWorktree(
 
 /**
  * Removes the worktree and branch a run made when it never got its record. A failed step leaves something
- * behind: say what, and go on undoing (docs/design.md, "Runs"); the branch goes only while it still points
- * where it was made, and not from under a worktree still there: never delete work.
+ * behind: say what, and go on undoing (docs/development/design.md, "Runs"); the branch goes only while it
+ * still points where it was made, and not from under a worktree still there: never delete work.
  */
 async function undoWorktree(
   ctx: SessionEnv,

@@ -44,7 +44,9 @@ const find = async (port: CliDashboard, id: string): Promise<DashboardSession> =
 }
 
 describe('the dashboard port', () => {
-  test('lists, shows a detail, a diff and a log, merges after its dry run', async () => {
+  test('lists, shows a detail, a diff and a log, merges after its dry run', {
+    tags: ['process'],
+  }, async () => {
     const repo = tmpGitRepo()
     const id = await finishedSession(repo, 'echo made > made.txt; echo "the \u001b[31mend\u001b[0m"')
     const port = dashboard(repo)
@@ -71,7 +73,7 @@ describe('the dashboard port', () => {
     expect(repo.git('log', '-1', '--format=%s')).toMatch(/Merge|made/)
   })
 
-  test("a refused action answers with the command's own error and hint", async () => {
+  test("a refused action answers with the command's own error and hint", { tags: ['process'] }, async () => {
     const repo = tmpGitRepo()
     const id = await finishedSession(repo, 'true')
     const port = dashboard(repo)

@@ -9,8 +9,7 @@ import {
   fastAnswer,
   type Surroundings,
 } from '../../../src/cli/fast-entry.js'
-import { plainPathCall } from '../../../src/cli/fast-path.js'
-import { recordShape } from '../../../src/cli/record-shape-source.js'
+import { plainCall } from '../../../src/cli/fast-path.js'
 import { sessionRecord } from '../../fixtures/records.js'
 import { writeRecord } from '../../helpers/sessions.js'
 import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
@@ -18,7 +17,6 @@ import { tmpDir, tmpGitRepo, tmpPlainDir } from '../../helpers/tmp.js'
 const built: BuiltAnswers = {
   help: 'the help\n',
   noCommand: { stderr: 'the help\n', exitCode: 2 },
-  recordShape: recordShape(),
 }
 
 /** A stream that keeps what is written to it, not a terminal. */
@@ -37,7 +35,7 @@ function sink(): NodeJS.WriteStream & { text: string } {
 
 /** What the full CLI answers to a plain `session path` line: the binary's entry, run in this process. */
 async function fullAnswer(argv: string[], around: Surroundings): Promise<FastAnswer> {
-  expect(plainPathCall(argv, [])).not.toBeNull()
+  expect(plainCall(argv, [])?.command).toBe('path')
   const stdout = sink()
   const stderr = sink()
   const { code } = await runCli(argv, {
@@ -58,7 +56,7 @@ const NOT_TERMINALS = { stdoutIsTerminal: false, stderrIsTerminal: false }
  */
 async function expectSameAnswer(argv: string[], around: Surroundings, fast: boolean): Promise<FastAnswer> {
   const full = await fullAnswer(argv, around)
-  const answered = fastAnswer(argv, around, built)
+  const answered = await fastAnswer(argv, around, built)
   expect(answered !== null, `fast entry ${answered ? 'answered' : 'left'} ${argv.join(' ')}`).toBe(fast)
   if (answered) expect(answered).toEqual(full)
   return full
@@ -188,17 +186,17 @@ describe('the fast entry prints the top-level help only where commander would pr
     [['--help'], { stdout: 'the help\n', stderr: '', exitCode: 0 }],
     [['-h'], { stdout: 'the help\n', stderr: '', exitCode: 0 }],
     [[], { stdout: '', stderr: 'the help\n', exitCode: 2 }],
-  ])('%j', (argv, expected) => {
-    expect(fastAnswer(argv, around, built)).toEqual(expected)
+  ])('%j', async (argv, expected) => {
+    expect(await fastAnswer(argv, around, built)).toEqual(expected)
   })
 
-  test('a terminal (wrapped to its width) or forced colours leave it to commander', () => {
-    expect(fastAnswer(['--help'], { ...around, stdoutIsTerminal: true }, built)).toBeNull()
-    expect(fastAnswer([], { ...around, stderrIsTerminal: true }, built)).toBeNull()
-    expect(fastAnswer(['--help'], { ...around, stderrIsTerminal: true }, built)).not.toBeNull()
-    expect(fastAnswer(['--help'], { ...around, env: { FORCE_COLOR: '1' } }, built)).toBeNull()
-    expect(fastAnswer(['-h'], { ...around, env: { CLICOLOR_FORCE: '' } }, built)).toBeNull()
-    expect(fastAnswer(['--help', '--json'], around, built)).toBeNull()
-    expect(fastAnswer(['session', '--help'], around, built)).toBeNull()
+  test('a terminal (wrapped to its width) or forced colours leave it to commander', async () => {
+    expect(await fastAnswer(['--help'], { ...around, stdoutIsTerminal: true }, built)).toBeNull()
+    expect(await fastAnswer([], { ...around, stderrIsTerminal: true }, built)).toBeNull()
+    expect(await fastAnswer(['--help'], { ...around, stderrIsTerminal: true }, built)).not.toBeNull()
+    expect(await fastAnswer(['--help'], { ...around, env: { FORCE_COLOR: '1' } }, built)).toBeNull()
+    expect(await fastAnswer(['-h'], { ...around, env: { CLICOLOR_FORCE: '' } }, built)).toBeNull()
+    expect(await fastAnswer(['--help', '--json'], around, built)).toBeNull()
+    expect(await fastAnswer(['session', '--help'], around, built)).toBeNull()
   })
 })

@@ -1,15 +1,18 @@
 import { describe, expect, test } from 'vitest'
-import { fastCall, plainPathCall } from '../../../src/cli/fast-path.js'
+import { fastCall, plainCall } from '../../../src/cli/fast-path.js'
 
-describe('the plain `session path <id>` form taken without commander', () => {
+describe('the plain `session path|show <id>` forms taken without commander', () => {
   test.each([
-    [['session', 'path', '3f9a'], { id: '3f9a' }],
-    [['session', 'path', '3f9a', '--json', '-q'], { id: '3f9a' }],
-    [['--no-color', 'session', '--quiet', 'path', '3f9a'], { id: '3f9a' }],
-    [['--dir', '/p', 'session', 'path', '3f9a'], { id: '3f9a', dir: '/p' }],
-    [['session', 'path', '3f9a', '--dir=/p'], { id: '3f9a', dir: '/p' }],
+    [['session', 'path', '3f9a'], { command: 'path', id: '3f9a' }],
+    [['session', 'path', '3f9a', '--json', '-q'], { command: 'path', id: '3f9a' }],
+    [['--no-color', 'session', '--quiet', 'path', '3f9a'], { command: 'path', id: '3f9a' }],
+    [['--dir', '/p', 'session', 'path', '3f9a'], { command: 'path', id: '3f9a', dir: '/p' }],
+    [['session', 'path', '3f9a', '--dir=/p'], { command: 'path', id: '3f9a', dir: '/p' }],
+    [['session', 'show', '3f9a'], { command: 'show', id: '3f9a' }],
+    [['session', 'inspect', '3f9a', '--json'], { command: 'show', id: '3f9a' }],
+    [['--dir=/p', 'session', 'show', 'my-name', '--no-color'], { command: 'show', id: 'my-name', dir: '/p' }],
   ])('%j', (argv, expected) => {
-    expect(plainPathCall(argv, [])).toEqual(expected)
+    expect(plainCall(argv, [])).toEqual(expected)
   })
 
   // Everything else goes to commander, whose errors and help stay the only ones.
@@ -20,18 +23,23 @@ describe('the plain `session path <id>` form taken without commander', () => {
     [['session', 'path', '-h', '3f9a']],
     [['session', 'path', '3f9a', '--bogus']],
     [['session', 'path', '-qj', '3f9a']],
-    [['session', 'show', '3f9a']],
+    [['session', 'show']],
+    [['session', 'show', '3f9a', '--help']],
+    [['session', 'show', '--status', 'running', '3f9a']],
+    [['session', 'list', '3f9a']],
+    [['session', 'constructor', '3f9a']],
     [['path', '3f9a', 'session']],
     [['--dir', 'session', 'path', '3f9a']],
     [['--dir', '--json', 'session', 'path', '3f9a']],
     [['--dir', '/a', '--dir', '/b', 'session', 'path', '3f9a']],
     [['session', 'path', '3f9a', '--dir']],
   ])('%j is left to commander', (argv) => {
-    expect(plainPathCall(argv, [])).toBeNull()
+    expect(plainCall(argv, [])).toBeNull()
   })
 
   test('arguments after -- are a usage error, which commander reports', () => {
-    expect(plainPathCall(['session', 'path', '3f9a'], ['x'])).toBeNull()
+    expect(plainCall(['session', 'path', '3f9a'], ['x'])).toBeNull()
+    expect(plainCall(['session', 'show', '3f9a'], ['x'])).toBeNull()
   })
 })
 
@@ -58,6 +66,7 @@ describe('the command lines the small entry may answer before the bundle loads',
     [['session', 'path', '3f9a', '--', 'x']],
     [['--version']],
     [['session', 'list']],
+    [['session', 'show', '3f9a']],
   ])('%j is left to the full CLI', (argv) => {
     expect(fastCall(argv)).toBeNull()
   })

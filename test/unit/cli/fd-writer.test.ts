@@ -55,7 +55,9 @@ describe('FdWriter, harness output that is not a terminal', () => {
     expect(out.isTTY).toBe(false)
   })
 
-  test('a full non-blocking pipe: write says false, keeps the rest in order, and drains when read', async () => {
+  test('a full non-blocking pipe: write says false, keeps the rest in order, and drains when read', {
+    tags: ['process'],
+  }, async () => {
     const { reader, writer } = nonBlockingPipe()
     const out = new FdWriter(writer)
     const first = Buffer.alloc(200_000, 'a')
@@ -81,7 +83,32 @@ describe('FdWriter, harness output that is not a terminal', () => {
     expect(drainNow(reader).toString()).toBe('after\n')
   })
 
-  test('a reader that has gone is one EPIPE error, after the write returns; later writes are dropped', async () => {
+  test('text that fills the pipe part way through a character: the rest waits as bytes, in order', {
+    tags: ['process'],
+  }, async () => {
+    const { reader, writer } = nonBlockingPipe()
+    const out = new FdWriter(writer)
+    // 'é' is two bytes in UTF-8: with 65,535 single bytes first, the pipe's 64 KiB end inside one.
+    const text = `${'a'.repeat(65_535)}${'é'.repeat(50_000)}`
+    expect(out.write(text)).toBe(false)
+    expect(out.write('end\n')).toBe(false)
+    const drained = new Promise<void>((resolve) => out.once('drain', () => resolve()))
+    let done = false
+    void drained.then(() => {
+      done = true
+    })
+    const got: Buffer[] = []
+    while (!done) {
+      got.push(drainNow(reader))
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    got.push(drainNow(reader))
+    expect(Buffer.concat(got).toString('utf8')).toBe(`${text}end\n`)
+  })
+
+  test('a reader that has gone is one EPIPE error, after the write returns; later writes are dropped', {
+    tags: ['process'],
+  }, async () => {
     const { reader, writer } = nonBlockingPipe()
     closeSync(reader)
     open.splice(open.indexOf(reader), 1)
@@ -99,7 +126,7 @@ describe('FdWriter, harness output that is not a terminal', () => {
 })
 
 describe('fdMayBeTerminal', () => {
-  test('a pipe, a file and /dev/null are not; another character device may be', () => {
+  test('a pipe, a file and /dev/null are not; another character device may be', { tags: ['process'] }, () => {
     const { writer } = nonBlockingPipe()
     expect(fdMayBeTerminal(writer)).toBe(false)
     const file = openSync(join(tmpDir(), 'f'), 'w')

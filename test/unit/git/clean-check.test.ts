@@ -280,7 +280,9 @@ describe('provenCleanWorktrees: no kind of dirt is ever called clean', () => {
     ],
   ]
 
-  test('every kind of dirt, each in its own worktree, is not proven; git still finds each', async () => {
+  test('every kind of dirt, each in its own worktree, is not proven; git still finds each', {
+    tags: ['process'],
+  }, async () => {
     const repo = fixtureRepo()
     const cases = dirt.map(([name, makeDirty]) => ({ name, makeDirty, path: addWorktree(repo) }))
     const paths = cases.map((c) => c.path)

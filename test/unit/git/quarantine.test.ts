@@ -6,7 +6,7 @@ import { agentBranchTip, collectAgentCommits } from '../../../src/git/quarantine
 import { sessionWorktree, tmpDir, tmpGitRepo } from '../../helpers/tmp.js'
 
 // Commits come back from a git directory an agent could write only through the quarantine
-// (src/git/quarantine.ts; docs/security.md, "What comes back from an agent is input").
+// (src/git/quarantine.ts; docs/security.md, "git").
 function setup() {
   const repo = tmpGitRepo()
   const worktree = sessionWorktree(repo, 'q1')
@@ -45,7 +45,9 @@ describe("reading the agent's branch", () => {
     expect(agentBranchTip(clone, 'harness/none')).toBeNull()
   })
 
-  test('a FIFO, a link on the way, or anything but a commit id: refused at once, never waited on', () => {
+  test('a FIFO, a link on the way, or anything but a commit id: refused at once, never waited on', {
+    tags: ['process'],
+  }, () => {
     const { clone } = setup()
     const ref = join(clone, 'refs', 'heads', 'harness', 'q1')
     mkdirSync(join(ref, '..'), { recursive: true })
@@ -62,7 +64,9 @@ describe("reading the agent's branch", () => {
 })
 
 describe('collecting through the quarantine', () => {
-  test("the agent's commits land by fast-forward; its clone's config is never read (a promisor remote's sshCommand)", async () => {
+  test("the agent's commits land by fast-forward; its clone's config is never read (a promisor remote's sshCommand)", {
+    tags: ['process'],
+  }, async () => {
     const { repo, clone, inClone, commit, startTip, pwned, collect, tempDir } = setup()
     const tip = commit('agent work')
     inClone('update-ref', 'refs/heads/harness/q1', tip)

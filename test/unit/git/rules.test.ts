@@ -53,7 +53,9 @@ describe('the arguments git gets', () => {
 })
 
 describe('the runner', () => {
-  test('a git that never ends is stopped at its deadline: GIT_TIMEOUT, exit 5, naming the command', async () => {
+  test('a git that never ends is stopped at its deadline: GIT_TIMEOUT, exit 5, naming the command', {
+    tags: ['process'],
+  }, async () => {
     const repo = tmpGitRepo()
     // A FIFO where git expects a file: git blocks opening it, for ever.
     const fifo = join(repo.dir, 'fifo')
@@ -68,7 +70,9 @@ describe('the runner', () => {
     expect((error as Error).message).toBe('git hash-object did not finish within 1 s and was stopped')
   })
 
-  test('an abort signal given with the options stops a git that is running', async () => {
+  test('an abort signal given with the options stops a git that is running', {
+    tags: ['process'],
+  }, async () => {
     const repo = tmpGitRepo()
     const fifo = join(repo.dir, 'fifo')
     execFileSync('mkfifo', [fifo])

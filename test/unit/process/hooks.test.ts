@@ -19,7 +19,9 @@ function hangingHook(dir: string): { argv: string[]; pids: () => number[] } {
 // hooks.on_status commands run under a deadline (docs/security.md, "Deadlines"): past it the hook and its
 // process group are killed and the log says so; a short-lived command stops waiting sooner.
 describe('runHook', () => {
-  test('a hook past its deadline is killed with its process group, and the log says so', async () => {
+  test('a hook past its deadline is killed with its process group, and the log says so', {
+    tags: ['process'],
+  }, async () => {
     const dir = tmpDir()
     const log = join(dir, 'session.log')
     const hook = hangingHook(dir)
@@ -31,7 +33,9 @@ describe('runHook', () => {
     )
   })
 
-  test('a short-lived command stops waiting at its patience; the deadline still holds while it runs', async () => {
+  test('a short-lived command stops waiting at its patience; the deadline still holds while it runs', {
+    tags: ['process'],
+  }, async () => {
     const dir = tmpDir()
     const log = join(dir, 'session.log')
     const hook = hangingHook(dir)
@@ -43,7 +47,9 @@ describe('runHook', () => {
     })
   })
 
-  test('a hook that ends in time is waited for; a failing one is noted, never thrown', async () => {
+  test('a hook that ends in time is waited for; a failing one is noted, never thrown', {
+    tags: ['process'],
+  }, async () => {
     const dir = tmpDir()
     const log = join(dir, 'session.log')
     await runHook(['sh', '-c', 'exit 3'], {}, log, process.env, { patienceMs: 60_000, deadlineMs: 60_000 })

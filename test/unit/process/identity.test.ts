@@ -35,30 +35,34 @@ describe('parseProcStat', () => {
     expect(parseProcStat(1, '1 (sh) S 0 1')).toBeNull()
   })
 
-  it.skipIf(!linux)('parses a real process whose name holds spaces and parentheses', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'harness-identity-'))
-    try {
-      // The kernel names a process after the file it executed: here a script, which stays the shell running it.
-      const name = 'a) b (c) d'
-      const script = join(dir, name)
-      writeFileSync(script, '#!/bin/sh\nsleep 600\n', { mode: 0o755 })
-      const fx = start(script)
-      const pid = fx.child.pid as number
-      await until(
-        () => readFileSync(`/proc/${pid}/stat`, 'utf8').startsWith(`${pid} (${name}) `),
-        5000,
-        'exec',
-      )
-      const stat = readProcStat(pid)
-      expect(stat?.pid).toBe(pid)
-      expect(stat?.ppid).toBe(process.pid)
-      expect(isDeadState(stat?.state ?? 'X')).toBe(false)
-      expect(stat?.startTime).toMatch(/^\d+$/)
-      expect(identify(pid)?.start_time).toBe(stat?.startTime)
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+  it.skipIf(!linux)(
+    'parses a real process whose name holds spaces and parentheses',
+    { tags: ['process'] },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'harness-identity-'))
+      try {
+        // The kernel names a process after the file it executed: here a script, which stays the shell running it.
+        const name = 'a) b (c) d'
+        const script = join(dir, name)
+        writeFileSync(script, '#!/bin/sh\nsleep 600\n', { mode: 0o755 })
+        const fx = start(script)
+        const pid = fx.child.pid as number
+        await until(
+          () => readFileSync(`/proc/${pid}/stat`, 'utf8').startsWith(`${pid} (${name}) `),
+          5000,
+          'exec',
+        )
+        const stat = readProcStat(pid)
+        expect(stat?.pid).toBe(pid)
+        expect(stat?.ppid).toBe(process.pid)
+        expect(isDeadState(stat?.state ?? 'X')).toBe(false)
+        expect(stat?.startTime).toMatch(/^\d+$/)
+        expect(identify(pid)?.start_time).toBe(stat?.startTime)
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    },
+  )
 })
 
 describe('identify', () => {
@@ -76,7 +80,7 @@ describe('identify', () => {
 })
 
 describe('checkIdentity', () => {
-  it('says alive for a live child and dead once it exited', async () => {
+  it('says alive for a live child and dead once it exited', { tags: ['process'] }, async () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id) throw new Error('no identity for a child that was just started')
@@ -88,7 +92,7 @@ describe('checkIdentity', () => {
     expect(identify(id.pid)).toBeNull()
   })
 
-  it.skipIf(!linux)('says dead for a zombie that nobody reaped', async () => {
+  it.skipIf(!linux)('says dead for a zombie that nobody reaped', { tags: ['process'] }, async () => {
     const fx = start('leaves-zombie.sh')
     const [child] = await fx.pids(1)
     if (!child?.start_time) throw new Error('the short-lived child was not identified in time')
@@ -101,7 +105,9 @@ describe('checkIdentity', () => {
     expect(identify(child.pid)).toBeNull()
   })
 
-  it('says dead when the pid is live but its start time differs (the pid was reused)', () => {
+  it('says dead when the pid is live but its start time differs (the pid was reused)', {
+    tags: ['process'],
+  }, () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id?.start_time) throw new Error('no identity for a child that was just started')
@@ -139,7 +145,7 @@ describe('checkIdentity', () => {
     expect(checkIdentity({ ...id, boot_id: '00000000-0000-0000-0000-000000000000' })).toBe('dead')
   })
 
-  it('treats a stopped process as alive (only zombies are dead)', async () => {
+  it('treats a stopped process as alive (only zombies are dead)', { tags: ['process'] }, async () => {
     const fx = start('sleep', ['600'])
     const id = identify(fx.child.pid as number)
     if (!id) throw new Error('no identity for a child that was just started')

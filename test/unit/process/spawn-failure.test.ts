@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest'
 import { spawnFailure } from '../../../src/process/supervisor.js'
 
 describe('why an agent could not be started', () => {
-  test('an argument list too long for the kernel is said in those words', () => {
+  test('an argument list too long for the kernel is said in those words', { tags: ['process'] }, () => {
     // A single argument over the kernel's 128 KiB limit: the real error, not a made-up one.
     const real = spawnSync('true', ['x'.repeat(200 * 1024)])
     expect((real.error as NodeJS.ErrnoException | undefined)?.code).toBe('E2BIG')

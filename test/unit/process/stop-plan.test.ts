@@ -9,8 +9,8 @@ import {
   stopOutcome,
 } from '../../../src/process/stop.js'
 
-// The pure parts of stopping a tree (docs/design.md, "Stopping"): which processes belong to it, who gets which
-// signal, and when to escalate. The real signals and processes are in stop.test.ts.
+// The pure parts of stopping a tree (docs/development/design.md, "Stopping"): which processes belong to it,
+// who gets which signal, and when to escalate. The real signals and processes are in stop.test.ts.
 
 const ROOT = { pid: 100, start_time: '1000' }
 const SELF = 999

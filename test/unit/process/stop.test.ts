@@ -33,7 +33,7 @@ describe('listProcesses', () => {
   })
 })
 
-describe('snapshotTree', () => {
+describe('snapshotTree', { tags: ['process'] }, () => {
   it('finds the root, its group and its descendants', async () => {
     const fx = start('stubborn.sh', [], { detached: true })
     const ids = await fx.pids(4)
@@ -50,7 +50,7 @@ describe('snapshotTree', () => {
   })
 })
 
-describe('stopProcessTree', () => {
+describe('stopProcessTree', { tags: ['process'] }, () => {
   it('stops an obedient tree with SIGTERM alone', async () => {
     const fx = start('obedient.sh', [], { detached: true })
     const ids = await fx.pids(2)

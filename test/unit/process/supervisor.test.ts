@@ -25,7 +25,7 @@ describe('agentExit', () => {
     expect(exit).toEqual({ exitCode: null, signal: 'SIGTERM', stopSignal: 'SIGTERM', stopped: true })
   })
 
-  it('says why an agent that never got a pid did not start', () => {
+  it('says why an agent that never got a pid did not start', { tags: ['process'] }, () => {
     const missing = Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT', path: 'nope' })
     const exit = agentExit({ pid: undefined, exitCode: null, signal: null, error: missing }, notStopped)
     expect(exit).toMatchObject({ exitCode: null, spawnError: 'command not found: nope' })

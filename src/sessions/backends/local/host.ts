@@ -9,10 +9,11 @@ import {
 } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 import { identify } from '../../../process/identity.js'
+import { selfCommand } from '../../../runtime.js'
 import type { RunHost } from '../backend.js'
 
 /*
- * Where a local supervisor of a background run lives (docs/design.md, "Where runs live"), the local backend's
+ * Where a local supervisor of a background run lives (docs/development/design.md, "Where runs live"), the local backend's
  * business (a container run's supervisor lives in the same places): a detached process of this machine, or the
  * process of a new tmux session's pane, so that the agent has a terminal that outlives the user's.
  */
@@ -41,7 +42,6 @@ export function tmuxHost(place: TmuxPlace): RunHost {
   return {
     kind: 'tmux',
     async startSupervisor(env) {
-      const { harnessCommand } = await import('../../../process/supervisor.js')
       const { killTmuxSession, newTmuxSession } = await import('../../../process/tmux.js')
       const folder = makeTempDir('harness-plan-')
       const planFile = join(folder, 'plan.json')
@@ -51,7 +51,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
           socket: place.socket,
           name: place.session,
           cwd: place.cwd,
-          argv: harnessCommand('__supervise', '--tmux-plan', planFile),
+          argv: selfCommand(['__supervise', '--tmux-plan', planFile]),
           env,
         })
       } catch (error) {

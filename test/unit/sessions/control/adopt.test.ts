@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest'
 import { adoptSessions, mayDeleteBranch, NOT_SHOWN } from '../../../../src/sessions/control/adopt.js'
-import { type SessionRecord, SessionRecordSchema } from '../../../../src/sessions/record/schema.js'
+import type { SessionRecord } from '../../../../src/sessions/record/schema.js'
+// The record's fields as zod described them: the meaning record/schema.ts is held to (shape.test.ts).
+import { SessionRecordSchema } from '../../../fixtures/zod-record-schema.js'
 import { fakeEnv, finishedRecord } from '../../../helpers/fake-env.js'
 
 // adopt shows every field it will seal that harness acts on, and never seals a branch harness cannot prove it

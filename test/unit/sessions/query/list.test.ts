@@ -71,7 +71,7 @@ describe('listing a store held in memory or in two passes', () => {
 })
 
 describe('--json list output', () => {
-  test.each([0, 1, 3, 400])(
+  test.each([0, 1, 3, 20, 21, 400])(
     '%i items stream out as the same bytes as one pretty-printed array',
     async (n) => {
       const items = Array.from({ length: n }, (_, i) => ({

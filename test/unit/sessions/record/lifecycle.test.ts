@@ -9,7 +9,7 @@ import {
 } from '../../../../src/sessions/record/lifecycle.js'
 import { SESSION_STATUSES } from '../../../../src/sessions/record/schema.js'
 
-/** The lifecycle of docs/commands.md ("The session record"), written out independently of the implementation: every legal (from, event) → to. */
+/** The lifecycle of docs/record.md, written out independently of the implementation: every legal (from, event) → to. */
 const LEGAL: Record<string, string> = {
   'new:start': 'RUNNING',
   'RUNNING:exit-ok': 'COMPLETED',

@@ -8,9 +8,9 @@ import {
 import type { Run, SessionRecord } from '../../../../src/sessions/record/schema.js'
 import { sessionRecord } from '../../../fixtures/records.js'
 
-// Liveness of RUNNING records (docs/design.md, "Liveness and reconciliation"; docs/security.md, "Liveness of a
-// pid without a start time"), with the real process table: a pid above the kernel's largest (2^22) never holds
-// a process, and this test's own process is a live one.
+// Liveness of RUNNING records (docs/development/design.md, "Liveness and reconciliation"; docs/security.md,
+// "Liveness of a pid without a start time"), with the real process table: a pid above the kernel's largest
+// (2^22) never holds a process, and this test's own process is a live one.
 const NO_PROCESS = 2 ** 22 + 17
 const here = hostFacts()
 const self = identify(process.pid)

@@ -9,18 +9,15 @@ import {
 } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LockTimeoutError } from '../../../../src/errors.js'
 import { identify } from '../../../../src/process/identity.js'
 import { FileLock, withLock } from '../../../../src/sessions/record/lock.js'
-import { bundleStoreWorker, raceWorkers, Worker } from '../../../fixtures/workers.js'
+import { raceWorkers, storeWorkerBundle, Worker } from '../../../fixtures/workers.js'
 import { tmpDir } from '../../../helpers/tmp.js'
 
-let bundle: string
-
-beforeAll(async () => {
-  bundle = await bundleStoreWorker(tmpDir())
-})
+// Made by the first test that starts a worker: those are tagged `process`, and the fast lane runs the rest.
+const bundle = storeWorkerBundle(tmpDir)
 
 function readLock(path: string): { pid: number; start_time: string | null } {
   return JSON.parse(readFileSync(path, 'utf8'))
@@ -28,7 +25,7 @@ function readLock(path: string): { pid: number; start_time: string | null } {
 
 /** A lock file left by a holder that was SIGKILLed while holding it. */
 async function deadHolderLock(path: string): Promise<number> {
-  const holder = new Worker(bundle, ['hold-lock', path])
+  const holder = new Worker(await bundle(), ['hold-lock', path])
   await holder.waitForLine('locked')
   await holder.kill()
   expect(readLock(path).pid).toBe(holder.pid)
@@ -91,7 +88,7 @@ describe('FileLock', () => {
     lock.release()
   })
 
-  it('breaks at once a lock whose holder was SIGKILLed', async () => {
+  it('breaks at once a lock whose holder was SIGKILLed', { tags: ['process'] }, async () => {
     const path = join(tmpDir(), 'e.lock')
     await deadHolderLock(path)
     // The first attempt succeeds: no waiting for the dead holder, whatever the lock file's age.
@@ -101,9 +98,11 @@ describe('FileLock', () => {
     lock?.release()
   })
 
-  it('breaks a lock whose pid is alive but belongs to another process (pid reuse)', async () => {
+  it('breaks a lock whose pid is alive but belongs to another process (pid reuse)', {
+    tags: ['process'],
+  }, async () => {
     const path = join(tmpDir(), 'f.lock')
-    const other = new Worker(bundle, ['hold-lock', join(tmpDir(), 'other.lock')])
+    const other = new Worker(await bundle(), ['hold-lock', join(tmpDir(), 'other.lock')])
     try {
       await other.waitForLine('locked')
       const real = identify(other.pid)
@@ -119,9 +118,9 @@ describe('FileLock', () => {
     }
   })
 
-  it('never breaks the lock of a live holder', async () => {
+  it('never breaks the lock of a live holder', { tags: ['process'] }, async () => {
     const path = join(tmpDir(), 'g.lock')
-    const holder = new Worker(bundle, ['hold-lock', path])
+    const holder = new Worker(await bundle(), ['hold-lock', path])
     try {
       await holder.waitForLine('locked')
       const before = statSync(path).ino
@@ -160,7 +159,9 @@ describe('FileLock', () => {
     lock?.release()
   })
 
-  it('release does not remove a lock that someone else took after breaking ours', async () => {
+  it('release does not remove a lock that someone else took after breaking ours', {
+    tags: ['process'],
+  }, async () => {
     const path = join(tmpDir(), 'j.lock')
     const ours = await FileLock.acquire(path)
     // We are judged dead: our lock file is replaced by another holder's.
@@ -176,23 +177,27 @@ describe('FileLock', () => {
   // Each worker takes the lock over and over; every time it leaves it as a dead holder would, so every
   // acquisition has to break a stale lock while the others race to break the same one. An exclusive marker
   // file taken inside the lock catches two holders at once.
-  it.each([2, 5])('%i waiters racing to break the same stale lock never both hold it', async (count) => {
-    const dir = tmpDir()
-    const path = join(dir, 'race.lock')
-    await deadHolderLock(path)
-    const stale = join(dir, 'stale-content.json')
-    writeFileSync(stale, readFileSync(path))
-    const iterations = count === 2 ? 300 : 150
-    const workers = await raceWorkers(bundle, count, () => [
-      'race-stale-lock',
-      path,
-      join(dir, 'inside'),
-      stale,
-      String(iterations),
-    ])
-    await Promise.all(workers.map((w) => w.succeeded()))
-    for (const w of workers) expect(w.lines()).toEqual(['ready', 'done'])
-    // Breakers clean up after themselves: no guard or temp file is left.
-    expect(readdirSync(dir).sort()).toEqual(['race.lock', 'stale-content.json'])
-  })
+  it.each([2, 5])(
+    '%i waiters racing to break the same stale lock never both hold it',
+    { tags: ['process'] },
+    async (count) => {
+      const dir = tmpDir()
+      const path = join(dir, 'race.lock')
+      await deadHolderLock(path)
+      const stale = join(dir, 'stale-content.json')
+      writeFileSync(stale, readFileSync(path))
+      const iterations = count === 2 ? 300 : 150
+      const workers = await raceWorkers(await bundle(), count, () => [
+        'race-stale-lock',
+        path,
+        join(dir, 'inside'),
+        stale,
+        String(iterations),
+      ])
+      await Promise.all(workers.map((w) => w.succeeded()))
+      for (const w of workers) expect(w.lines()).toEqual(['ready', 'done'])
+      // Breakers clean up after themselves: no guard or temp file is left.
+      expect(readdirSync(dir).sort()).toEqual(['race.lock', 'stale-content.json'])
+    },
+  )
 })

@@ -10,8 +10,8 @@ import {
 import type { SessionRecord } from '../../../../src/sessions/record/schema.js'
 import { sessionRecord } from '../../../fixtures/records.js'
 
-// The outcome of a run (docs/design.md, "Runs and the supervisor"), decided from the exit facts alone; the
-// supervisor that gathers them runs in the e2e tests.
+// The outcome of a run (docs/development/design.md, "Runs and the supervisor"), decided from the exit facts
+// alone; the supervisor that gathers them runs in the e2e tests.
 
 const NOW = new Date('2026-03-04T05:06:07.000Z')
 

@@ -1,7 +1,12 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson, RecordSealer } from '../../../../src/sessions/record/seal.js'
+import {
+  canonicalAsIs,
+  canonicalJson,
+  inCanonicalOrder,
+  RecordSealer,
+} from '../../../../src/sessions/record/seal.js'
 import { SessionStore } from '../../../../src/sessions/record/store.js'
 import { sessionRecord } from '../../../fixtures/records.js'
 import { tmpDir } from '../../../helpers/tmp.js'
@@ -129,6 +134,56 @@ describe('record seals', () => {
         expect(canonicalJson(value)).toBe(expected)
       }
     }
+  })
+
+  it('a parsed value already in canonical order gives the same text as it is; any other gives none', () => {
+    const omit = new Set(['seal', 'sealed', 'seal_problem'])
+    const record = {
+      ...sessionRecord('asis0001', { metadata: { os: 'linux', hostname: 'h' } } as never),
+      seal: 'a'.repeat(64),
+      sealed: true,
+      zz_extra: [{ b: 1, a: [{ d: 1, c: 2 }] }],
+    }
+    const parsed = JSON.parse(JSON.stringify(inCanonicalOrder(record)))
+    expect(canonicalAsIs(parsed, omit)).toBe(canonicalJson(record, omit))
+    // The keys left out are put back.
+    expect(parsed.seal).toBe('a'.repeat(64))
+    expect(Object.keys(parsed)).toEqual(Object.keys(record).sort())
+    for (const other of [
+      JSON.parse(JSON.stringify(record)), // the keys as they came
+      JSON.parse(`{"a": 1, "b": {"d": 1, "c": 2}}`), // out of order one level down
+      JSON.parse(`{"a": {"10": 1, "9": 2}}`), // index keys, listed in numeric order
+      JSON.parse(`{"__proto__": {"a": 1}, "b": 1}`),
+      [{ a: 1 }, Object.create({ inherited: 1 })],
+      { a: undefined },
+    ]) {
+      expect(canonicalAsIs(other, omit), JSON.stringify(other)).toBeNull()
+    }
+  })
+
+  it('writes records with their keys in canonical order, which reads back verified the same way', async () => {
+    const { store, dir } = setup()
+    await store.create(sessionRecord('order001', { metadata: { os: 'linux', hostname: 'h' } } as never))
+    await store.update('order001', (r) => ({ ...r, zz_later: { y: 1, x: 2 }, status: 'FAILED' }))
+    const text = readFileSync(join(dir, 'order001.json'), 'utf8')
+    const sortedDeep = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sortedDeep)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sortedDeep((v as Record<string, unknown>)[k])]),
+            )
+          : v
+    expect(text).toBe(`${JSON.stringify(sortedDeep(JSON.parse(text)), null, 2)}\n`)
+    expect(store.get('order001')).toMatchObject({ sealed: true, status: 'FAILED', zz_later: { x: 2, y: 1 } })
+    // A lower-case status reads as upper case, as it always did, so the seal is checked on the record read
+    // (the file's own text would not verify): the same answer as before the file was written in order.
+    writeFileSync(join(dir, 'order001.json'), text.replace('"status": "FAILED"', '"status": "failed"'))
+    expect(store.get('order001')).toMatchObject({ sealed: true, status: 'FAILED' })
+    writeFileSync(join(dir, 'order001.json'), text.replace('"status": "FAILED"', '"status": "KILLED"'))
+    expect(store.get('order001')).toMatchObject({ sealed: false, seal_problem: 'changed' })
   })
 
   it('seals what it writes with a 0600 key made on first use; any change by hand makes the record foreign', async () => {

@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   CorruptRecordError,
   InvalidSessionIdError,
@@ -18,14 +18,11 @@ import {
 } from '../../../../src/errors.js'
 import { SessionStore, type StoreProblem } from '../../../../src/sessions/record/store.js'
 import { sessionRecord, testSealer } from '../../../fixtures/records.js'
-import { bundleStoreWorker, raceWorkers, Worker } from '../../../fixtures/workers.js'
+import { raceWorkers, storeWorkerBundle, Worker } from '../../../fixtures/workers.js'
 import { tmpDir } from '../../../helpers/tmp.js'
 
-let bundle: string
-
-beforeAll(async () => {
-  bundle = await bundleStoreWorker(tmpDir())
-})
+// Made by the first test that starts a worker: those are tagged `process`, and the fast lane runs the rest.
+const bundle = storeWorkerBundle(tmpDir)
 
 function newStore(): { store: SessionStore; dir: string; problems: StoreProblem[] } {
   const dir = join(tmpDir(), 'sessions')
@@ -43,7 +40,7 @@ function onDisk(dir: string, id: string): Record<string, unknown> {
 
 /** A pid that no process holds: a child that was SIGKILLed and reaped. */
 async function deadPid(): Promise<number> {
-  const worker = new Worker(bundle, ['hold-lock', join(tmpDir(), 'x.lock')])
+  const worker = new Worker(await bundle(), ['hold-lock', join(tmpDir(), 'x.lock')])
   await worker.waitForLine('locked')
   await worker.kill()
   return worker.pid
@@ -229,11 +226,13 @@ describe('SessionStore create', () => {
     expect(readdirSync(dir)).toEqual(['dup00001.json'])
   })
 
-  it('racing processes: exactly one creates each id, the others get SessionExistsError', async () => {
+  it('racing processes: exactly one creates each id, the others get SessionExistsError', {
+    tags: ['process'],
+  }, async () => {
     const { store, dir } = newStore()
     store.ensureDir()
     const ids = Array.from({ length: 40 }, (_, i) => `race${String(i).padStart(4, '0')}`)
-    const workers = await raceWorkers(bundle, 6, () => ['create', dir, ...ids])
+    const workers = await raceWorkers(await bundle(), 6, () => ['create', dir, ...ids])
     await Promise.all(workers.map((w) => w.succeeded()))
     const winners = new Map<string, number[]>()
     for (const w of workers) {
@@ -339,7 +338,7 @@ describe('SessionStore reading damaged folders', () => {
     )
   })
 
-  it('sweeps leftover temp files of killed writers', async () => {
+  it('sweeps leftover temp files of killed writers', { tags: ['process'] }, async () => {
     const { store, dir } = newStore()
     await store.create(sessionRecord('left0001'))
     await store.create(sessionRecord('left0002'))

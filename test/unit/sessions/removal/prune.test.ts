@@ -14,8 +14,9 @@ import {
 } from '../../../../src/sessions/removal/prune.js'
 import { tmpDir } from '../../../helpers/tmp.js'
 
-// The pure parts of `session prune` (docs/design.md, "Removal"): what is an orphan, what keeps it, and how
-// each outcome is reported. The spawned-binary tests in test/e2e/prune.test.ts keep what only git can show.
+// The pure parts of `session prune` (docs/development/design.md, "Removal"): what is an orphan, what keeps
+// it, and how each outcome is reported. The spawned-binary tests in test/e2e/prune.test.ts keep what only git
+// can show.
 
 function worktree(path: string, branch: string | null, extra: Partial<WorktreeInfo> = {}): WorktreeInfo {
   return {

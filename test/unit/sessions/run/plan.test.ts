@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { RepoInfo } from '../../../../src/git/repo.js'
-import { SessionRecordSchema } from '../../../../src/sessions/record/schema.js'
+import { parseSessionRecord } from '../../../../src/sessions/record/schema.js'
 import { taskHash } from '../../../../src/sessions/record/task.js'
 import {
   newSessionRecord,
@@ -167,7 +167,7 @@ describe('newSessionRecord', () => {
     })
     expect(record).not.toHaveProperty('context_from')
     expect(record).not.toHaveProperty('tmux_session')
-    expect(SessionRecordSchema.safeParse(record).success).toBe(true)
+    expect(parseSessionRecord(record).ok).toBe(true)
   })
 
   it('without a worktree: no branch, none created; without a prompt: no task hash', () => {
@@ -191,7 +191,7 @@ describe('newSessionRecord', () => {
       tmux_socket: '/tmp/tmux-0/harness',
       state: null,
     })
-    expect(SessionRecordSchema.safeParse(record).success).toBe(true)
+    expect(parseSessionRecord(record).ok).toBe(true)
   })
 })
 

@@ -267,7 +267,9 @@ describe('checkpoints', () => {
     expect(refs.split('\n')).toHaveLength(4)
   })
 
-  test('a checkpoint taken while files are being written leaves them as the writer made them', async () => {
+  test('a checkpoint taken while files are being written leaves them as the writer made them', {
+    tags: ['process'],
+  }, async () => {
     const f = await sessionFixture()
     const { spawn } = await import('node:child_process')
     const writer = spawn(

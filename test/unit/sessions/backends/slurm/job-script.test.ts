@@ -17,7 +17,7 @@ const PLAN: JobPlan = {
 }
 
 describe("harness's job script", () => {
-  test('is bash that parses, with the plan quoted in its header', () => {
+  test('is bash that parses, with the plan quoted in its header', { tags: ['process'] }, () => {
     const script = jobScript(PLAN)
     expect(script.startsWith('#!/bin/bash\n')).toBe(true)
     const syntax = spawnSync('bash', ['-n'], { input: script, encoding: 'utf8' })
@@ -30,7 +30,7 @@ describe("harness's job script", () => {
     expect(script).toContain('WORKTREE_STATE=1\nAGENT_FILES=0\n')
   })
 
-  test('a quote in a path stays one word; no scratch means the job own TMPDIR', () => {
+  test('a quote in a path stays one word; no scratch means the job own TMPDIR', { tags: ['process'] }, () => {
     const script = jobScript({ ...PLAN, runDir: "/shared/it's here/run-2", scratch: null, path: null })
     expect(script).toContain(`RUN_DIR='/shared/it'\\''s here/run-2'\n`)
     expect(script).toContain("SCRATCH=''\n")

@@ -153,7 +153,9 @@ describe("a run's report, written by the job (input, never trusted)", () => {
     expect(readRunReport(runDir).exitCode).toBe(null)
   })
 
-  test('a FIFO or a link in place of a result is refused at once (never blocks, never followed)', () => {
+  test('a FIFO or a link in place of a result is refused at once (never blocks, never followed)', {
+    tags: ['process'],
+  }, () => {
     const runDir = makeRunDir(openSpool(tmpDir(), null), 'sess7', 1)
     execFileSync('mkfifo', [join(runDir, 'exit-code')])
     expect(() => readRunReport(runDir)).toThrow(expect.objectContaining({ code: 'UNSAFE_FILE' }))

@@ -14,7 +14,7 @@ function fakeSlurm(commands: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: `${bin}:/usr/bin:/bin`, TZ: 'Europe/Paris', SLURM_TIME_FORMAT: 'relative' }
 }
 
-test('no sbatch on PATH: exit 5, SLURM_MISSING, naming it', async () => {
+test('no sbatch on PATH: exit 5, SLURM_MISSING, naming it', { tags: ['process'] }, async () => {
   const exec = slurmExec({ PATH: tmpDir() })
   await expect(exec('sbatch', ['--parsable'])).rejects.toMatchObject({
     exitCode: 5,
@@ -23,7 +23,7 @@ test('no sbatch on PATH: exit 5, SLURM_MISSING, naming it', async () => {
   })
 })
 
-test('a command past its deadline is killed: exit 5, SLURM_TIMEOUT', async () => {
+test('a command past its deadline is killed: exit 5, SLURM_TIMEOUT', { tags: ['process'] }, async () => {
   const exec = slurmExec(fakeSlurm({ squeue: 'exec sleep 30' }))
   await expect(exec('squeue', [], { timeoutMs: 200 })).rejects.toMatchObject({
     exitCode: 5,
@@ -31,7 +31,9 @@ test('a command past its deadline is killed: exit 5, SLURM_TIMEOUT', async () =>
   })
 })
 
-test('an unreachable controller: exit 5, SLURM_UNREACHABLE, with what Slurm said', async () => {
+test('an unreachable controller: exit 5, SLURM_UNREACHABLE, with what Slurm said', {
+  tags: ['process'],
+}, async () => {
   const exec = slurmExec(
     fakeSlurm({
       scontrol:
@@ -46,14 +48,16 @@ test('an unreachable controller: exit 5, SLURM_UNREACHABLE, with what Slurm said
   })
 })
 
-test('arguments go as an argv (no shell), and times are asked in UTC in the standard format', async () => {
+test('arguments go as an argv (no shell), and times are asked in UTC in the standard format', {
+  tags: ['process'],
+}, async () => {
   const exec = slurmExec(fakeSlurm({ squeue: 'printf "%s|" "$@"; echo "$TZ $SLURM_TIME_FORMAT"' }))
   const result = await exec('squeue', ['--jobs=1', '$(touch /x) `y`', 'a b'])
   expect(result.stdout).toBe('--jobs=1|$(touch /x) `y`|a b|UTC standard\n')
   expect(result.exitCode).toBe(0)
 })
 
-test('any other exit is returned for the caller to judge', async () => {
+test('any other exit is returned for the caller to judge', { tags: ['process'] }, async () => {
   const exec = slurmExec(fakeSlurm({ scancel: 'echo "scancel: error: Kill job error" >&2; exit 1' }))
   expect(await exec('scancel', ['--', '5'])).toEqual({
     stdout: '',
