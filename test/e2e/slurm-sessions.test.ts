@@ -178,6 +178,27 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       expect(followed).toContain('finished')
       // wait read; it changed nothing: the work is still to collect.
       expect(readRecord<SlurmRecord>(repo.dir, record.id).slurm?.collected).toBeUndefined()
+      // Nor do the other reading commands: the record, the refs and the worktree stay byte for byte as they were.
+      const state = () => [
+        readFileSync(join(repo.dir, '.harness', 'sessions', `${record.id}.json`), 'utf8'),
+        repo.git('for-each-ref'),
+        repo.git('-C', record.worktree_dir, 'status', '--porcelain'),
+        readdirSync(join(record.slurm?.spool ?? '', record.id, 'run-1'))
+          .sort()
+          .join(' '),
+      ]
+      const before = state()
+      for (const args of [
+        ['list'],
+        ['show', record.id],
+        ['path', record.id],
+        ['logs', record.id],
+        ['wait', record.id],
+      ]) {
+        const read = await cli(['session', ...args], { cwd: repo.dir, env: repo.env, timeoutMs: TIMEOUT })
+        expect(read.exitCode, `${args.join(' ')}: ${read.stderr}`).toBe(args[0] === 'wait' ? 3 : 0)
+      }
+      expect(state()).toEqual(before)
       const collected = await cli(['session', 'collect', record.id], { cwd: repo.dir, env: repo.env })
       expect(collected.exitCode, collected.stderr).toBe(0)
       const settled = readRecord<SlurmRecord>(repo.dir, record.id)
@@ -351,12 +372,19 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       writeRecord(repo.dir, repo.env, forged('forged01', submitTime), { seal: false })
       writeRecord(repo.dir, repo.env, forged('forged02', '2001-01-01T00:00:00'))
       for (const id of ['forged01', 'forged02']) {
-        await cli(['session', 'kill', '--grace', '1s', id], {
+        const kill = await cli(['session', 'kill', '--grace', '1s', id], {
           cwd: repo.dir,
           env: repo.env,
           timeoutMs: TIMEOUT,
         })
-        await cli(['session', 'recover', id], { cwd: repo.dir, env: repo.env, timeoutMs: TIMEOUT })
+        const recover = await cli(['session', 'recover', id], {
+          cwd: repo.dir,
+          env: repo.env,
+          timeoutMs: TIMEOUT,
+        })
+        expect(kill.exitCode).toBe(4)
+        expect(kill.stderr).toMatch(id === 'forged01' ? /is foreign/ : /cannot be verified/)
+        expect(recover.exitCode).toBe(0)
       }
       await cli(['session', 'cleanup', '--older-than', '0', '--force'], { cwd: repo.dir, env: repo.env })
       await cli(['session', 'collect', '--all'], { cwd: repo.dir, env: repo.env })
@@ -382,7 +410,7 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
         "echo '*.txt filter=evil' > .gitattributes",
         'echo a > a.txt && git add -A && git -c user.name=A -c user.email=a@x commit -qm planted',
         'mkfifo pipe-in-worktree',
-        'mkdir -p nested && git -C nested init -q && git -C nested config core.fsmonitor "' + note + '"',
+        `mkdir -p nested && git -C nested init -q && git -C nested config core.fsmonitor "${note}"`,
         'mkfifo "$HOME/pipe" && ln -s /etc/passwd "$HOME/link"',
         'echo kept > "$HOME/kept"',
       ].join('\n')
@@ -412,6 +440,7 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       const secret = `s3cr3t-${Math.random().toString(36).slice(2)}`
       const repo = slurmRepo({ env: ['HARNESS_TEST_SECRET'] })
       repo.env = { ...repo.env, HARNESS_TEST_SECRET: secret }
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's length of a variable, for the node's shell
       const body = 'echo "secret of length ${#HARNESS_TEST_SECRET}"'
       const done = json<SlurmRecord>(await run(repo, ['--json', '-a', 'exec', '--', agent(body)]))
       expect(done.status).toBe('COMPLETED')
