@@ -16,7 +16,9 @@ export function runSummary(record: SessionRecord): string {
     return `harness: session ${record.id} started${where} in tmux session ${record.tmux_session} (agent pid ${record.pid ?? '?'}); attach: harness session attach ${record.id}`
   }
   if (record.status === 'RUNNING') {
-    return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
+    // A job of a cluster has no pid here: its id names it (docs/backends.md).
+    const what = record.slurm ? `Slurm job ${record.slurm.job_id}` : `agent pid ${record.pid ?? '?'}`
+    return `harness: session ${record.id} started${where} (${what}); follow it: harness session logs -f ${record.id}`
   }
   const failure = record.runs?.at(-1)?.error
   const why =

@@ -516,6 +516,29 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test(
+    'doctor: the cluster, a test-only submission, and with --submit-test a real job on a node',
+    async () => {
+      const repo = slurmRepo()
+      const doctor = await cli(['doctor', '--json', '--submit-test'], {
+        cwd: repo.dir,
+        env: repo.env,
+        timeoutMs: TIMEOUT,
+      })
+      const checks = json<{ checks: { name: string; status: string; detail: string }[] }>(doctor).checks
+      const line = (name: string) => checks.find((check) => check.name === name)
+      expect(line('slurm')).toMatchObject({
+        status: 'ok',
+        detail: expect.stringContaining(`cluster ${cluster().name}`),
+      })
+      expect(line('slurm test-only')).toMatchObject({ status: 'ok' })
+      // The default agent is not on the nodes: the job ran on one and says so.
+      const submitted = line('slurm submit-test')
+      expect(nodeNames().some((node) => submitted?.detail.includes(` on ${node}`))).toBe(true)
+    },
+    TIMEOUT,
+  )
+
+  test(
     'list of 50 RUNNING Slurm sessions asks squeue once',
     async () => {
       const repo = slurmRepo()
