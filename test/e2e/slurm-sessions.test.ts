@@ -234,6 +234,7 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
         timeoutMs: TIMEOUT,
       })
       expect(kill.exitCode, kill.stderr).toBe(0)
+      expect(kill.stdout).toBe(`session ${record.id} killed\n`)
       expect(readRecord<SlurmRecord>(repo.dir, record.id).status).toBe('KILLED')
       await waitFor('the job to be gone', () => !/RUNNING|COMPLETING/.test(jobState(jobId) ?? ''), 120_000)
       await waitFor('no process left on the nodes', () => leftOnNodes().length === 0, 120_000)

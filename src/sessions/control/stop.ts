@@ -16,8 +16,11 @@ export interface StopResult {
   /** This command's stop_request produced the final status (exit 0); otherwise exit 4. */
   produced: boolean
   action: StopAction
-  /** How the agent was stopped: by its supervisor, or directly (by its backend) because there was none. */
-  via: 'supervisor' | 'direct' | 'none'
+  /**
+   * How the agent was stopped: by its supervisor; directly (by its backend) because its supervisor was gone; or
+   * through its engine, when no supervisor of harness's ran it (a Slurm job: the cluster supervises).
+   */
+  via: 'supervisor' | 'direct' | 'engine' | 'none'
   /** The run the request was committed for. */
   run?: number
 }
@@ -106,7 +109,8 @@ async function stopRun(
   const runN = lastRun(committed)?.n
   const viaSupervisor = await throughSupervisor(ctx, store, committed, graceMs)
   if (viaSupervisor) return finish(viaSupervisor, action, ours, 'supervisor', runN)
-  return finish(await stopDirectly(ctx, store, id, runN, graceMs), action, ours, 'direct', runN)
+  const via = runProcesses(committed).supervisor ? 'direct' : 'engine'
+  return finish(await stopDirectly(ctx, store, id, runN, graceMs), action, ours, via, runN)
 }
 
 /**
