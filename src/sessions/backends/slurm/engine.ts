@@ -7,7 +7,7 @@ import { type StopTiming, stopJob } from './stop.js'
 import { type SlurmExec, slurmExec } from './tools.js'
 
 /**
- * The Slurm engine (docs/backends.md, "The Slurm backend: the engine module and the job script"): everything
+ * The Slurm engine (docs/backends.md, "The Slurm backend"): everything
  * the backend does on a cluster, for one configuration (`slurm.*`, parsed here) and one environment. The
  * backend seam (SPEC §14) puts it behind the session interface: start = openSpool + makeRunDir + (the bundle
  * in) + submit; liveness = views (one `squeue` for all sessions); stop; collect = report + the bundle out;
