@@ -304,6 +304,31 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test(
+    "a PENDING job is RUNNING (queued) with Slurm's reason in list and show; kill cancels it",
+    async () => {
+      const repo = slurmRepo({ options: ['--hold'] })
+      const record = json<SlurmRecord>(
+        await run(repo, ['--detach', '--json', '-a', 'exec', '--', agent('exit 0')]),
+      )
+      const list = await cli(['session', 'list'], { cwd: repo.dir, env: repo.env })
+      expect(list.stdout).toContain('RUNNING (queued: JobHeldUser)')
+      const show = json<{ status: string; queued?: string }>(
+        await cli(['session', 'show', '--json', record.id], { cwd: repo.dir, env: repo.env }),
+      )
+      expect(show).toMatchObject({ status: 'RUNNING', queued: 'JobHeldUser' })
+      const kill = await cli(['session', 'kill', record.id], {
+        cwd: repo.dir,
+        env: repo.env,
+        timeoutMs: TIMEOUT,
+      })
+      expect(kill.exitCode, kill.stderr).toBe(0)
+      expect(readRecord<SlurmRecord>(repo.dir, record.id).status).toBe('KILLED')
+      expect(jobState(record.slurm?.job_id ?? '')).toBe('CANCELLED')
+    },
+    TIMEOUT,
+  )
+
+  test(
     'cleanup leaves no job, no spool file and no scratch folder',
     async () => {
       const repo = slurmRepo()
