@@ -329,6 +329,55 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test(
+    'a node that fails under the job: PAUSED (interrupted) and resumable on the cluster',
+    async () => {
+      const repo = slurmRepo()
+      const c = cluster()
+      const marker = join(c.spool, `first-${Math.random().toString(36).slice(2)}`)
+      // The first run waits on a node; the resume finds the marker and ends at once.
+      const body = `if [ -e ${marker} ]; then echo resumed; exit 0; fi\n: > ${marker}\nexec sleep 600`
+      const record = json<SlurmRecord>(
+        await run(repo, ['--detach', '--json', '-a', 'exec', '--', agent(body)]),
+      )
+      const jobId = record.slurm?.job_id ?? ''
+      await waitFor('the agent to start', () => existsSync(marker), 120_000)
+      const node = execFileSync('squeue', ['--me', '-h', '-j', jobId, '-o', '%N'], {
+        env: c.env,
+        encoding: 'utf8',
+      }).trim()
+      const scontrol = (...args: string[]) => execFileSync('scontrol', args, { env: c.env, encoding: 'utf8' })
+      scontrol('update', `NodeName=${node}`, 'State=DOWN', 'Reason=harness-test')
+      const waited = await cli(['session', 'wait', record.id], {
+        cwd: repo.dir,
+        env: repo.env,
+        timeoutMs: TIMEOUT,
+      })
+      expect(waited.exitCode, waited.stderr).toBe(4)
+      await cli(['session', 'collect', record.id], { cwd: repo.dir, env: repo.env, timeoutMs: TIMEOUT })
+      expect(readRecord<SlurmRecord>(repo.dir, record.id)).toMatchObject({
+        status: 'PAUSED',
+        stop_reason: 'interrupted',
+      })
+      await waitFor(
+        'the node to be back',
+        () => scontrol('-o', 'show', 'node', node).includes('State=IDLE'),
+        120_000,
+      )
+      const resumed = await cli(['session', 'resume', record.id], {
+        cwd: repo.dir,
+        env: repo.env,
+        timeoutMs: TIMEOUT,
+      })
+      expect(resumed.exitCode, resumed.stderr).toBe(0)
+      expect(readRecord<SlurmRecord>(repo.dir, record.id)).toMatchObject({
+        status: 'COMPLETED',
+        exit_code: 0,
+      })
+    },
+    TIMEOUT,
+  )
+
+  test(
     'cleanup leaves no job, no spool file and no scratch folder',
     async () => {
       const repo = slurmRepo()

@@ -13,12 +13,13 @@ export function jobExit(view: SlurmJobView, report: RunReport | null): RunExit |
   const code = report?.exitCode ?? null
   // harness's own stop (kill, pause): the committed request decides KILLED or PAUSED.
   if (report?.endedBy === 'stop') return { exitCode: code, signal: null, stopped: true }
+  // A node that failed, a preemption: PAUSED, resumable (the job is never requeued: --no-requeue). Slurm's TERM
+  // then reaches the job script as it does before a time limit, so its `ended-by` says timeout: Slurm knows.
+  if (view.kind === 'interrupted') return { exitCode: code, signal: null, pausedFor: 'interrupted' }
   // Slurm's time limit (its TERM before it, or the limit itself): PAUSED `timeout`, the work sent back.
   if (view.kind === 'timeout' || report?.endedBy === 'timeout') {
     return { exitCode: code, signal: null, pausedFor: 'timeout' }
   }
-  // A node that failed, a preemption: PAUSED, resumable (the job is never requeued: --no-requeue).
-  if (view.kind === 'interrupted') return { exitCode: code, signal: null, pausedFor: 'interrupted' }
   if (report?.setupError) return { exitCode: code ?? 1, signal: null, spawnError: report.setupError }
   if (code !== null) return { exitCode: code, signal: null }
   if (view.kind === 'exited' && view.exitCode !== null) return { exitCode: view.exitCode, signal: null }
