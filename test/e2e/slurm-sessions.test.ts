@@ -513,12 +513,32 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
     'a secret passed by name reaches the agent; its value is in no spool file, record or log',
     async () => {
       const secret = `s3cr3t-${Math.random().toString(36).slice(2)}`
-      const repo = slurmRepo({ env: ['HARNESS_TEST_SECRET'] })
+      const repo = slurmRepo({
+        env: ['HARNESS_TEST_SECRET'],
+        partition: 'second',
+        account: 'proj-7',
+        time: '5',
+        options: ['--comment=from-config'],
+      })
       repo.env = { ...repo.env, HARNESS_TEST_SECRET: secret }
       // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's length of a variable, for the node's shell
       const body = 'echo "secret of length ${#HARNESS_TEST_SECRET}"'
       const done = json<SlurmRecord>(await run(repo, ['--json', '-a', 'exec', '--', agent(body)]))
       expect(done.status).toBe('COMPLETED')
+      // The session's job got the partition, account, time and options of config, and harness's own options.
+      const shown = execFileSync('scontrol', ['-o', 'show', 'job', done.slurm?.job_id ?? ''], {
+        env: cluster().env,
+        encoding: 'utf8',
+      })
+      for (const field of [
+        'Partition=second',
+        'Account=proj-7',
+        'TimeLimit=00:05:00',
+        'Comment=from-config',
+        'Requeue=0',
+      ]) {
+        expect(shown).toContain(` ${field} `)
+      }
       const log = await cli(['session', 'logs', done.id], { cwd: repo.dir, env: repo.env })
       expect(log.stdout).toContain(`secret of length ${secret.length}`)
       const files: string[] = []
