@@ -372,7 +372,7 @@ async function commitIn(git: ReturnType<typeof gitAt>, q: string, ref: string): 
 /**
  * The worktree's files made the job's (`target`'s tree: its uncommitted files, or the branch's new tip), the
  * index left at the branch tip: only while the worktree still holds what the job started from. The ref of the
- * uncommitted files is dropped once they are in the worktree, kept otherwise.
+ * uncommitted files is dropped once they are in the worktree (or were there already), kept otherwise.
  */
 async function applyJobFiles(
   options: Parameters<typeof collectJobBundle>[0],
@@ -383,7 +383,10 @@ async function applyJobFiles(
   const kept = `refs/harness/${id}/uncommitted`
   const host = gitAt(repoDir, options)
   const targetTree = await host.text(['rev-parse', '--verify', '--end-of-options', `${target}^{tree}`])
-  if (targetTree === job.startTree) return 'unchanged'
+  if (targetTree === job.startTree) {
+    await host.try(['update-ref', '-d', kept])
+    return 'unchanged'
+  }
   if (!asStarted) {
     return { kept, reason: 'the worktree changed since the job started: its files were not applied' }
   }

@@ -251,6 +251,7 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       const body = [
         'echo "run $(cat "$HOME/runs" 2>/dev/null | wc -l)"',
         'hostname >> "$HOME/runs"',
+        'echo same > same.txt',
         `while [ ! -e ${marker} ]; do sleep 0.2; done`,
         'exit 5',
       ].join('\n')
@@ -290,6 +291,9 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       expect(resumed.exitCode).toBe(5)
       const record = readRecord<SlurmRecord & { runs: { exit_code: number }[] }>(repo.dir, id)
       expect(record.runs.map((r) => r.exit_code)).toEqual([5, 5])
+      // The job's uncommitted files were in the worktree already: nothing of them is left under harness's refs.
+      expect(readFileSync(join(record.worktree_dir, 'same.txt'), 'utf8')).toBe('same\n')
+      expect(repo.git('for-each-ref', `refs/harness/${id}/`)).toBe('')
       expect(record.slurm?.run).toBe(2)
       const home = readFileSync(join(repo.dir, '.harness', 'agents', id, 'home', 'runs'), 'utf8')
         .trim()
