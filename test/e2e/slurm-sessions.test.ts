@@ -382,6 +382,32 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test(
+    'a history rewritten on the node, tags and branches made there: the branch is not moved, nothing else comes',
+    async () => {
+      const repo = slurmRepo()
+      const body = [
+        'set -e',
+        'git -c user.name=E -c user.email=e@x commit -q --amend -m rewritten',
+        'git tag evil-tag',
+        'git branch evil-branch',
+        'git update-ref refs/heads/main HEAD',
+      ].join('\n')
+      const before = repo.git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/tags')
+      const done = json<SlurmRecord & { slurm: { collected: { kind: string; ref?: string } } }>(
+        await run(repo, ['--json', '-a', 'exec', '--', agent(body)]),
+      )
+      expect(done.slurm.collected.kind).toBe('diverged')
+      expect(repo.git('rev-parse', done.git_branch)).toBe(repo.git('rev-parse', 'main'))
+      expect(repo.git('log', '-1', '--format=%s', done.slurm.collected.ref ?? '')).toBe('rewritten')
+      const after = repo.git('for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/tags')
+      expect(after.split('\n').filter((line) => !line.startsWith(`refs/heads/${done.git_branch}`))).toEqual(
+        before.split('\n'),
+      )
+    },
+    TIMEOUT,
+  )
+
+  test(
     'cleanup leaves no job, no spool file and no scratch folder',
     async () => {
       const repo = slurmRepo()
