@@ -408,6 +408,40 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test(
+    'Ctrl-C of a foreground run stops the job as pause does: its work back, PAUSED interrupt, wait 130',
+    async () => {
+      const repo = slurmRepo()
+      const body = [
+        "trap 'echo stopped > stopped.txt; exit 143' TERM",
+        'echo waiting',
+        'while :; do sleep 0.2; done',
+      ].join('\n')
+      const client = spawn(HARNESS_BIN, ['run', '-a', 'exec', '--', agent(body)], {
+        cwd: repo.dir,
+        env: repo.env,
+      })
+      let out = ''
+      client.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+      })
+      const end = new Promise<NodeJS.Signals | number | null>((resolve) =>
+        client.on('close', (code, signal) => resolve(signal ?? code)),
+      )
+      await waitFor('the agent to run on a node', () => out.includes('waiting'), 120_000)
+      client.kill('SIGINT')
+      // As a local foreground run: it dies of SIGINT (the shell's 130), the session PAUSED by the interrupt.
+      expect(await end).toBe('SIGINT')
+      const id = readdirSync(join(repo.dir, '.harness', 'sessions'))[0]?.replace('.json', '') ?? ''
+      const record = readRecord<SlurmRecord>(repo.dir, id)
+      expect(record).toMatchObject({ status: 'PAUSED', stop_reason: 'interrupt' })
+      expect(readFileSync(join(record.worktree_dir, 'stopped.txt'), 'utf8')).toBe('stopped\n')
+      expect((await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })).exitCode).toBe(130)
+      expect(/RUNNING|PENDING/.test(jobState(record.slurm?.job_id ?? '') ?? '')).toBe(false)
+    },
+    TIMEOUT,
+  )
+
+  test(
     'cleanup leaves no job, no spool file and no scratch folder',
     async () => {
       const repo = slurmRepo()
