@@ -25,6 +25,14 @@ describe("how a job's run ended, from Slurm's view and the job's own files", () 
     expect(jobExit(exited, null)).toEqual({ exitCode: 1, signal: null })
   })
 
+  it('a job Slurm has forgotten is settled from its exit-code file; without one nothing says how it ended', () => {
+    expect(jobExit({ kind: 'forgotten' }, report({ exitCode: 3, endedBy: 'exit' }))).toEqual({
+      exitCode: 3,
+      signal: null,
+    })
+    expect(jobExit({ kind: 'forgotten' }, null)).toBeNull()
+  })
+
   it("harness's own stop is a stop; a time limit is PAUSED timeout", () => {
     const exited = { kind: 'exited', state: 'COMPLETED', exitCode: 0 } as const
     expect(jobExit(exited, report({ exitCode: 143, endedBy: 'stop' }))).toMatchObject({ stopped: true })
