@@ -728,6 +728,22 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       expect(list.exitCode, list.stderr).toBe(0)
       expect(json<unknown[]>(list)).toHaveLength(50)
       expect(readFileSync(count, 'utf8').trim().split('\n')).toHaveLength(1)
+      // A controller that does not answer: the listing still answers from the records, with one warning.
+      const down = tmpDir()
+      writeFileSync(
+        join(down, 'squeue'),
+        '#!/bin/sh\necho "squeue: error: Unable to contact slurm controller" >&2\nexit 1\n',
+      )
+      chmodSync(join(down, 'squeue'), 0o755)
+      const unanswered = await cli(['session', 'list', '--json'], {
+        cwd: repo.dir,
+        env: { ...repo.env, PATH: `${down}:${repo.env.PATH}` },
+      })
+      expect(unanswered.exitCode, unanswered.stderr).toBe(0)
+      const listed = json<{ id: string; status: string }[]>(unanswered)
+      expect(listed.find((record) => record.id === real.id)?.status).toBe('RUNNING')
+      expect(unanswered.stderr.trim().split('\n')).toHaveLength(1)
+      expect(unanswered.stderr).toContain('squeue')
       execFileSync('scancel', ['--me'], { env: c.env })
     },
     TIMEOUT,
