@@ -106,6 +106,11 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
       expect(done).toMatchObject({ status: 'COMPLETED', exit_code: 0, backend: 'slurm' })
       expect(nodeNames()).toContain(done.slurm?.node)
       expect(done.slurm?.collected).toMatchObject({ kind: 'fast-forward', commits: 1 })
+      // What it changed, as for a local run: the committed file and the uncommitted one.
+      expect((done as SlurmRecord & { files_modified?: string[] }).files_modified?.sort()).toEqual([
+        'loose.txt',
+        'made.txt',
+      ])
       expect(repo.git('log', '-1', '--format=%s', done.git_branch)).toBe('made on a node')
       expect(readFileSync(join(done.worktree_dir, 'loose.txt'), 'utf8')).toBe('loose\n')
       expect(repo.git('-C', done.worktree_dir, 'status', '--porcelain')).toBe('?? loose.txt')

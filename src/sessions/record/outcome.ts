@@ -241,7 +241,7 @@ export function endedRecord(
  * `files_modified`, bounded (an agent can make any number of files): the first of them, and how many; with
  * which of those it added and deleted (the rest it modified).
  */
-function filesModified(files: {
+export function filesModified(files: {
   files: readonly string[]
   added: readonly string[]
   deleted: readonly string[]

@@ -9,8 +9,10 @@ import {
   writeAll,
 } from '../../../disk/door.js'
 import { IllegalStateError } from '../../../errors.js'
+import type { ChangedFiles } from '../../../git/diff.js'
 import { logPathFor } from '../../../project.js'
 import { agentDirFor } from '../../record/agent-files.js'
+import { filesModified } from '../../record/outcome.js'
 import type { SessionRecord, SlurmFacts } from '../../record/schema.js'
 import type { ActEnv, CollectEnv } from '../backend.js'
 import { RUN_FILES } from './job-script.js'
@@ -53,6 +55,7 @@ export async function collectJob(
       () => {},
     )
   }
+  const files = collected.kind === 'failed' ? undefined : await changedFiles(record, env)
   const logStart = appendJobLog(
     join(runDir, RUN_FILES.log),
     logPathFor(join(env.harnessDir, 'logs'), record.id),
@@ -62,11 +65,23 @@ export async function collectJob(
     if (current.slurm?.job_id !== facts.job_id || current.slurm.cluster !== facts.cluster) return current
     return {
       ...current,
+      ...(files ? filesModified(files) : {}),
       slurm: { ...current.slurm, ...(report?.node ? { node: report.node } : {}), collected },
       runs: (current.runs ?? []).map((run) =>
         run.n === runN && logStart !== null ? { ...run, log_offset: logStart } : run,
       ),
     }
+  }
+}
+
+/** The paths the session changed against its base, once the job's work is back in the worktree (as a local run's). */
+async function changedFiles(record: SessionRecord, env: CollectEnv): Promise<ChangedFiles | undefined> {
+  if (!record.is_worktree || !record.base_commit) return undefined
+  try {
+    const { filesModified: changed } = await import('../../../git/diff.js')
+    return await changed(record.worktree_dir, record.base_commit, { env: env.env, signal: env.signal })
+  } catch {
+    return undefined // a removed worktree must not keep the outcome from being recorded
   }
 }
 
