@@ -330,6 +330,9 @@ describe.skipIf(!usable.engine)('the container boundary (podman)', () => {
     writeFileSync(join(readRecord<Record>(repo.dir, id).worktree_dir, 'go'), '')
     const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
     expect(wait.exitCode).toBe(0)
+    // wait reads (SPEC §14 "The seam"); collect settles it and removes the container.
+    const collect = await cli(['session', 'collect', id], { cwd: repo.dir, env: repo.env })
+    expect(collect.exitCode, collect.stderr).toBe(0)
     expect(sessionContainers(id)).toEqual([])
   })
 })

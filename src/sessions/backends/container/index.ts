@@ -106,6 +106,11 @@ async function prepareContainer(run: RunRequest): Promise<PreparedRun> {
   }
 }
 
+/** The run's own supervisor lives (what the process table says, not an orphaned agent or client). */
+function supervised(state: BackendState | undefined): boolean {
+  return state?.kind === 'alive' && state.liveness === 'running'
+}
+
 /**
  * Liveness of many container sessions: their supervisors from one look at the process table; for those whose
  * supervisor is gone, one `inspect` of all their containers per engine (docs/backends.md, "The engine
@@ -115,7 +120,9 @@ async function containerLiveness(records: readonly SessionRecord[], env: ReadEnv
   const states = records.map((record) => processState(record, env.check))
   const asked = records
     .map((record, i) => ({ record, i, facts: record.container }))
-    .filter(({ record, i, facts }) => states[i]?.kind !== 'alive' && facts && record.sealed === true)
+    // A live supervisor speaks for its container; without one (a SIGKILLed client leaves the engine's client
+    // attached, orphaned), the engine does.
+    .filter(({ record, i, facts }) => !supervised(states[i]) && facts && record.sealed === true)
   const engines = new Map<string, typeof asked>()
   for (const entry of asked) {
     const name = String(entry.facts?.engine)
