@@ -79,7 +79,8 @@ try {
       const mark = join(spool, `mark-h-${i}`)
       let started = performance.now()
       const run = spawnSync(HARNESS, ['run', '--detach', '-a', 'exec', '--', agent, mark], { cwd: repo, env })
-      if (run.status !== 0) throw new Error(`harness run: ${run.stderr}`)
+      if (run.status !== 0)
+        throw new Error(`harness run: ${run.status ?? run.signal}: ${run.stdout}${run.stderr}`)
       await until('the agent of harness run', () => existsSync(mark))
       harness.push(performance.now() - started)
       const markBare = join(spool, `mark-b-${i}`)
@@ -110,7 +111,8 @@ try {
     let started = performance.now()
     for (let i = 0; i < many; i++) {
       const run = spawnSync(HARNESS, ['run', '--detach', '-a', 'exec', '--', agent], { cwd: repo, env })
-      if (run.status !== 0) throw new Error(`harness run: ${run.stderr}`)
+      if (run.status !== 0)
+        throw new Error(`harness run: ${run.status ?? run.signal}: ${run.stdout}${run.stderr}`)
     }
     const submitted = performance.now() - started
     await until('every job to end', queueEmpty, 600_000)
