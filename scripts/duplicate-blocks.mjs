@@ -53,12 +53,6 @@ export const KNOWN = [
     files: ['test/real/gemini.test.ts', 'test/real/pi.test.ts'],
     why: 'each real CLI runs the same supervised scenario in its own file (they run only beside the real CLIs)',
   },
-  // In rooms another change is rewriting (the backends, the run's plan): they go with that rewrite.
-  { files: ['src/sessions/backends/container/backend.ts'], why: 'in the backends being rewritten' },
-  {
-    files: ['src/sessions/backends/backend.ts', 'src/sessions/run/run-plan.ts'],
-    why: 'in the backends and the run plan being rewritten',
-  },
 ]
 
 const filesOf = (block) => [...new Set(block.places.map((place) => place.file))].sort().join(' ')

@@ -2,6 +2,7 @@ import { homedir } from 'node:os'
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path'
 import * as z from 'zod/mini'
 import en from 'zod/v4/locales/en.js'
+import { BACKEND_NAMES } from './backend-names.js'
 import { parseJson, readText, realPath, UnsafeFileError } from './disk/door.js'
 import { type DurationInput, parseDuration, type Unit } from './duration.js'
 import { ConfigError } from './errors.js'
@@ -56,12 +57,43 @@ const ProviderNameSchema = z
 const PriceSchema = z.number().check(z.nonnegative('a price is 0 or more (USD per million tokens)'))
 
 /** USD per million tokens of one model (docs/budgets.md); cached input tokens cost `input` unless given. */
-const ModelPricingSchema = z.strictObject({
+export const ModelPricingSchema = z.strictObject({
   input: PriceSchema,
   output: PriceSchema,
   cached_input: z.optional(PriceSchema),
 })
 export type ModelPricing = z.infer<typeof ModelPricingSchema>
+
+/** A variable's name (`container.env`, `slurm.env`): only names are ever written, never values. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Slurm's time formats (`--time`): minutes, m:s, h:m:s, d-h, d-h:m, d-h:m:s, or no limit. */
+const SLURM_TIME = /^(?:\d{1,7}(?::\d{1,2}){0,2}|\d{1,5}-\d{1,2}(?::\d{1,2}){0,2}|UNLIMITED|INFINITE)$/
+
+/** A partition's or account's name: what Slurm allows, and never something `sbatch` could read as a flag. */
+const SLURM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$/
+
+/**
+ * Config `slurm.*` (docs/backends.md, "The Slurm backend"). The Slurm module (sessions/backends/slurm/) reads it;
+ * it is declared here so that config files are checked whole, by one schema.
+ */
+export const SlurmConfigSchema = z.strictObject({
+  /** `sbatch --partition`. */
+  partition: z.optional(z.string().check(z.regex(SLURM_NAME, 'a partition name'))),
+  /** `sbatch --account`. */
+  account: z.optional(z.string().check(z.regex(SLURM_NAME, 'an account name'))),
+  /** Slurm's own time limit of each job (`--time`), unless the run has a `--timeout`. */
+  time: z.optional(z.string().check(z.regex(SLURM_TIME, 'a Slurm time limit (minutes, h:m:s, d-h:m:s)'))),
+  /** More `sbatch` options, one `--name=value` (or a known bare flag) each (guardOptions). */
+  options: z.optional(z.array(z.string())),
+  /** A folder the submit host and every node see (the site's shared filesystem); absolute. */
+  spool: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
+  /** Node-local scratch at the same path on every node; unset, the job's $TMPDIR (or /tmp). */
+  scratch: z.optional(z.string().check(z.regex(/^\/[^\0\n]*$/, 'an absolute path'))),
+  /** Names of variables the job gets (`--export=NAME,...`): never their values. */
+  env: z.optional(z.array(z.string().check(z.regex(ENV_NAME, 'a variable name')))),
+})
+export type SlurmConfig = z.infer<typeof SlurmConfigSchema>
 
 /** Both files have this shape. Every object is strict: a misspelt key is an error, not silently ignored. */
 export const HarnessConfigSchema = z.strictObject({
@@ -102,8 +134,8 @@ export const HarnessConfigSchema = z.strictObject({
       ),
     }),
   ),
-  /** Where sessions run (docs/backends.md): this machine (local), or a container of podman or docker. */
-  backend: z.optional(z.enum(['local', 'container'])),
+  /** Where sessions run (docs/backends.md): this machine (local), a container of podman or docker, Slurm. */
+  backend: z.optional(z.enum(BACKEND_NAMES)),
   container: z.optional(
     z.strictObject({
       engine: z.optional(z.enum(['podman', 'docker'])),
@@ -112,9 +144,11 @@ export const HarnessConfigSchema = z.strictObject({
       /** `--network` of the engine; default none. */
       network: z.optional(NonEmptyStringSchema),
       /** Names of variables passed into the container (their values are never recorded). */
-      env: z.optional(z.array(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name')))),
+      env: z.optional(z.array(z.string().check(z.regex(ENV_NAME, 'a variable name')))),
     }),
   ),
+  /** Sessions on a Slurm cluster (docs/backends.md, "The Slurm backend"). */
+  slurm: z.optional(SlurmConfigSchema),
   /** Where an interactive run's agent lives: this terminal (local), or a tmux session (docs/tmux.md). */
   interactive: z.optional(z.strictObject({ host: z.optional(z.enum(['local', 'tmux'])) })),
   hooks: z.optional(
@@ -214,6 +248,7 @@ export function mergeConfigs(base: HarnessConfig, override: HarnessConfig): Harn
     merged.interactive = { ...base.interactive, ...override.interactive }
   if (override.backend ?? base.backend) merged.backend = override.backend ?? base.backend
   if (base.container || override.container) merged.container = { ...base.container, ...override.container }
+  if (base.slurm || override.slurm) merged.slurm = { ...base.slurm, ...override.slurm }
   if (base.hooks || override.hooks) merged.hooks = { ...base.hooks, ...override.hooks }
   if (base.checkpoint || override.checkpoint)
     merged.checkpoint = { ...base.checkpoint, ...override.checkpoint }

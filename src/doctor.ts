@@ -1,15 +1,18 @@
 import { execFile } from 'node:child_process'
+import { BACKEND_NAMES } from './backend-names.js'
 import { DEFAULT_AGENT, type HarnessConfig, loadConfig, readConfigFile, userConfigFile } from './config.js'
 import { assertUsableDir, readDirEntries, statPath } from './disk/door.js'
 import { HarnessError, shellWord } from './errors.js'
 import { gitVersion } from './git/version.js'
 import { assertExecutable } from './process/supervisor.js'
 import type { ProjectPaths } from './project.js'
-import { listProviders } from './providers/args.js'
+import { listProviders, resolveProvider } from './providers/args.js'
 import { flagsMissingFromHelp } from './providers/help.js'
-import { checkEngine } from './sessions/backends/container/backend.js'
+import { backendNamed } from './sessions/backends/index.js'
+import { readEnvOf } from './sessions/backends/read-env.js'
 import type { SessionEnv } from './sessions/ports.js'
-import { computeLiveness } from './sessions/record/liveness.js'
+import { seen } from './sessions/query/query.js'
+import { backendStates } from './sessions/query/reconcile.js'
 import { isTrusted } from './trust.js'
 
 /** One line of `harness doctor`: `fail` makes harness unusable here; `warn` is worth a look. */
@@ -60,7 +63,10 @@ const firstLine = (text: string) => text.trim().split('\n')[0]?.trim() ?? ''
  * `harness doctor`: what harness needs here (git, a usable .harness, trusted config, the agents) and what is
  * worth a look (stale or foreign sessions, agent CLIs whose flags changed). Usable means no `fail` line.
  */
-export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
+export async function runDoctor(
+  ctx: SessionEnv,
+  options: { submitTest: boolean } = { submitTest: false },
+): Promise<DoctorReport> {
   const env = ctx.env
   const git = await gitVersion(ctx.cwd, env)
   const checks: DoctorCheck[] = [
@@ -83,7 +89,7 @@ export async function runDoctor(ctx: SessionEnv): Promise<DoctorReport> {
         }
       : { name: 'tmux', status: 'ok', detail: firstLine(tmux) },
   )
-  checks.push(await containerCheck(config, env))
+  checks.push(...(await backendChecks(config, env, options.submitTest)))
   if (paths.exists && harness.status !== 'fail') checks.push(...(await sessionChecks(ctx)))
   return { usable: !checks.some((c) => c.status === 'fail'), checks }
 }
@@ -156,42 +162,25 @@ async function configChecks(
 }
 
 /**
- * The container engine (docs/backends.md): its name and version, and whether a test container of
- * `container.image` starts. Missing is a failure only where config sends sessions into containers.
+ * What each backend says of itself here (docs/backends.md): its engine or cluster, its version, whether a test
+ * run starts. One that config sends sessions to (`backend`) fails the doctor when it cannot run them.
  */
-async function containerCheck(config: HarnessConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
-  const needed = config.backend === 'container'
+async function backendChecks(
+  config: HarnessConfig,
+  env: NodeJS.ProcessEnv,
+  submitTest: boolean,
+): Promise<DoctorCheck[]> {
+  let agentCommand = config.defaults?.agent ?? DEFAULT_AGENT
   try {
-    const found = await checkEngine(config.container?.engine, config.container?.image, env)
-    const version = found.version ? ` ${found.version}` : ' (version unknown)'
-    if (found.test === 'skipped') {
-      return {
-        name: 'container engine',
-        status: needed ? 'warn' : 'ok',
-        detail: `${found.engine}${version}; no container.image set, so no test container was started`,
-        hint: 'harness config set container.image IMAGE --user',
-      }
-    }
-    if (found.test === 'ok') {
-      return {
-        name: 'container engine',
-        status: 'ok',
-        detail: `${found.engine}${version}; a test container of ${config.container?.image} started`,
-      }
-    }
-    return {
-      name: 'container engine',
-      status: needed ? 'fail' : 'warn',
-      detail: `${found.engine}${version}; a test container of ${config.container?.image} ${found.test}`,
-      hint: `try "${found.engine} run --rm ${config.container?.image} true"`,
-    }
-  } catch (error) {
-    return {
-      name: 'container engine',
-      status: needed ? 'fail' : 'info',
-      detail: `${error instanceof Error ? error.message : String(error)}${needed ? '' : ' (needed only for --backend container)'}`,
-    }
+    agentCommand = resolveProvider(agentCommand, config).command ?? agentCommand
+  } catch {}
+  const checks: DoctorCheck[] = []
+  for (const name of BACKEND_NAMES) {
+    const backend = await backendNamed(name)
+    const chosen = backend.name === (config.backend ?? 'local')
+    checks.push(...(await backend.doctor({ config, env, chosen, submitTest, agentCommand })))
   }
+  return checks
 }
 
 function configProblem(name: string, error: unknown): DoctorCheck {
@@ -243,10 +232,16 @@ async function agentChecks(ctx: SessionEnv, config: HarnessConfig): Promise<Doct
 }
 
 async function sessionChecks(ctx: SessionEnv): Promise<DoctorCheck[]> {
-  const records = (await ctx.store()).list()
+  const store = await ctx.store()
+  const records = store.list()
+  // What each backend says (read only: one query per backend), as `list` would show it.
+  const states = await backendStates(
+    records.filter((r) => r.status === 'RUNNING'),
+    readEnvOf(store, ...seen(ctx)),
+  )
   const stale = records.filter((r) => {
-    const liveness = r.status === 'RUNNING' ? computeLiveness(r) : undefined
-    return liveness !== undefined && liveness !== 'running'
+    const state = states.get(r)
+    return state !== undefined && !(state.kind === 'alive' && state.liveness === 'running')
   })
   const foreign = records.filter((r) => r.sealed === false)
   const checks: DoctorCheck[] = [{ name: 'sessions', status: 'ok', detail: `${records.length} on record` }]

@@ -32,6 +32,10 @@ export const ERROR_CODES = {
     meaning: 'unarchiving would overwrite a file that is already there',
   },
   ARCHIVE_CORRUPT: { exit: ExitCode.Failure, meaning: "an archive's bytes or manifest do not check out" },
+  BACKEND_UNSUPPORTED: {
+    exit: ExitCode.Usage,
+    meaning: 'the chosen backend cannot do what the command asks (docs/backends.md)',
+  },
   BAD_KEY: { exit: ExitCode.Failure, meaning: "the user's sealing key is unreadable or malformed" },
   BASE_MISSING: { exit: ExitCode.IllegalState, meaning: 'the base branch a session started from is gone' },
   BRANCH_CHECKED_OUT: {
@@ -141,6 +145,7 @@ export const ERROR_CODES = {
     exit: ExitCode.IllegalState,
     meaning: "the session's folder is not one harness gives to a shell",
   },
+  PLAN_INVALID: { exit: ExitCode.Usage, meaning: 'the run plan handed to a supervisor does not parse' },
   PROMPT_TOO_LONG: { exit: ExitCode.Usage, meaning: 'the prompt is over its size limit' },
   READ_ONLY: { exit: ExitCode.Failure, meaning: 'the file system is read-only' },
   RECORD_INVALID: {

@@ -17,6 +17,7 @@ import { registerArchive, registerUnarchive } from '../commands/session/archive.
 import { registerAttach } from '../commands/session/attach.js'
 import { registerCheckpoint, registerCheckpoints, registerRestore } from '../commands/session/checkpoint.js'
 import { registerCleanup } from '../commands/session/cleanup.js'
+import { registerCollect } from '../commands/session/collect.js'
 import { registerDelete } from '../commands/session/delete.js'
 import { registerDiff } from '../commands/session/diff.js'
 import { registerExport } from '../commands/session/export.js'
@@ -179,6 +180,7 @@ function registerSessionCommands(session: CliCommand, ctx: Context): void {
   registerArchive(session, ctx)
   registerUnarchive(session, ctx)
   registerRecover(session, ctx)
+  registerCollect(session, ctx)
   registerAdopt(session, ctx)
   registerDiff(session, ctx)
   registerCheckpoint(session, ctx)

@@ -1,3 +1,4 @@
+import { BACKEND_NAMES } from '../backend-names.js'
 import type { DashboardTerminal } from '../ui/dashboard.js'
 import type { Context } from './context.js'
 import { CliDashboard } from './dashboard.js'
@@ -13,7 +14,7 @@ export async function openDashboard(ctx: Context, options: { allProjects: boolea
     out: ctx.out,
     allProjects: options.allProjects,
     agents: await agentNames(ctx),
-    backends: ['local', 'container'],
+    backends: [...BACKEND_NAMES],
   })
   // A project error (no repository, an unsafe .harness) ends `ui` before the screen, as any command's would.
   await port.open()

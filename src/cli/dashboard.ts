@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { basename, join } from 'node:path'
+import { backendNameOr } from '../backend-names.js'
 import { watchDir } from '../disk/door.js'
 import { HARNESS_DIR_NAME, pathsFor } from '../project.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
@@ -254,7 +255,7 @@ export class CliDashboard implements DashboardPort {
 
   async stop(session: DashboardSession, verb: 'kill' | 'pause'): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { stopSession, stopNotProduced } = await ctx.services.control()
+      const { stopSession, stopNotProduced } = await ctx.services.controlStop()
       const { renderStopResult } = await ctx.services.renderRun()
       const result = await stopSession(ctx, session.id, verb, GRACE_MS)
       if (!result.produced) throw stopNotProduced(result)
@@ -319,7 +320,7 @@ export class CliDashboard implements DashboardPort {
         detach: request.host === 'detached',
         tmux: request.host === 'tmux',
         extraArgs: [],
-        backend: request.backend === 'container' ? 'container' : 'local',
+        backend: backendNameOr(request.backend),
       })
       return ok(caught, runSummary(outcome.record))
     } catch (error) {

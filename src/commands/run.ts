@@ -1,3 +1,4 @@
+import { BACKEND_NAMES } from '../backend-names.js'
 import { action } from '../cli/action.js'
 import type { CliCommand } from '../cli/command.js'
 import type { Context } from '../cli/context.js'
@@ -58,8 +59,8 @@ const RUN_FLAGS = {
   ),
   backend: choiceFlag(
     '--backend <name>',
-    'where the agent runs: local | container (default: config backend, else local)',
-    ['local', 'container'],
+    `where the agent runs: ${BACKEND_NAMES.join(' | ')} (default: config backend, else local)`,
+    BACKEND_NAMES,
   ),
   image: textFlag('--image <image>', 'with --backend container: the image (it must contain the agent CLI)'),
   engine: choiceFlag(

@@ -1,6 +1,8 @@
 import { IllegalStateError } from '../errors.js'
-import { assertRefArg } from './common.js'
+import { assertRefArg, revParseOrNull } from './common.js'
 import { type GitEnvOptions, gitAt, gitDetail, gitFailed } from './git.js'
+import { deleteRefs, storeRef } from './refs.js'
+import { commitTree, writeWorktreeTree } from './snapshot.js'
 
 /**
  * Writes a bundle of `refs` to `file`, without what `exclude` already holds (the session's base commit, which
@@ -38,4 +40,53 @@ export async function verifyBundle(repo: string, file: string, options: GitEnvOp
 /** Brings a verified bundle's objects into `repo`; no ref is changed. */
 export async function unbundleObjects(repo: string, file: string, options: GitEnvOptions): Promise<void> {
   await gitAt(repo, options).run(['bundle', 'unbundle', file])
+}
+
+/** What a remote job starts from (`bundleForJob`): the branch tip and the worktree's whole tree. */
+export interface JobInput {
+  startTip: string
+  /** The worktree's files as a tree (tracked and untracked, ignored ones excluded). */
+  startTree: string
+  /** The bundle also holds `worktreeRef`: the worktree had uncommitted files. */
+  worktreeState: boolean
+  worktreeRef: string
+}
+
+/**
+ * The input of a remote job (SPEC §14 `slurm`, docs/backends.md "The spool"): a bundle of the session's branch
+ * with its history, and, when the worktree holds uncommitted files, a commit of its whole tree on the branch tip
+ * under `refs/harness/<id>/worktree`, made through a temporary index (the worktree, its index and branch are not
+ * touched) and removed once bundled. The job restores those files as uncommitted.
+ */
+export async function bundleForJob(
+  options: GitEnvOptions & { repoDir: string; worktreeDir: string; branch: string; id: string; file: string },
+): Promise<JobInput> {
+  const { repoDir, branch, id } = options
+  const branchRef = `refs/heads/${branch}`
+  const startTip = await revParseOrNull(repoDir, `${branchRef}^{commit}`, options)
+  if (!startTip) throw new IllegalStateError(`the branch ${branch} of session "${id}" is gone`)
+  const [{ tree }, tipTree] = await Promise.all([
+    writeWorktreeTree(options.worktreeDir, options),
+    gitAt(repoDir, options).text(['rev-parse', '--verify', '--end-of-options', `${startTip}^{tree}`]),
+  ])
+  const worktreeRef = `refs/harness/${id}/worktree`
+  const worktreeState = tree !== tipTree
+  if (worktreeState) {
+    const message = `harness: the uncommitted files of session ${id}, sent to its job`
+    const commit = await commitTree(repoDir, tree, [startTip], message, options)
+    await storeRef(repoDir, worktreeRef, commit, message, { ...options, overwrite: true })
+  }
+  try {
+    await createBundle(
+      repoDir,
+      options.file,
+      worktreeState ? [branchRef, worktreeRef] : [branchRef],
+      null,
+      options,
+    )
+  } finally {
+    if (worktreeState)
+      await deleteRefs(repoDir, `refs/harness/${id}/`, [worktreeRef], options).catch(() => {})
+  }
+  return { startTip, startTree: tree, worktreeState, worktreeRef }
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { copyAgentFiles, listDir, readAgentFile, unlinkQuiet, writeFileNew } from '../disk/door.js'
 import { diskFaultInText } from '../errors.js'
 import { type GitEnvOptions, gitAt, gitDetail } from './git.js'
-import { withTempFolder } from './snapshot.js'
+import { restoreSnapshot, withTempFolder, writeWorktreeTree } from './snapshot.js'
 
 /**
  * The one way commits an agent made come back (SPEC §10, "What comes back from an agent is input";
@@ -104,7 +104,7 @@ export async function collectAgentCommits(
   try {
     const fetched = await withTempFolder(options.tempDir, (dir) => quarantine(options, tip, dir))
     if (fetched.kind !== 'fetched') return fetched
-    return await landOnBranch(options, fetched.to)
+    return await landOnBranch(options, fetched.to, `refs/harness/${options.id}/container`)
   } catch (error) {
     return failedOf(error)
   }
@@ -118,11 +118,7 @@ async function quarantine(
 ): Promise<{ kind: 'fetched'; to: string } | CollectOutcome> {
   const { repoDir, id, agent } = options
   const host = gitAt(repoDir, options)
-  const q = join(dir, 'quarantine.git')
-  const format = agent.startTip.length === 64 ? ['--object-format=sha256'] : []
-  await gitAt(dir, options).run(['init', '--quiet', '--bare', ...format, '--', q])
-  const commonDir = await host.text(['rev-parse', '--path-format=absolute', '--git-common-dir'])
-  writeFileNew(join(q, 'objects', 'info', 'alternates'), `${join(commonDir, 'objects')}\n`)
+  const q = await makeQuarantine(options, dir, agent.startTip)
   copyAgentFiles(join(agent.gitDir, 'objects'), join(q, 'objects'), isObjectFile)
   dropUnpairedPacks(join(q, 'objects', 'pack'))
   const inQuarantine = gitAt(dir, options)
@@ -135,7 +131,40 @@ async function quarantine(
   }
   await inQuarantine.run([`--git-dir=${q}`, 'update-ref', 'refs/heads/collected', tip])
   const ref = `refs/harness/${id}/container`
-  const fetched = await host.try([
+  const failed = await fetchChecked(repoDir, q, [`refs/heads/collected:${ref}`], options)
+  if (failed) return failed
+  return {
+    kind: 'fetched',
+    to: await host.text(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]),
+  }
+}
+
+/**
+ * A quarantine repository made in `dir`: bare, harness's own config, the repository's objects as its alternate
+ * (what an agent's objects build on), in the object format of `startTip`.
+ */
+async function makeQuarantine(options: { repoDir: string } & GitEnvOptions, dir: string, startTip: string) {
+  const q = join(dir, 'quarantine.git')
+  const format = startTip.length === 64 ? ['--object-format=sha256'] : []
+  await gitAt(dir, options).run(['init', '--quiet', '--bare', ...format, '--', q])
+  const commonDir = await gitAt(options.repoDir, options).text([
+    'rev-parse',
+    '--path-format=absolute',
+    '--git-common-dir',
+  ])
+  writeFileNew(join(q, 'objects', 'info', 'alternates'), `${join(commonDir, 'objects')}\n`)
+  return q
+}
+
+/** `from` (a quarantine, or a bundle in one) fetched with every object checked; a failure as the record keeps it. */
+async function fetchChecked(
+  into: string,
+  from: string,
+  refspecs: string[],
+  options: GitEnvOptions & { gitDir?: string },
+): Promise<CollectOutcome | null> {
+  const fetched = await gitAt(into, options).try([
+    ...(options.gitDir ? [`--git-dir=${options.gitDir}`] : []),
     '-c',
     'transfer.fsckObjects=true',
     '-c',
@@ -147,17 +176,12 @@ async function quarantine(
     '--no-recurse-submodules',
     '--force',
     '--',
-    q,
-    `refs/heads/collected:${ref}`,
+    from,
+    ...refspecs,
   ])
-  if (fetched.exitCode !== 0) {
-    const fault = diskFaultInText(fetched.stderr, repoDir)
-    return { kind: 'failed', reason: fault ? fault.message : `git fetch failed: ${gitDetail(fetched)}` }
-  }
-  return {
-    kind: 'fetched',
-    to: await host.text(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]),
-  }
+  if (fetched.exitCode === 0) return null
+  const fault = diskFaultInText(fetched.stderr, into)
+  return { kind: 'failed', reason: fault ? fault.message : `git fetch failed: ${gitDetail(fetched)}` }
 }
 
 /**
@@ -165,12 +189,17 @@ async function quarantine(
  * was collected before), then the worktree's index. Not abortable: the two go together.
  */
 async function landOnBranch(
-  options: Parameters<typeof collectAgentCommits>[0],
+  options: {
+    repoDir: string
+    worktreeDir: string
+    id: string
+    agent: Omit<AgentCommits, 'gitDir'>
+  } & GitEnvOptions,
   to: string,
+  ref: string,
 ): Promise<CollectOutcome> {
   const { repoDir, worktreeDir, id, agent } = options
   const host = gitAt(repoDir, { env: options.env })
-  const ref = `refs/harness/${id}/container`
   if (!(await host.check(['merge-base', '--is-ancestor', agent.startTip, to]))) {
     return { kind: 'diverged', ref, tip: to }
   }
@@ -178,7 +207,7 @@ async function landOnBranch(
   const moved = await host.try([
     'update-ref',
     '-m',
-    `harness: commits of session ${id} from its container`,
+    `harness: commits of session ${id}, collected`,
     branch,
     to,
     agent.startTip,
@@ -220,4 +249,148 @@ function failedOf(error: unknown): CollectOutcome {
     return { kind: 'failed', reason: 'given up: a stop was asked for while collecting' }
   }
   return { kind: 'failed', reason: error instanceof Error ? error.message : String(error) }
+}
+
+/** What a remote job sent back (SPEC §14 `slurm`): a bundle of its commits and of its uncommitted files. */
+export interface JobBundle {
+  /** The folder the job wrote (its run's spool folder) and the bundle's name in it. */
+  runDir: string
+  name: string
+  branch: string
+  /** The branch tip and the worktree's whole tree the job started from, from the sealed record. */
+  startTip: string
+  startTree: string
+  /** What the job says holds its uncommitted files (`refs/harness/uncommitted` in the bundle); null: none. */
+  uncommitted: string | null
+  /** The job said it sent no commits and no uncommitted files (an empty bundle is no bundle). */
+  empty: boolean
+}
+
+/** How a job's work came back: its commits (as for a container), and its files in the worktree. */
+export type JobCollectOutcome = CollectOutcome & {
+  /** applied: the worktree holds the job's files now; kept: they are under `ref` only, and why. */
+  files?: 'applied' | 'unchanged' | { kept: string; reason: string }
+}
+
+const UNCOMMITTED = 'refs/harness/uncommitted'
+
+/**
+ * Brings a job's work back (docs/backends.md, "The Slurm backend"): the bundle, a file the job wrote, is copied
+ * through the door (a plain file, never a link or FIFO) into a quarantine repository of harness's own, which
+ * fetches from it with every object checked; only the branch and the uncommitted files' ref are taken, by their
+ * full names. The repository fetches them from the quarantine (fsck again) under `refs/harness/<id>/`, the branch
+ * moves by fast-forward from the run's start only, and the worktree's files become the job's (its uncommitted
+ * files, uncommitted again) — only while the worktree is still as the job started from it; otherwise they stay
+ * under `refs/harness/<id>/uncommitted` and the collection says so.
+ */
+export async function collectJobBundle(
+  options: {
+    repoDir: string
+    worktreeDir: string
+    id: string
+    job: JobBundle
+    tempDir: string
+  } & GitEnvOptions,
+): Promise<JobCollectOutcome> {
+  const { job, id } = options
+  const agent = { branch: job.branch, startTip: job.startTip }
+  let fetched: { tip: string | null; uncommitted: string | null } | CollectOutcome
+  try {
+    fetched = job.empty
+      ? { tip: null, uncommitted: null }
+      : await withTempFolder(options.tempDir, (dir) => quarantineBundle(options, dir))
+  } catch (error) {
+    return failedOf(error)
+  }
+  if ('kind' in fetched) return fetched
+  let commits: CollectOutcome = { kind: 'none' }
+  try {
+    // Looked at before the branch moves (which resets the worktree's index to the new tip).
+    const now = await writeWorktreeTree(options.worktreeDir, { env: options.env, tempDir: options.tempDir })
+    if (fetched.tip && fetched.tip !== job.startTip) {
+      commits = await landOnBranch({ ...options, agent }, fetched.tip, `refs/harness/${id}/collected`)
+    }
+    if (commits.kind === 'failed' || commits.kind === 'diverged') return commits
+    const target = fetched.uncommitted ?? (commits.kind === 'fast-forward' ? commits.to : job.startTip)
+    return { ...commits, files: await applyJobFiles(options, target, now.tree === job.startTree) }
+  } catch (error) {
+    return failedOf(error)
+  }
+}
+
+/** The bundle's branch and uncommitted files fetched into the repository through a quarantine made in `dir`. */
+async function quarantineBundle(
+  options: Parameters<typeof collectJobBundle>[0],
+  dir: string,
+): Promise<{ tip: string | null; uncommitted: string | null } | CollectOutcome> {
+  const { job, id, repoDir } = options
+  if (copyAgentFiles(job.runDir, dir, (rel) => rel === job.name) !== 1) {
+    return { kind: 'failed', reason: `the job sent no bundle (${job.name} is missing or not a plain file)` }
+  }
+  const q = await makeQuarantine(options, dir, job.startTip)
+  const inQuarantine = gitAt(dir, options)
+  const branchRef = `refs/heads/${job.branch}`
+  const heads = await inQuarantine.lines([`--git-dir=${q}`, 'bundle', 'list-heads', join(dir, job.name)])
+  const named = new Set(heads.map((line) => line.slice(line.indexOf(' ') + 1)))
+  const wanted = [branchRef, UNCOMMITTED].filter((ref) => named.has(ref))
+  if (wanted.length === 0) return { kind: 'failed', reason: 'the bundle holds neither the branch nor files' }
+  const intoQ = wanted.map((ref) => `${ref}:refs/heads/${ref === branchRef ? 'collected' : 'uncommitted'}`)
+  const intoQFailed = await fetchChecked(dir, join(dir, job.name), intoQ, { ...options, gitDir: q })
+  if (intoQFailed) return intoQFailed
+  const tip = named.has(branchRef) ? await commitIn(inQuarantine, q, 'refs/heads/collected') : null
+  const uncommitted = named.has(UNCOMMITTED)
+    ? await commitIn(inQuarantine, q, 'refs/heads/uncommitted')
+    : null
+  if ((named.has(branchRef) && !tip) || (named.has(UNCOMMITTED) && !uncommitted)) {
+    return { kind: 'failed', reason: "the bundle's refs name no commits" }
+  }
+  if (uncommitted && uncommitted !== job.uncommitted) {
+    return { kind: 'failed', reason: "the bundle's uncommitted files are not the commit the job reported" }
+  }
+  const refspecs = [
+    ...(tip ? [`refs/heads/collected:refs/harness/${id}/collected`] : []),
+    ...(uncommitted ? [`refs/heads/uncommitted:refs/harness/${id}/uncommitted`] : []),
+  ]
+  const failed = await fetchChecked(repoDir, q, refspecs, options)
+  return failed ?? { tip, uncommitted }
+}
+
+/** The commit a quarantine's ref names, or null when it names something else. */
+async function commitIn(git: ReturnType<typeof gitAt>, q: string, ref: string): Promise<string | null> {
+  const result = await git.try([
+    `--git-dir=${q}`,
+    'rev-parse',
+    '--verify',
+    '--quiet',
+    '--end-of-options',
+    `${ref}^{commit}`,
+  ])
+  const oid = result.stdout.trim()
+  return result.exitCode === 0 && OID.test(oid) ? oid : null
+}
+
+/**
+ * The worktree's files made the job's (`target`'s tree: its uncommitted files, or the branch's new tip), the
+ * index left at the branch tip: only while the worktree still holds what the job started from. The ref of the
+ * uncommitted files is dropped once they are in the worktree (or were there already), kept otherwise.
+ */
+async function applyJobFiles(
+  options: Parameters<typeof collectJobBundle>[0],
+  target: string,
+  asStarted: boolean,
+): Promise<NonNullable<JobCollectOutcome['files']>> {
+  const { repoDir, worktreeDir, id, job } = options
+  const kept = `refs/harness/${id}/uncommitted`
+  const host = gitAt(repoDir, options)
+  const targetTree = await host.text(['rev-parse', '--verify', '--end-of-options', `${target}^{tree}`])
+  if (targetTree === job.startTree) {
+    await host.try(['update-ref', '-d', kept])
+    return 'unchanged'
+  }
+  if (!asStarted) {
+    return { kept, reason: 'the worktree changed since the job started: its files were not applied' }
+  }
+  await restoreSnapshot(worktreeDir, target, { env: options.env, tempDir: options.tempDir })
+  await host.try(['update-ref', '-d', kept])
+  return 'applied'
 }

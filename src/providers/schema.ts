@@ -13,7 +13,7 @@ const PLACEHOLDERS = ['prompt', 'session_id', 'model', 'agent_dir', 'budget'] as
 export type Placeholder = (typeof PLACEHOLDERS)[number]
 
 /** Formats of agents' headless event streams (one JSON object per line). */
-const HEADLESS_OUTPUTS = [
+export const HEADLESS_OUTPUTS = [
   'claude-stream-json',
   'codex-json',
   'opencode-json',

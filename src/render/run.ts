@@ -1,7 +1,8 @@
 import { shellWord } from '../errors.js'
 import { formatUsd } from '../sessions/budget.js'
-import type { RecoverCandidate, RecoverResult, StopResult } from '../sessions/control/control.js'
+import type { RecoverCandidate, RecoverResult } from '../sessions/control/recover.js'
 import type { SendResult } from '../sessions/control/send.js'
+import type { StopResult } from '../sessions/control/stop.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import type { RunDryRun } from '../sessions/run/start.js'
 import { sessionDuration, taskLabel } from './session.js'
@@ -16,7 +17,9 @@ export function runSummary(record: SessionRecord): string {
     return `harness: session ${record.id} started${where} in tmux session ${record.tmux_session} (agent pid ${record.pid ?? '?'}); attach: harness session attach ${record.id}`
   }
   if (record.status === 'RUNNING') {
-    return `harness: session ${record.id} started${where} (agent pid ${record.pid ?? '?'}); follow it: harness session logs -f ${record.id}`
+    // A job of a cluster has no pid here: its id names it (docs/backends.md).
+    const what = record.slurm ? `Slurm job ${record.slurm.job_id}` : `agent pid ${record.pid ?? '?'}`
+    return `harness: session ${record.id} started${where} (${what}); follow it: harness session logs -f ${record.id}`
   }
   const failure = record.runs?.at(-1)?.error
   const why =

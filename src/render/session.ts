@@ -5,6 +5,7 @@ import { budgetLeft, formatUsd } from '../sessions/budget.js'
 import type { SessionView } from '../sessions/query/reconcile.js'
 import type { SessionRecord } from '../sessions/record/schema.js'
 import { SEAL_PROBLEM_TEXT, type SealProblem } from '../sessions/record/seal.js'
+import { collectedLine, containerLine, slurmLine } from './backend.js'
 import { formatCost, formatUsage } from './log.js'
 import { terminalSafe, terminalSafeLine } from './safe.js'
 import { type Column, renderTable } from './table.js'
@@ -29,10 +30,16 @@ export function projectLabel(dir: string, home: string | undefined): string {
   return dir
 }
 
-/** "RUNNING", "RUNNING (orphaned)" when liveness is anything but running, "COMPLETED (foreign)" if unsealed. */
+/**
+ * "RUNNING", "RUNNING (orphaned)" when liveness is anything but running, "RUNNING (queued: Priority)" for a job
+ * waiting in its cluster's queue, "FAILED (to collect)" for a run that ended and is not settled yet,
+ * "COMPLETED (foreign)" if unsealed.
+ */
 export function statusLabel(session: SessionView): string {
   const notes: string[] = []
   if (session.liveness && session.liveness !== 'running') notes.push(session.liveness)
+  if (typeof session.queued === 'string') notes.push(`queued: ${session.queued}`)
+  if (session.unsettled) notes.push('to collect')
   if (session.sealed === false) notes.push('foreign')
   return notes.length ? `${session.status} (${notes.join(', ')})` : session.status
 }
@@ -207,6 +214,9 @@ const KNOWN_FIELDS = new Set([
   'files_deleted',
   'backend',
   'container',
+  'slurm',
+  'queued',
+  'unsettled',
   // Shown under "Record" (harness's own fields), or not at all (`seal_problem` is said by "Sealed").
   'project',
   'seal_key',
@@ -233,26 +243,6 @@ export function renderSessionDetail(session: SessionView, options: RenderOptions
     .map(([key, value]) => [key, JSON.stringify(value)])
   if (other.length) lines.push('', 'Other fields:', ...alignedFields(other, '  '))
   return lines.join('\n')
-}
-
-/** How a container run's commits came back (docs/backends.md); a failure says where they are kept. */
-function collectedLine(session: SessionView): string | undefined {
-  const collected = session.container?.collected as
-    | { kind: string; reason?: string; commits?: number; ref?: string }
-    | undefined
-  if (!collected) return undefined
-  switch (collected.kind) {
-    case 'failed':
-      return `FAILED: ${collected.reason ?? 'unknown'}; the commits are kept in ${session.container?.git_dir ?? 'the private clone'} and the next resume brings them back first`
-    case 'fast-forward':
-      return `${collected.commits ?? 0} commit(s) onto ${session.git_branch ?? 'its branch'}`
-    case 'diverged':
-      return `history rewritten inside: kept under ${collected.ref ?? 'refs/harness/<id>/container'}, the branch not moved`
-    case 'none':
-      return 'no new commits'
-    default:
-      return collected.kind
-  }
 }
 
 /** "label:  value" lines with the values in one column; empty values left out; values made terminal-safe. */
@@ -323,8 +313,16 @@ function detailFields(session: SessionView, now: Date, color: boolean): DetailFi
         ? session.extra_args.map(shellWord).join(' ')
         : undefined,
     ],
-    ['Backend', typeof session.backend === 'string' ? session.backend : undefined],
+    ['Backend', session.backend ?? undefined],
     ['Container', containerLine(session)],
+    ['Slurm job', slurmLine(session)],
+    ['Queued', typeof session.queued === 'string' ? session.queued : undefined],
+    [
+      'Not collected',
+      session.unsettled
+        ? `its run ended; "harness session collect ${session.id}" brings its work back and records it`
+        : undefined,
+    ],
     ['Tmux session', typeof session.tmux_session === 'string' ? session.tmux_session : undefined],
     ['Tmux socket', typeof session.tmux_socket === 'string' ? session.tmux_socket : undefined],
     ['PID', session.pid],
@@ -356,12 +354,6 @@ function sealProblem(session: SessionView): string {
   const problem = session.seal_problem
   if (typeof problem !== 'string') return ''
   return `; ${Object.hasOwn(SEAL_PROBLEM_TEXT, problem) ? SEAL_PROBLEM_TEXT[problem as SealProblem] : problem}`
-}
-
-/** A container session's container: engine, short id, image, network. */
-function containerLine(session: SessionRecord): string | undefined {
-  const c = session.container
-  return c ? `${c.engine} ${c.id.slice(0, 12)}, image ${c.image}, network ${c.network}` : undefined
 }
 
 /** What harness keeps for itself (the seal's facts, revision, schema, hashes, host facts), under one heading. */

@@ -16,7 +16,7 @@ import { containerMounts } from '../../src/sessions/backends/container/mounts.js
 import { cli, HARNESS_BIN, json } from '../helpers/cli.js'
 import { sessionContainers, TEST_IMAGE, usableEngine } from '../helpers/containers.js'
 import { nestedRepoWithFilter } from '../helpers/hostile.js'
-import { readRecord } from '../helpers/sessions.js'
+import { type BackendRecord, readRecord } from '../helpers/sessions.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { canMount, mountTmpfs, unmountAfterAll } from '../helpers/tmpfs.js'
 import { waitFor } from '../helpers/tmux.js'
@@ -30,13 +30,7 @@ import { waitFor } from '../helpers/tmux.js'
 const usable = usableEngine()
 if (!usable.engine) console.log(`container boundary tests skipped: ${usable.why}`)
 
-interface Record {
-  id: string
-  status: string
-  exit_code: number | null
-  stop_reason?: string
-  git_branch: string
-  worktree_dir: string
+interface Record extends BackendRecord {
   base_dir: string
   container?: {
     id: string
@@ -318,6 +312,9 @@ describe.skipIf(!usable.engine)('the container boundary (podman)', () => {
     writeFileSync(join(readRecord<Record>(repo.dir, id).worktree_dir, 'go'), '')
     const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
     expect(wait.exitCode).toBe(0)
+    // wait reads (SPEC §14 "The seam"); collect settles it and removes the container.
+    const collect = await cli(['session', 'collect', id], { cwd: repo.dir, env: repo.env })
+    expect(collect.exitCode, collect.stderr).toBe(0)
     expect(sessionContainers(id)).toEqual([])
   })
 })

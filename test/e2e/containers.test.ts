@@ -189,10 +189,11 @@ describe.skipIf(!runs)('container backend (podman)', () => {
     expect(sessionContainers(id)).toEqual([])
   })
 
-  test('a harness client killed with SIGKILL: wait still gives the agent its real exit code', async () => {
+  test('a harness client killed with SIGKILL: wait, show and logs read the real exit code and change nothing; collect settles', async () => {
     const repo = containerRepo()
     const script =
-      'echo started > started.txt; while [ ! -f go ]; do sleep 0.1; done; echo late > late.txt; exit 7'
+      'echo started > started.txt; while [ ! -f go ]; do sleep 0.1; done; echo late > late.txt; ' +
+      'git add late.txt && git commit -qm late; echo "the end"; exit 7'
     const child = spawn(HARNESS_BIN, ['run', '-a', 'exec', '--', 'sh', '-c', script], {
       cwd: repo.dir,
       env: repo.env,
@@ -215,12 +216,32 @@ describe.skipIf(!runs)('container backend (podman)', () => {
     expect(record.status).toBe('RUNNING')
     const containerId = record.container?.id as string
     expect(containerRunning(containerId)).toBe(true)
+    const recordBytes = readFileSync(join(sessions, `${id}.json`), 'utf8')
+    const tip = repo.git('rev-parse', `refs/heads/harness/${id}`)
     writeFileSync(join(record.worktree_dir, 'go'), '')
+    // Reading commands read (SPEC §4): the real exit code, nothing collected, written or removed.
     const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
     expect(wait.exitCode).toBe(7)
+    const show = json<Record & { unsettled?: boolean }>(
+      await cli(['session', 'show', id, '--json'], { cwd: repo.dir, env: repo.env }),
+    )
+    expect(show).toMatchObject({ status: 'FAILED', exit_code: 7, unsettled: true })
+    const list = await cli(['session', 'list'], { cwd: repo.dir, env: repo.env })
+    expect(list.stdout).toContain('FAILED (to collect)')
+    const logs = await cli(['session', 'logs', id], { cwd: repo.dir, env: repo.env })
+    expect(logs.exitCode).toBe(0)
+    expect(readFileSync(join(sessions, `${id}.json`), 'utf8')).toBe(recordBytes)
+    expect(repo.git('rev-parse', `refs/heads/harness/${id}`)).toBe(tip)
+    expect(sessionContainers(id).map((short) => containerId.startsWith(short))).toEqual([true])
+    // collect settles it: the commit on its branch, the outcome recorded, the container gone.
+    const collect = await cli(['session', 'collect', id, '--json'], { cwd: repo.dir, env: repo.env })
+    expect(collect.exitCode, collect.stderr).toBe(0)
+    expect(json(collect)).toEqual([{ id, outcome: 'settled', status: 'FAILED', exit_code: 7 }])
     const after = readRecord<Record>(repo.dir, id)
     expect(after.status).toBe('FAILED')
     expect(after.exit_code).toBe(7)
+    expect(after.container?.collected).toMatchObject({ kind: 'fast-forward', commits: 1 })
+    expect(repo.git('log', '-1', '--format=%s', `refs/heads/harness/${id}`)).toBe('late')
     expect(readFileSync(join(after.worktree_dir, 'late.txt'), 'utf8')).toBe('late\n')
     expect(sessionContainers(id)).toEqual([])
   })

@@ -72,6 +72,35 @@ const FS_MODULE = /^(?:node:)?fs(?:\/promises)?$/
 /** Code that reaches harness's folder: its names for it, or the name itself as a path part. */
 const NAMES_HARNESS_DIR = /\b(?:harnessDir|sessionsDir|HARNESS_DIR_NAME|pathsFor)\b|['"`]\.harness['"`/]/
 
+/**
+ * SPEC §14 "The seam": where a session runs is asked of its backend, and only the picker
+ * (sessions/backends/index.ts) reads a backend's name; nothing outside sessions/backends/ compares anything with
+ * `local`, `container` or `slurm`, nor looks at a record's `backend` to decide.
+ */
+const BACKENDS_ROOM = 'sessions/backends/'
+const BACKEND_NAME_TEST =
+  /[=!]==?\s*['"`](?:local|container|slurm)['"`]|['"`](?:local|container|slurm)['"`]\s*[=!]==?|\bcase\s+['"`](?:local|container|slurm)['"`]|\.backend\s*[=!]==?|[=!]==?\s*[\w.?]*\.backend\b/
+
+/**
+ * SPEC §4: reading commands read. The modules of `list`, `show`, `path`, `wait` and `logs` (the query room, the
+ * wait service, their command files) reach a backend only through `readerOf`, whose acting operations are not
+ * there; they never settle, stop, collect or destroy, and write a record nowhere but in the one write a read may
+ * make: the stale → PAUSED reconciliation of query/reconcile.ts.
+ */
+export const READ_MODULES = [
+  'sessions/query/',
+  'sessions/control/wait.ts',
+  'commands/session/list.ts',
+  'commands/session/show.ts',
+  'commands/session/path.ts',
+  'commands/session/wait.ts',
+  'commands/session/logs.ts',
+]
+const THE_ONE_WRITE = 'sessions/query/reconcile.ts'
+const ACTING =
+  /\b(?:backendOf|backendNamed|settleSession|settleEnded|settleIfEnded|collectSessions|actEnv|actEnvOf|stopSession|recoverSessions|resumeSession|startSession)\b|backends\/settle\.js|control\/(?:settle|stop|recover)\.js/
+const RECORD_WRITE = /(?<!\bObject)\.(?:update|create|delete|restore|claim|quarantine)\(/
+
 /** Drops comments, so that a comment may name what it does not do. */
 function stripComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:\\'"`])\/\/.*$/gm, '$1')
@@ -101,6 +130,16 @@ export function checkLayers(srcDir: string): LayerProblem[] {
       if (!problems.some((p) => p.file === file && p.rule === rule)) problems.push({ file, rule })
     }
     if (top !== 'git' && GIT_SPAWN.test(code)) report('git is run outside src/git/')
+    if (!file.startsWith(BACKENDS_ROOM) && BACKEND_NAME_TEST.test(code)) {
+      report(
+        "tests a backend's name outside sessions/backends/ (ask the backend: its picker and its supports)",
+      )
+    }
+    if (READ_MODULES.some((read) => file.startsWith(read))) {
+      if (ACTING.test(code))
+        report('a reading command reaches an acting operation (settle, stop, collect...)')
+      if (file !== THE_ONE_WRITE && RECORD_WRITE.test(code)) report('a reading command writes a record')
+    }
     if (top === 'git' && !(file in GIT_ELSEWHERE_ALLOWED) && POINTS_GIT_ELSEWHERE.test(code)) {
       report(
         'points git at another git directory (what an agent wrote comes back only through git/quarantine.ts)',

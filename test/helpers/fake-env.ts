@@ -57,6 +57,25 @@ export class MemoryStore implements RecordStore {
     return join(this.dir, `${id}.json`)
   }
 
+  private readonly claims = new Map<string, Promise<void>>()
+
+  /** One holder at a time per session and step, as the real store's lock file gives. */
+  async claim(id: string, step: 'settle'): Promise<{ release(): void }> {
+    const key = `${id}.${step}`
+    for (let held = this.claims.get(key); held; held = this.claims.get(key)) await held
+    let release = () => {}
+    this.claims.set(
+      key,
+      new Promise<void>((resolve) => {
+        release = () => {
+          this.claims.delete(key)
+          resolve()
+        }
+      }),
+    )
+    return { release }
+  }
+
   ensureDir(): void {}
 
   ids(): string[] {

@@ -13,6 +13,16 @@ export type SessionJson = Record<string, unknown> & {
   runs: Record<string, unknown>[]
 }
 
+/** What the backend tests read of a record that ran on a backend (its own part added by each). */
+export interface BackendRecord {
+  id: string
+  status: string
+  exit_code: number | null
+  stop_reason?: string
+  git_branch: string
+  worktree_dir: string
+}
+
 export function recordPath(repo: TmpRepo, id: string): string {
   return join(repo.dir, '.harness', 'sessions', `${id}.json`)
 }

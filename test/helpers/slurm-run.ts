@@ -6,7 +6,7 @@ import { type TmpRepo, tmpDir } from './tmp.js'
 /**
  * What a job of the Slurm backend needs in its spool folder before it is submitted, made the way the backend
  * will make it (SPEC §14): the session's branch `harness/<id>` as a bundle, optionally the worktree's
- * uncommitted files as `refs/harness/worktree` in it, and the agent's folder as a tar.
+ * uncommitted files as `refs/harness/<id>/worktree` in it, and the agent's folder as a tar.
  */
 export function writeRunInputs(
   repo: TmpRepo,
@@ -38,11 +38,11 @@ export function writeRunInputs(
     }
     const tree = execFileSync('git', ['write-tree'], { cwd: repo.dir, env }).toString().trim()
     const commit = repo.git('commit-tree', tree, '-p', base, '-m', 'worktree')
-    repo.git('update-ref', 'refs/harness/worktree', commit)
-    refs.push('refs/harness/worktree')
+    repo.git('update-ref', `refs/harness/${id}/worktree`, commit)
+    refs.push(`refs/harness/${id}/worktree`)
   }
   repo.git('bundle', 'create', '-q', join(runDir, 'in.bundle'), ...refs)
-  if (options.uncommitted) repo.git('update-ref', '-d', 'refs/harness/worktree')
+  if (options.uncommitted) repo.git('update-ref', '-d', `refs/harness/${id}/worktree`)
   if (options.agentFiles) {
     const folder = tmpDir()
     for (const [path, content] of Object.entries(options.agentFiles)) {

@@ -46,6 +46,8 @@ async function listen(
   handle: (req: IncomingMessage, res: ServerResponse, request: RecordedRequest) => void,
   /** Which POSTs are turns of the conversation (recorded); default all. */
   isTurn: (path: string) => boolean = () => true,
+  /** The address it listens on: loopback, or the test cluster's bridge, which its nodes reach. */
+  host = '127.0.0.1',
 ): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = []
   const server: Server = createServer(async (req, res) => {
@@ -58,10 +60,10 @@ async function listen(
     if (req.method === 'POST' && isTurn(request.path)) requests.push(request)
     handle(req, res, request)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(0, host, resolve))
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     requests,
     usage: USAGE,
     close: () =>
@@ -83,75 +85,81 @@ function sse(res: ServerResponse, events: [string | null, unknown][]): void {
 }
 
 /** The Anthropic Messages API (`POST /v1/messages`, streamed as SSE), as claude uses it via ANTHROPIC_BASE_URL. */
-export function anthropicServer(script: Script): Promise<ScriptedServer> {
+export function anthropicServer(script: Script, host?: string): Promise<ScriptedServer> {
   let n = 0
-  return listen((req, res, request) => {
-    if (req.method !== 'POST' || !request.path.startsWith('/v1/messages')) {
-      res.writeHead(request.path.includes('count_tokens') ? 200 : 404, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ input_tokens: 1 }))
-      return
-    }
-    n++
-    const call = script(request)
-    const id = `msg_${n}`
-    const model = String(request.body.model ?? 'claude-sonnet-4-5')
-    const start = {
-      type: 'message_start',
-      message: {
-        id,
-        type: 'message',
-        role: 'assistant',
-        model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: USAGE.input, output_tokens: 1 },
-      },
-    }
-    const block = call
-      ? [
-          [
-            'content_block_start',
-            {
-              type: 'content_block_start',
-              index: 0,
-              content_block: { type: 'tool_use', id: `toolu_${n}`, name: call.name, input: {} },
-            },
-          ],
-          [
-            'content_block_delta',
-            {
-              type: 'content_block_delta',
-              index: 0,
-              delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) },
-            },
-          ],
-        ]
-      : [
-          [
-            'content_block_start',
-            { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-          ],
-          [
-            'content_block_delta',
-            { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'All done.' } },
-          ],
-        ]
-    sse(res, [
-      ['message_start', start],
-      ...(block as [string, unknown][]),
-      ['content_block_stop', { type: 'content_block_stop', index: 0 }],
-      [
-        'message_delta',
-        {
-          type: 'message_delta',
-          delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null },
-          usage: { output_tokens: USAGE.output },
+  return listen(
+    (req, res, request) => {
+      if (req.method !== 'POST' || !request.path.startsWith('/v1/messages')) {
+        res.writeHead(request.path.includes('count_tokens') ? 200 : 404, {
+          'content-type': 'application/json',
+        })
+        res.end(JSON.stringify({ input_tokens: 1 }))
+        return
+      }
+      n++
+      const call = script(request)
+      const id = `msg_${n}`
+      const model = String(request.body.model ?? 'claude-sonnet-4-5')
+      const start = {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: USAGE.input, output_tokens: 1 },
         },
-      ],
-      ['message_stop', { type: 'message_stop' }],
-    ])
-  })
+      }
+      const block = call
+        ? [
+            [
+              'content_block_start',
+              {
+                type: 'content_block_start',
+                index: 0,
+                content_block: { type: 'tool_use', id: `toolu_${n}`, name: call.name, input: {} },
+              },
+            ],
+            [
+              'content_block_delta',
+              {
+                type: 'content_block_delta',
+                index: 0,
+                delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input) },
+              },
+            ],
+          ]
+        : [
+            [
+              'content_block_start',
+              { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+            ],
+            [
+              'content_block_delta',
+              { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'All done.' } },
+            ],
+          ]
+      sse(res, [
+        ['message_start', start],
+        ...(block as [string, unknown][]),
+        ['content_block_stop', { type: 'content_block_stop', index: 0 }],
+        [
+          'message_delta',
+          {
+            type: 'message_delta',
+            delta: { stop_reason: call ? 'tool_use' : 'end_turn', stop_sequence: null },
+            usage: { output_tokens: USAGE.output },
+          },
+        ],
+        ['message_stop', { type: 'message_stop' }],
+      ])
+    },
+    undefined,
+    host,
+  )
 }
 
 /** True when the Anthropic conversation so far ends with a tool result (the tool ran, or was refused). */

@@ -184,6 +184,57 @@ describe('layers', () => {
     ])
   })
 
+  test("nothing outside sessions/backends/ tests a backend's name, and reading commands never act", () => {
+    const src = tmpDir()
+    const put = (path: string, text: string) => write(src, path, text)
+    // Allowed: the backends themselves, a name in a message or a list, the one write of a read.
+    put('sessions/backends/index.ts', "export const local = (r: any) => r.backend === 'local'\n")
+    put('sessions/backends/slurm/index.ts', "export const name = (n: string) => n === 'slurm'\n")
+    put('commands/run.ts', "export const names = ['local', 'container', 'slurm']\n")
+    put('sessions/query/reconcile.ts', "export const w = (s: any) => s.update('x', () => undefined)\n")
+    put(
+      'sessions/query/logs.ts',
+      "import { readerOf } from '../backends/index.js'\nexport const r = readerOf\n",
+    )
+    // Violations: a name compared outside backends/, in each form; a read that settles, stops or writes.
+    put('sessions/run/resume.ts', "export const c = (r: any) => r.backend === 'container'\n")
+    put(
+      'sessions/control/stop.ts',
+      "export const s = (k: string) => { switch (k) { case 'slurm': return 1 } }\n",
+    )
+    put('doctor.ts', "export const d = (c: any) => 'container' !== c.backend\n")
+    put('ui/keys.ts', "export const l = (x: string) => x == 'local'\n")
+    put(
+      'sessions/query/query.ts',
+      "import { settleSession } from '../backends/settle.js'\nexport const q = settleSession\n",
+    )
+    put(
+      'sessions/control/wait.ts',
+      "export const w = (s: any) => s.update('x', (r: any) => ({ ...r, status: 'FAILED' }))\n",
+    )
+    put(
+      'commands/session/show.ts',
+      "export const s = async () => (await import('../../sessions/control/settle.js')).settleIfEnded\n",
+    )
+    put(
+      'commands/session/list.ts',
+      "import { backendOf } from '../../sessions/backends/index.js'\nexport const b = backendOf\n",
+    )
+    const problems = checkLayers(src)
+      .map((p) => `${p.file}: ${p.rule}`)
+      .sort()
+    expect(problems).toEqual([
+      'commands/session/list.ts: a reading command reaches an acting operation (settle, stop, collect...)',
+      'commands/session/show.ts: a reading command reaches an acting operation (settle, stop, collect...)',
+      "doctor.ts: tests a backend's name outside sessions/backends/ (ask the backend: its picker and its supports)",
+      "sessions/control/stop.ts: tests a backend's name outside sessions/backends/ (ask the backend: its picker and its supports)",
+      'sessions/control/wait.ts: a reading command writes a record',
+      'sessions/query/query.ts: a reading command reaches an acting operation (settle, stop, collect...)',
+      "sessions/run/resume.ts: tests a backend's name outside sessions/backends/ (ask the backend: its picker and its supports)",
+      "ui/keys.ts: tests a backend's name outside sessions/backends/ (ask the backend: its picker and its supports)",
+    ])
+  })
+
   test('git reads what an agent wrote only through the quarantine, and git add runs only through stageWorktree', () => {
     const src = tmpDir()
     const put = (path: string, text: string) => write(src, path, text)

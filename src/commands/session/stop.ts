@@ -37,7 +37,7 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { stopSession, stopNotProduced } = await ctx.services.control()
+        const { stopSession, stopNotProduced } = await ctx.services.controlStop()
         const { renderStopResult } = await ctx.services.renderRun()
         const result = await stopSession(ctx, id, verb, graceMs)
         if (!result.produced) throw stopNotProduced(result)

@@ -33,7 +33,7 @@ Example:
           options.timeout === undefined
             ? undefined
             : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
-        const { waitForSession, waitExitCode } = await ctx.services.control()
+        const { waitForSession, waitExitCode } = await ctx.services.controlWait()
         const { renderWaitResult } = await ctx.services.renderRun()
         const record = await waitForSession(ctx, id, timeoutMs)
         // -q: the exit status says it all; --json still prints the record.

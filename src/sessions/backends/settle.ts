@@ -1,107 +1,66 @@
-import { dirname } from 'node:path'
-import type { RecordStore as SessionStore } from '../ports.js'
+import type { Processes, RecordStore } from '../ports.js'
+import type { IdentityCheckOf } from '../record/liveness.js'
 import { lastRun } from '../record/liveness.js'
-import { applyRunExit } from '../record/outcome.js'
+import { applyRunExit, type RunExit } from '../record/outcome.js'
 import type { SessionRecord } from '../record/schema.js'
-import type { RunSettlement } from './backend.js'
-import { backendFor } from './registry.js'
+import type { ActEnv, BackendState, SessionBackend } from './backend.js'
+import { readEnvOf } from './read-env.js'
 
 /**
- * The engine supervises (docs/backends.md): a container session whose supervisor is gone (its harness was
- * SIGKILLed) is settled from what the engine says, by whichever command reads it. Only a sealed record's
- * container is looked at, and only when the engine reports the identity the record holds.
+ * Settling (SPEC §14 "The seam", docs/backends.md): a RUNNING session whose run ended with no supervisor of
+ * harness's to record it (a container whose client was SIGKILLed, a Slurm job) is settled by a command that acts
+ * (`run`, `resume`, `kill`, `recover`, `cleanup`, `merge`, `collect`), never by one that reads: its work is
+ * collected through the quarantine (SPEC §10), what the run held is released, and the outcome the backend read
+ * (the engine's exit code, the job's exit-code file) is recorded in the same update as the collected work.
+ *
+ * Collecting can take a while (a large bundle), longer than anyone should wait for a record's lock: settlers of
+ * one session take turns through `sessions/<id>.settle.lock`, and the record's own lock is held for the write
+ * alone, re-checking there that the run is still the one that ended and still RUNNING.
  */
 
-// The engine's own settings (CONTAINERS_CONF, DOCKER_HOST, PATH) are the user's: the store carries the
-// environment of the command that opened it.
-export function settlementOf(record: SessionRecord, harnessDir: string): RunSettlement | null {
-  if (!record.container) return null
-  return {
-    id: record.id,
-    container: record.container,
-    harnessDir,
-    repoDir: record.is_worktree ? (record.base_dir ?? null) : null,
-    worktreeDir: record.worktree_dir,
-    branch: record.is_worktree ? (record.git_branch ?? null) : null,
-  }
+/** What an acting command lends the backends: what a reading one does, and the store to write through. */
+export function actEnv(store: RecordStore, processes: Processes, check: IdentityCheckOf, now: Date): ActEnv {
+  return { ...readEnvOf(store, check, now), store, processes }
 }
 
-export type EngineLiveness =
-  | { kind: 'running' }
-  | { kind: 'unverified' }
-  | { kind: 'gone' }
-  | { kind: 'settled'; record: SessionRecord }
+/** How long a settler waits for another one of the same session (a collection of a large bundle). */
+const SETTLE_PATIENCE_MS = 15 * 60_000
 
-/**
- * A RUNNING container record without a live supervisor: `running` while its container runs, settled with
- * the container's real exit code once it has exited (commits collected, container removed), `gone` when the
- * engine has no such container (the record's own reconciliation then applies).
- */
-export async function engineLiveness(
-  store: SessionStore,
+/** Settles `record` if its backend says its run ended; returns the record as it then stands. */
+export async function settleSession(
+  backend: SessionBackend,
   record: SessionRecord,
-  dryRun: boolean,
-  env: NodeJS.ProcessEnv = store.env,
-): Promise<EngineLiveness> {
-  const backend = await backendFor('container')
-  const view = await backend.view(record, env)
-  if (view.kind === 'unverified' && view.warning) {
-    store.warnOnce(
-      'engine',
-      `${view.warning}: container sessions are shown as their records say (unverified)`,
+  env: ActEnv,
+  state?: BackendState,
+): Promise<SessionRecord> {
+  if (record.status !== 'RUNNING' || record.sealed !== true) return record
+  const seen = state ?? (await backend.liveness([record], env))[0]
+  if (seen?.kind !== 'ended') return record
+  return settleEnded(backend, record, seen.exit, env)
+}
+
+/** Settles the ended run of `record` with `exit`: its work collected, then the outcome recorded (one update). */
+export async function settleEnded(
+  backend: SessionBackend,
+  record: SessionRecord,
+  exit: RunExit,
+  env: ActEnv,
+): Promise<SessionRecord> {
+  const runN = lastRun(record)?.n
+  const claim = await env.store.claim(record.id, 'settle', SETTLE_PATIENCE_MS)
+  try {
+    // Another command may have settled it (or resumed it) while this one waited for its turn.
+    const current = env.store.get(record.id)
+    if (current?.status !== 'RUNNING' || lastRun(current)?.n !== runN || current.sealed !== true) {
+      return current ?? record
+    }
+    const change = await backend.collect(current, env)
+    return await env.store.update(record.id, (now) =>
+      now.status === 'RUNNING' && lastRun(now)?.n === runN && runN !== undefined
+        ? applyRunExit(change(now), runN, exit, env.now)
+        : undefined,
     )
+  } finally {
+    claim.release()
   }
-  if (view.kind === 'running' || view.kind === 'unverified' || view.kind === 'gone')
-    return { kind: view.kind }
-  if (view.kind !== 'exited') return { kind: 'gone' }
-  const run = lastRun(record)
-  if (!run) return { kind: 'unverified' }
-  const exit = { exitCode: view.exitCode, signal: null, stopped: false }
-  if (dryRun) return { kind: 'settled', record: applyRunExit(record, run.n, exit) ?? record }
-  const settlement = settlementOf(record, dirname(store.dir))
-  const collected = settlement ? await backend.settle(settlement, env).catch(() => undefined) : undefined
-  const updated = await store.update(record.id, (current) => {
-    if (current.status !== 'RUNNING' || lastRun(current)?.n !== run.n) return undefined
-    if (current.container?.id !== record.container?.id) return undefined
-    return applyRunExit(withCollected(current, collected), run.n, exit)
-  })
-  return { kind: 'settled', record: updated }
-}
-
-/** `kill` with no supervisor: the verified container is stopped (grace, then force), removed, and settled. */
-export async function stopContainerSession(
-  store: SessionStore,
-  record: SessionRecord,
-  graceMs: number,
-  env: NodeJS.ProcessEnv = store.env,
-): Promise<SessionRecord | 'unverified'> {
-  const backend = await backendFor('container')
-  const run = lastRun(record)
-  const outcome = await backend.stop(record, graceMs, env)
-  if (outcome === 'unverified' || !run) return 'unverified'
-  const settlement = settlementOf(record, dirname(store.dir))
-  const collected = settlement ? await backend.settle(settlement, env).catch(() => undefined) : undefined
-  return store.update(record.id, (current) =>
-    applyRunExit(withCollected(current, collected), run.n, {
-      exitCode: null,
-      signal: outcome === 'stopped' ? 'SIGTERM' : null,
-      stopped: outcome === 'stopped',
-    }),
-  )
-}
-
-/** The record with how its run's work was collected, before the run's exit is applied (outcome.ts reads it). */
-function withCollected(record: SessionRecord, collected: unknown): SessionRecord {
-  if (!record.container || !collected) return record
-  return { ...record, container: { ...record.container, collected: collected as { kind: string } } }
-}
-
-/** `wait` with no supervisor: blocks in the engine until the container exits (undefined: nothing to wait on). */
-export async function waitForContainer(
-  record: SessionRecord,
-  timeoutMs: number | undefined,
-  env: NodeJS.ProcessEnv,
-): Promise<number | null | undefined> {
-  const backend = await backendFor('container')
-  return backend.wait(record, env, timeoutMs)
 }

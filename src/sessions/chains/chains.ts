@@ -44,7 +44,7 @@ export {
 
 import { DEFAULT_AGENT } from '../../config.js'
 import { resolveProvider } from '../../providers/args.js'
-import { stopSession } from '../control/control.js'
+import { stopSession } from '../control/stop.js'
 import { getSession } from '../query/query.js'
 import { assertSealed } from '../record/seal.js'
 

@@ -1,4 +1,5 @@
 import { IllegalStateError, UsageError } from '../../errors.js'
+import { readerOf, refuseWhileRunning } from '../backends/index.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import type { SessionView } from '../query/reconcile.js'
@@ -27,6 +28,7 @@ export async function attachSession(ctx: SessionEnv, input: string): Promise<Ses
   // "Verified records").
   const verified = verifiedSession(session, 'attaches to the tmux server it names')
   const id = session.id
+  if (session.status === 'RUNNING') refuseWhileRunning(await readerOf(session), 'attach')
   const name = session.tmux_session
   if (typeof name !== 'string') {
     throw new IllegalStateError(

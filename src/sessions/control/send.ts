@@ -1,4 +1,5 @@
 import { IllegalStateError, UsageError } from '../../errors.js'
+import { readerOf, refuseWhileRunning } from '../backends/index.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import { verifiedSession } from '../record/seal.js'
@@ -33,6 +34,7 @@ export async function sendToSession(ctx: SessionEnv, input: string, text: string
   const id = session.id
   // The record names the tmux server: only one harness sealed here is typed into (docs/security.md).
   const verified = verifiedSession(session, 'types into the tmux session it names')
+  if (session.status === 'RUNNING') refuseWhileRunning(await readerOf(session), 'send')
   const name = verified.tmux_session
   if (typeof name !== 'string') {
     throw new IllegalStateError(

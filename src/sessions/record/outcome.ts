@@ -31,6 +31,13 @@ export interface RunExit {
    * `error_max_budget_usd`): an agent that then ends other than by success is PAUSED with `stop_reason: budget`.
    */
   budgetReached?: boolean
+  /**
+   * The engine ended the run for a reason of its own that is a pause, not an ending (SPEC §14: a Slurm job past
+   * its time limit is PAUSED `timeout`; one whose node failed or that was preempted is PAUSED `interrupted`).
+   */
+  pausedFor?: 'timeout' | 'interrupted'
+  /** The run's work could not be brought back (the backend's collection failed): not a success. */
+  collectFailed?: boolean
 }
 
 /** 128+n for a signal, as shells report it. */
@@ -79,11 +86,13 @@ function decideEnd(record: SessionRecord, exit: RunExit): { event: SessionEvent;
     return { event: 'interrupt', stopReason: interruptReason(exit.interruptedBy) }
   }
   if (exit.spawnError) return { event: 'exit-error', stopReason: 'start-failed' }
+  if (exit.pausedFor && !request) return { event: 'pause', stopReason: exit.pausedFor }
   const success = exit.exitCode === 0 && !exit.signal
   if (exit.budgetReached && !(success && !exit.reportedError)) return { event: 'pause', stopReason: 'budget' }
   if (success && exit.reportedError) return { event: 'exit-error', stopReason: 'agent-error' }
   // The agent succeeded but its work could not be brought back (a container run's commits): not a success.
-  if (success && collectFailed(record)) return { event: 'exit-error', stopReason: 'collect-failed' }
+  if (success && (exit.collectFailed || collectFailed(record)))
+    return { event: 'exit-error', stopReason: 'collect-failed' }
   if (success) return { event: 'exit-ok', stopReason: 'exited' }
   return { event: 'exit-error', stopReason: exit.signal ? 'signal' : 'exit-code' }
 }
@@ -173,11 +182,12 @@ export function interruptionOf(exit: AgentExit, mode: RunMode): string | null {
 export type RunMode = AgentLaunch['mode']
 
 /**
- * The run's work could not be collected (a container run whose commits did not come back: docs/backends.md):
- * the record's container facts are this run's, set when it was settled, before its exit is applied.
+ * The run's work could not be collected (a container run whose commits did not come back, a Slurm job's bundle:
+ * docs/backends.md): the record's backend facts are this run's, set when it was settled, before its exit is
+ * applied.
  */
 function collectFailed(record: SessionRecord): boolean {
-  return record.container?.collected?.kind === 'failed'
+  return record.container?.collected?.kind === 'failed' || record.slurm?.collected?.kind === 'failed'
 }
 
 /** The run's exit as `applyRunExit` takes it, from how the supervisor saw the agent end (pure). */
@@ -231,7 +241,7 @@ export function endedRecord(
  * `files_modified`, bounded (an agent can make any number of files): the first of them, and how many; with
  * which of those it added and deleted (the rest it modified).
  */
-function filesModified(files: {
+export function filesModified(files: {
   files: readonly string[]
   added: readonly string[]
   deleted: readonly string[]

@@ -57,6 +57,11 @@ export interface RecordStore {
     prepare?: (current: SessionRecord) => void | Promise<void>,
     known?: SessionRecord,
   ): Promise<void>
+  /**
+   * A turn at a long step on session `id` beside its record's lock (settling a run whose work is collected:
+   * sessions/backends/settle.ts): whoever holds it is the only one doing that step; waits up to `timeoutMs`.
+   */
+  claim(id: string, step: 'settle', timeoutMs: number): Promise<{ release(): void }>
   corruptRecords(): RecordProblem[]
   quarantine(id: string, corruptDir: string): Promise<{ moved_to: string; report: string } | null>
   /** A warning given at most once per store. */

@@ -1,3 +1,4 @@
+import { BACKEND_NAMES } from '../../backend-names.js'
 import type { Permission } from '../../providers/schema.js'
 import {
   array,
@@ -138,6 +139,29 @@ const ContainerFactsSchema = looseObject({
 })
 export type ContainerFacts = Infer<typeof ContainerFactsSchema>
 
+/**
+ * A Slurm session's job of its latest run (docs/backends.md, "The Slurm backend"): the cluster's name, the job
+ * id and the submit time, as Slurm reported them, play pid + start time.
+ */
+export const SlurmFactsSchema = looseObject({
+  cluster: string,
+  job_id: string,
+  submit_time: string,
+  /** The run the job is of, and the user's folder in the spool that run used (`<slurm.spool>/harness-<uid>`). */
+  run: number,
+  spool: string,
+  /** The branch tip and the worktree's whole tree (uncommitted files included) the job started from. */
+  start_tip: string,
+  start_tree: string,
+  /** Names of the variables the job got (`slurm.env`); never their values. */
+  env: opt(array(string)),
+  /** The node the agent ran on, once its run is settled. */
+  node: opt(string),
+  /** How the job's work came back when its run was settled. */
+  collected: opt(looseObject({ kind: string })),
+})
+export type SlurmFacts = Infer<typeof SlurmFactsSchema>
+
 const SessionRecordSchema = looseObject({
   id: string,
   provider: string,
@@ -191,9 +215,11 @@ const SessionRecordSchema = looseObject({
   /** A public name of the key that sealed the record: another one means another user or HOME. */
   seal_key: opt(string),
   /** Where the session runs (docs/backends.md): absent means local. */
-  backend: opt(oneOf(['local', 'container'])),
+  backend: opt(oneOf(BACKEND_NAMES)),
   /** The container of its latest run (backend container). */
   container: opt(ContainerFactsSchema),
+  /** The Slurm job of its latest run (backend slurm). */
+  slurm: opt(SlurmFactsSchema),
   /** Interactive sessions hosted in tmux (docs/tmux.md): the tmux session and the socket of its server. */
   tmux_session: opt(string),
   tmux_socket: opt(string),

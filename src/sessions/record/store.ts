@@ -95,6 +95,15 @@ export class SessionStore implements RecordStore {
     return join(this.dir, `${id}${RECORD_SUFFIX}`)
   }
 
+  async claim(id: string, step: 'settle', timeoutMs: number): Promise<{ release(): void }> {
+    assertValidSessionId(id)
+    this.assertFolderThere(id)
+    return FileLock.acquire(join(this.dir, `${id}.${step}.lock`), {
+      timeoutMs,
+      what: `the ${step} step of session "${id}"`,
+    })
+  }
+
   private lockPath(id: string): string {
     return join(this.dir, `${id}${LOCK_SUFFIX}`)
   }

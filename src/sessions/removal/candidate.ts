@@ -26,6 +26,11 @@ export type RemovalStep =
   | { kind: 'folder'; path: string }
   /** Refs under `prefix` (the session's checkpoints), deleted in one transaction; refs already gone are fine. */
   | { kind: 'refs'; repo: string; prefix: string; refs: string[] }
+  /**
+   * What the session still holds in its backend (a container left behind, a Slurm session's spool folder and
+   * any job of it), destroyed by its backend (docs/backends.md): only a sealed record's, as it names it.
+   */
+  | { kind: 'backend'; record: SessionRecord }
 
 /** What a planner hands over: why it might be kept, what --force snapshots, and what goes, in order. */
 export interface RemovalCandidate {

@@ -1,9 +1,12 @@
 import { allowedWorktreeRoots, cleanupOlderThan, cleanupOlderThanMs, isInsideRoots } from '../../config.js'
 import { durationText } from '../../duration.js'
 import { type HarnessError, IllegalStateError, UsageError } from '../../errors.js'
+import type { ActEnv } from '../backends/backend.js'
+import { backendOf } from '../backends/index.js'
+import { actEnv, settleSession } from '../backends/settle.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
 import { getSession, seen, sortSessions } from '../query/query.js'
-import { reconcileViews } from '../query/reconcile.js'
+import { reconcileViews, type SessionView } from '../query/reconcile.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
 import { classifyError, decideRemoval } from './decision.js'
 import { executeRemoval, executeRemovals, type RemovalResult } from './executor.js'
@@ -130,6 +133,9 @@ export async function selectOldSessions(
   const wasRunning = new Set(records.filter((r) => r.status === 'RUNNING').map((r) => r.id))
   const [check, seenAt] = seen(ctx)
   const views = await reconcileViews(store, records, options.dryRun, check, seenAt)
+  // A run that ended with nobody to record it is settled (its work collected): cleanup acts on what it reads.
+  // It was RUNNING when read, so it is not taken in this run either way.
+  if (!options.dryRun) await settleUnsettled(store, views, actEnv(store, ctx.processes, check, seenAt))
   const now = (options.now ?? seenAt).getTime()
   const skipped = { running: 0, younger: 0, filtered: 0 }
   const candidates: SessionRecord[] = []
@@ -142,13 +148,27 @@ export async function selectOldSessions(
   return { candidates, skipped }
 }
 
+/** The views of runs that ended unrecorded, settled by their backends. */
+async function settleUnsettled(store: RecordStore, views: SessionView[], env: ActEnv): Promise<void> {
+  for (const view of views) {
+    const record = view.unsettled ? store.get(view.id) : null
+    if (record) await settleSession(await backendOf(record), record, env)
+  }
+}
+
 /** `harness session delete <id>`: one session, the same rules; a RUNNING one is refused. */
 export async function deleteSession(
   ctx: SessionEnv,
   input: string,
   options: { force: boolean; dryRun: boolean },
 ): Promise<RemovalReport> {
-  const session = await getSession(ctx, input, options.dryRun)
+  let session = await getSession(ctx, input, options.dryRun)
+  if (session.unsettled && !options.dryRun) {
+    // A run that ended unrecorded is settled first: its work collected, then it is deleted as any finished one.
+    const store = await ctx.store()
+    await settleUnsettled(store, [session], actEnv(store, ctx.processes, ...seen(ctx)))
+    session = await getSession(ctx, session.id)
+  }
   if (session.status === 'RUNNING') {
     throw new IllegalStateError(
       `session "${session.id}" is running${session.liveness && session.liveness !== 'running' ? ` (${session.liveness})` : ''}: it is never deleted`,

@@ -124,6 +124,12 @@ async function runStep(
       if (!entryExists(step.path)) return false
       removeFolderTree(step.path)
       return true
+    case 'backend': {
+      if (step.record.sealed !== true) return false
+      const { backendOf } = await import('../backends/index.js')
+      await (await backendOf(step.record)).destroy(step.record, { env: git.env })
+      return true
+    }
   }
 }
 
@@ -264,7 +270,7 @@ async function removeTogether(members: BatchMember[], git: GitEnvOptions): Promi
         files.run(() =>
           member.attemptAsync(async () => {
             for (const step of member.candidate.steps) {
-              if (step.kind === 'file' || step.kind === 'folder') {
+              if (step.kind === 'file' || step.kind === 'folder' || step.kind === 'backend') {
                 if (await runStep(step, member.forced, member.candidate.describe, git))
                   member.progress.done.push(step)
               }
@@ -380,6 +386,8 @@ function wouldRemove(step: RemovalStep): boolean {
     case 'file':
     case 'folder':
       return entryExists(step.path)
+    case 'backend':
+      return false
   }
 }
 

@@ -79,13 +79,14 @@ export async function planSession(
     })
     return plan
   }
-  const collected = record.container?.collected
-  if (collected?.kind === 'failed') {
-    // The agent's commits are still only in its private clone (docs/backends.md): kept until they are back.
+  const { backendOf } = await import('../backends/index.js')
+  const uncollected = (await backendOf(record)).uncollected(record)
+  if (uncollected) {
+    // The agent's work is still only where its backend left it (docs/backends.md): kept until it is back.
     plan.reasons.push({
       code: 'UNCOLLECTED',
       kind: 'blocked',
-      message: `the commits of its last run are not on its branch yet (${String(collected.reason ?? 'collection failed')}): kept; "harness session resume ${record.id}" brings them back first`,
+      message: `${uncollected}: kept; "harness session collect ${record.id}" (or resume) brings it back first`,
     })
     return plan
   }
@@ -253,6 +254,8 @@ function sessionArtefacts(plan: SessionPlan): RemovalStep[] {
   steps.push({ kind: 'file', path: join(dirname(plan.log), `${plan.record.id}.reserve`) })
   // The agent's own files (pi's session file, aider's history) go with the session (docs/providers.md).
   steps.push({ kind: 'folder', path: agentDirFor(dirname(dirname(plan.log)), plan.record.id) })
+  // And whatever its backend still holds (a Slurm session's spool folder, a container left behind).
+  steps.push({ kind: 'backend', record: plan.record })
   // So do its checkpoints (docs/continuity.md); the --force snapshots stay.
   const checkpoints = plan.record.checkpoints ?? []
   if (repo && checkpoints.length) {

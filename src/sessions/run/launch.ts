@@ -1,8 +1,13 @@
+import type { HarnessConfig } from '../../config.js'
 import { ExitCode, ExitRequest, UsageError } from '../../errors.js'
+import type { ProjectPaths } from '../../project.js'
 import { type ResolvedProvider, refusalAsRoot, takesPrompt } from '../../providers/args.js'
 import type { Permission } from '../../providers/schema.js'
+import type { PreparedRun, RunRequest, SessionBackend, StartIo } from '../backends/backend.js'
 import type { SessionEnv } from '../ports.js'
-import { computeLiveness } from '../record/liveness.js'
+import { seen } from '../query/query.js'
+import { reconcileView } from '../query/reconcile.js'
+import { agentDirFor } from '../record/agent-files.js'
 import { signalExitCode, TIMEOUT_EXIT_CODE } from '../record/outcome.js'
 import type { Run, SessionRecord } from '../record/schema.js'
 import { type RunPlan, type RunResult, runInBackground, runInForeground } from './runner.js'
@@ -13,22 +18,71 @@ export interface RunOutcome {
   exit?: ExitRequest
 }
 
-/** Runs the plan where its mode says; `begin` puts the run on record once the agent is about to start. */
+/**
+ * Starts a planned run on its backend (SPEC §14 "The seam"): the backend prepared its part of the workspace,
+ * and now starts the agent, committing the run through `begin` (with the fields its facts add). A backend whose
+ * agent a local process waits on is lent a supervisor here (foreground, detached, tmux); one whose engine
+ * supervises commits the run itself.
+ */
 export async function launch(
   ctx: SessionEnv,
-  plan: RunPlan,
-  begin: (run: Run) => Promise<SessionRecord>,
+  start: { backend: SessionBackend; request: RunRequest; prepared: PreparedRun; plan: RunPlan },
+  begin: (run: Run, fields: Partial<SessionRecord>) => Promise<SessionRecord>,
 ): Promise<RunOutcome> {
-  if (plan.mode === 'background' || plan.tmux) {
-    const { localHost, tmuxHost } = await import('../../process/host.js')
-    const host = plan.tmux ? tmuxHost({ ...plan.tmux, cwd: plan.cwd }) : localHost
-    // Like every RUNNING record shown, it carries its computed liveness.
-    const record = await runInBackground(plan, begin, ctx.env, host)
-    const liveness = computeLiveness(record)
-    return { record: liveness ? { ...record, liveness } : record }
+  const { backend, request, prepared, plan } = start
+  const io: StartIo = {
+    async supervise(command, host) {
+      const supervised = { ...plan, command: command.command, args: command.args }
+      const commit = (run: Run) => begin(run, {})
+      if (host) return { record: await runInBackground(supervised, commit, ctx.env, host) }
+      return runInForeground(supervised, commit, ctx.agentOutput)
+    },
+    commit: begin,
+    output: ctx.agentOutput,
+    act: async () => {
+      const { actEnvOf } = await import('../control/settle.js')
+      return actEnvOf(ctx)
+    },
   }
-  const result = await runInForeground(plan, begin, ctx.agentOutput)
-  return { record: result.record, exit: foregroundExit(result) }
+  const started = await backend.start(request, prepared, io)
+  if (started.exit)
+    return { record: started.record, exit: foregroundExit({ ...started, exit: started.exit }) }
+  // Like every RUNNING record shown, it carries its computed liveness (nothing written: a dry look).
+  if (started.record.status !== 'RUNNING') return { record: started.record }
+  const store = await ctx.store()
+  return { record: await reconcileView(store, started.record, true, ...seen(ctx)) }
+}
+
+/** One planned run as its backend gets it. */
+export function runRequest(
+  plan: RunPlan,
+  session: SessionRecord,
+  paths: ProjectPaths,
+  config: HarnessConfig,
+  flags: RunRequest['flags'] = {},
+): RunRequest {
+  return {
+    id: plan.id,
+    runN: plan.runN,
+    kind: plan.kind,
+    command: plan.command,
+    args: plan.args,
+    cwd: plan.cwd,
+    mode: plan.mode,
+    tmux: plan.tmux ?? null,
+    env: plan.env,
+    harnessDir: paths.harnessDir,
+    agentDir: agentDirFor(paths.harnessDir, plan.id),
+    worktreeDir: session.worktree_dir,
+    repo:
+      session.is_worktree && session.git_branch
+        ? { dir: session.base_dir ?? paths.root, branch: session.git_branch }
+        : null,
+    session,
+    timeoutMs: plan.timeoutMs ?? null,
+    config,
+    flags,
+  }
 }
 
 /** A foreground run names its session before the agent takes over, for `session path`/`logs` elsewhere. */
@@ -76,7 +130,7 @@ export function showPromptToPaste(
  * what harness received exits as SPEC §8 says: 130 for Ctrl-C (SIGINT re-raised), 129 for a hang-up, 143 for
  * SIGTERM, 124 for `--timeout`, 6 for the budget.
  */
-export function foregroundExit(result: RunResult): ExitRequest {
+function foregroundExit(result: RunResult): ExitRequest {
   const exit = result.exit
   if (!exit) return new ExitRequest(0)
   if (exit.spawnError) return new ExitRequest(5)

@@ -10,6 +10,8 @@ import {
   resolveProvider,
 } from '../../providers/args.js'
 import type { Permission } from '../../providers/schema.js'
+import type { BackendCheck, BackendName, SessionBackend } from '../backends/backend.js'
+import { backendNamed, refuseUnsupported } from '../backends/index.js'
 import { assertBudgetable, pricingFor, type RunBudget } from '../budget.js'
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
@@ -17,7 +19,6 @@ import { assertValidSessionId, generateSessionId } from '../record/ids.js'
 import { assertValidName, nameTakenError } from '../record/names.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import { assertAllowedAsUser } from './launch.js'
-import { type BackendOptions, chosenBackend } from './place.js'
 import { sessionIdClash } from './plan.js'
 import { agentMode, hostedInTmux, invocationMode } from './run-mode.js'
 import type { RunPlan } from './runner.js'
@@ -50,9 +51,9 @@ export interface StartOptions {
   /** `--timeout`: the most this run may take, in ms; then it is stopped as by pause (PAUSED `timeout`). */
   timeoutMs?: number
   /** Where it runs (docs/backends.md): --backend, --image, --engine; config fills the rest. */
-  backend?: BackendOptions['backend']
+  backend?: BackendName
   image?: string
-  engine?: BackendOptions['engine']
+  engine?: 'podman' | 'docker'
 }
 
 /** Flags that are wrong on their own, before anything is read (a run and its dry run alike). */
@@ -66,6 +67,8 @@ export function checkStartOptions(options: StartOptions): void {
 
 export interface PreparedStart {
   config: HarnessConfig
+  /** Where it runs: `--backend`, else config `backend`, else local. */
+  backend: SessionBackend
   provider: ResolvedProvider
   permission: Permission
   model: string | undefined
@@ -98,18 +101,9 @@ export async function prepareStart(
   const permission = options.permission ?? config.defaults?.permission ?? DEFAULT_PERMISSION
   // A configured default model applies only to agents that have a model flag; an explicit -m always does.
   const model = options.model ?? (provider.model_args ? config.defaults?.model : undefined)
-  const tmux = hostedInTmux(ctx, options, config)
-  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
+  const { backend, tmux, mode } = await placeStart(ctx, options, config)
   const prompt = await startPrompt(options, provider, mode)
-  let agentPrompt = prompt
-  let contextFrom: string[] = []
-  if (options.contextFrom?.length) {
-    const context = await import('./context.js')
-    const sources = await context.gatherContext(ctx, options.contextFrom)
-    contextFrom = sources.map((source) => source.id)
-    const block = context.buildContextBlock(sources, context.contextMaxBytes(config))
-    agentPrompt = context.promptWithContext(block, prompt)
-  }
+  const { agentPrompt, contextFrom } = await withContext(ctx, options, config, prompt)
   const agentSessionId = newAgentSessionId(provider)
   assertAllowedAsUser(provider, permission, ctx.env)
   const budget: RunBudget | null =
@@ -139,13 +133,16 @@ export async function prepareStart(
     agentDir: agentDirFor(paths.harnessDir, id),
     budgetLeftUsd: budget?.limit_usd,
   })
-  // In a container the agent's CLI is the image's, not this machine's.
-  if (chosenBackend(options, config) === 'local') {
-    const { assertExecutable } = await import('../../process/supervisor.js')
-    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
-  }
+  // The agent's CLI where it will run (here, in the image, on the nodes), the engine, the spool: exit 2 or 5.
+  await backend.check({
+    ...agentWhere(ctx, provider.name, invocation.command),
+    config,
+    flags: { image: options.image, engine: options.engine },
+    repoDir: options.worktree ? paths.root : null,
+  })
   return {
     config,
+    backend,
     provider,
     permission,
     model,
@@ -160,6 +157,45 @@ export async function prepareStart(
     budget,
     pricing: pricing ?? pricingFor(config, model),
   }
+}
+
+/**
+ * Where and how a new run's agent runs: its backend (`--backend`, else config `backend`, else local), refusing
+ * what that backend cannot do (exit 2), in tmux or not, and its mode.
+ */
+async function placeStart(ctx: SessionEnv, options: StartOptions, config: HarnessConfig) {
+  const backend = await backendNamed(options.backend ?? config.backend)
+  refuseUnsupported(backend, {
+    tmux: options.tmux === true,
+    noWorktree: !options.worktree,
+    budget: options.budget !== undefined,
+  })
+  // config `interactive.host: "tmux"` applies where the agent can have a terminal; --tmux was checked above.
+  const tmux = hostedInTmux(ctx, options, config) && backend.supports.tmux
+  const mode = startMode(backend, tmux ? 'interactive' : agentMode(ctx, options.detach))
+  return { backend, tmux, mode }
+}
+
+/** The prompt the agent gets: the context block of `--context-from` first (docs/continuity.md). */
+async function withContext(
+  ctx: SessionEnv,
+  options: StartOptions,
+  config: HarnessConfig,
+  prompt: string | undefined,
+): Promise<{ agentPrompt: string | undefined; contextFrom: string[] }> {
+  if (!options.contextFrom?.length) return { agentPrompt: prompt, contextFrom: [] }
+  const context = await import('./context.js')
+  const sources = await context.gatherContext(ctx, options.contextFrom)
+  const block = context.buildContextBlock(sources, context.contextMaxBytes(config))
+  return {
+    agentPrompt: context.promptWithContext(block, prompt),
+    contextFrom: sources.map((source) => source.id),
+  }
+}
+
+/** A backend whose agent cannot have a terminal runs it headless in a terminal too (its output shown). */
+export function startMode(backend: SessionBackend, mode: RunPlan['mode']): RunPlan['mode'] {
+  return mode === 'interactive' && !backend.supports.interactive ? 'headless' : mode
 }
 
 /**
@@ -203,4 +239,13 @@ export function sessionMetadata(): Record<string, string | null> {
     harness_version: typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev',
     node_version: process.version,
   }
+}
+
+/** The agent a backend checks before a run or a resume: its command, how errors name it, the user's folder. */
+export function agentWhere(
+  ctx: Pick<SessionEnv, 'env' | 'cwd'>,
+  provider: string,
+  command: string,
+): Pick<BackendCheck, 'command' | 'what' | 'env' | 'cwd'> {
+  return { command, what: `agent "${provider}"`, env: ctx.env, cwd: ctx.cwd }
 }

@@ -7,6 +7,8 @@ import {
   resolveProvider,
   usesAgentDir,
 } from '../../providers/args.js'
+import type { SessionBackend } from '../backends/backend.js'
+import { backendOf, refuseUnsupported } from '../backends/index.js'
 import {
   assertBudgetable,
   budgetLeft,
@@ -18,13 +20,21 @@ import {
 import type { SessionEnv } from '../ports.js'
 import { ensureProject } from '../project-index.js'
 import { getSession } from '../query/query.js'
+import type { SessionView } from '../query/reconcile.js'
 import { agentDirFor, ensureAgentDir } from '../record/agent-files.js'
 import { transition } from '../record/lifecycle.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { Run, SessionRecord } from '../record/schema.js'
 import { assertSealed, type VerifiedSession } from '../record/seal.js'
-import { announce, assertAllowedAsUser, launch, type RunOutcome, showPromptToPaste } from './launch.js'
-import { containerChoice, type Placement, placeRun } from './place.js'
+import {
+  announce,
+  assertAllowedAsUser,
+  launch,
+  type RunOutcome,
+  runRequest,
+  showPromptToPaste,
+} from './launch.js'
+import { agentWhere, startMode } from './prepare.js'
 import { agentMode, hostedInTmux, invocationMode, tmuxPlace } from './run-mode.js'
 import { runPlan } from './run-plan.js'
 import type { RunPlan } from './runner.js'
@@ -58,19 +68,26 @@ export async function resumeSession(
   const verified = assertSealed(session)
   transition(session.status, 'resume', id)
   const config = await ctx.config()
-  const resume = await planResume(ctx, paths, session, promptWords, options, config)
+  const backend = await backendOf(session)
+  refuseUnsupported(backend, { tmux: options.tmux === true, budget: options.budget !== undefined })
+  const resume = await planResume(ctx, paths, session, promptWords, options, config, backend)
   const { provider, mode, place, budget, invocation } = resume
-  const backend = session.backend === 'container' ? 'container' : 'local'
-  if (backend === 'local') {
-    const { assertExecutable } = await import('../../process/supervisor.js')
-    await assertExecutable(invocation.command, ctx.env, ctx.cwd, `agent "${provider.name}"`)
-  }
+  await backend.check({
+    ...agentWhere(ctx, provider.name, invocation.command),
+    config,
+    flags: {},
+    repoDir: session.is_worktree ? (session.base_dir ?? paths.root) : null,
+    session,
+  })
   await ensureWorktree(ctx, verified, paths.sessionsDir)
+  // The last run's work back first (a collection that failed): refused (exit 4) while it still cannot be.
+  const { actEnvOf } = await import('../control/settle.js')
+  await backend.resume(verified, await actEnvOf(ctx))
   if (options.checkpoint !== undefined) await restoreFirst(ctx, store, verified, options.checkpoint, paths)
   await ensureProject(ctx.env, paths)
   if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, false)
   const runN = (session.runs?.length ?? 0) + 1
-  const planned = runPlan(ctx, {
+  const plan = runPlan(ctx, {
     paths,
     session,
     runN,
@@ -83,21 +100,25 @@ export async function resumeSession(
     budget,
     pricing: resume.pricing,
     timeoutMs: options.timeoutMs,
+    backend: { name: backend.name, intervalCheckpoints: backend.supports.intervalCheckpoints },
   })
-  const placement = await placeRun(backend, containerChoice({}, config, session), paths, planned, session)
+  const request = runRequest(plan, session, paths, config)
+  const prepared = await backend.prepare(request)
   showPromptToPaste(ctx, provider, mode, resume.prompt)
-  const begin = (run: Run) =>
-    store.update(id, (current) => resumedRecord(current, { id, run, runN, budget, placement, place }))
+  const begin = (run: Run, fields: Partial<SessionRecord>) =>
+    store.update(id, (current) =>
+      resumedRecord(current, { id, run, runN, budget, fields: { ...prepared.record, ...fields }, place }),
+    )
   let begun = false
   try {
-    return await launch(ctx, placement.plan, async (run) => {
-      const record = await begin(run)
+    return await launch(ctx, { backend, request, prepared, plan }, async (run, fields) => {
+      const record = await begin(run, fields)
       begun = true
       announce(ctx, record, mode)
       return record
     })
   } finally {
-    if (!begun) await placement.undo().catch(() => {})
+    if (!begun) await prepared.undo().catch(() => {})
   }
 }
 
@@ -107,8 +128,11 @@ async function resumable(
   store: SessionStore,
   input: string,
   exact: boolean | undefined,
-): Promise<SessionRecord> {
-  const session = exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
+): Promise<SessionView> {
+  const view = exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
+  // A run that ended with nobody to record it is settled first: resume acts on the session.
+  const { settleIfEnded } = await import('../control/settle.js')
+  const session = view.unsettled ? await settleIfEnded(ctx, store.get(view.id) ?? view) : view
   const id = session.id
   if (session.status === 'RUNNING') {
     throw new IllegalStateError(
@@ -140,11 +164,12 @@ async function planResume(
   promptWords: string[],
   options: ResumeOptions,
   config: HarnessConfig,
+  backend: SessionBackend,
 ): Promise<ResumePlan> {
   const id = session.id
   const provider = resolveProvider(session.provider, config)
-  const tmux = hostedInTmux(ctx, options, config, session)
-  const mode = tmux ? 'interactive' : agentMode(ctx, options.detach)
+  const tmux = hostedInTmux(ctx, options, config, session) && backend.supports.tmux
+  const mode = startMode(backend, tmux ? 'interactive' : agentMode(ctx, options.detach))
   const place = tmux ? await tmuxPlace(ctx, session.id) : null
   const prompt = promptWords.join(' ').trim() || undefined
   const extraArgs = session.extra_args ?? []
@@ -199,7 +224,7 @@ function resumedRecord(
     run: Run
     runN: number
     budget: RunBudget | null
-    placement: Placement
+    fields: Partial<SessionRecord>
     place: { socket: string; session: string } | null
   },
 ): SessionRecord {
@@ -222,7 +247,7 @@ function resumedRecord(
     stop_request: null,
     ...(budget ? { budget_usd: budget.limit_usd } : {}),
     runs: [...(current.runs ?? []), run],
-    ...resume.placement.record,
+    ...resume.fields,
     ...(place || current.tmux_session != null
       ? { tmux_session: place?.session ?? null, tmux_socket: place?.socket ?? null, state: null }
       : {}),

@@ -10,27 +10,28 @@ import type { RunPlan } from './run-plan.js'
 // asked for meanwhile gives them up (a git hung on what the agent left never holds the run for good).
 
 /**
- * A container run's end (docs/backends.md): the container is forced down if its client was killed and
- * removed, and the agent's commits come back to the branch. Returns what the run's final record gains (how its
- * work was collected): written with the outcome in one update, for which room is kept on a full disk.
+ * The end of a run whose backend has something to bring back (docs/backends.md): a container's agent commits
+ * come back to the branch and its container is removed. Returns what the run's final record gains (how its work
+ * was collected): written with the outcome in one update, for which room is kept on a full disk.
  */
 export async function settleRun(
   plan: RunPlan,
+  store: SessionStore,
   signal: AbortSignal,
 ): Promise<(record: SessionRecord) => SessionRecord> {
-  const settle = plan.settle
-  if (!settle) return (record) => record
-  const { backendFor } = await import('../backends/registry.js')
-  const backend = await backendFor('container')
+  const record = store.get(plan.id)
+  if (!record) return (current) => current
+  const { backendNamed } = await import('../backends/index.js')
+  const backend = await backendNamed(plan.backend)
   const env = plan.supervisorEnv ?? plan.env
-  const collected = await backend.settle(settle, env, { ours: true, signal }).catch((error: unknown) => ({
-    kind: 'failed',
-    reason: error instanceof Error ? error.message : String(error),
-  }))
-  return (record) =>
-    record.container && record.container.id === settle.container.id
-      ? { ...record, container: { ...record.container, collected: collected as { kind: string } } }
-      : record
+  const harnessDir = dirname(plan.sessionsDir)
+  return backend
+    .collect(record, { env, harnessDir, store, now: new Date(), signal }, { ours: true })
+    .catch((error: unknown) => {
+      // Never the run's outcome lost for it: the collection's own failure is what the record says.
+      const reason = error instanceof Error ? error.message : String(error)
+      return (current: SessionRecord) => ({ ...current, log_error: current.log_error ?? reason })
+    })
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */

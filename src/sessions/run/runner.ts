@@ -2,12 +2,12 @@ import { join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExternalToolError } from '../../errors.js'
 import { type LongTimer, longTimeout } from '../../long-timer.js'
-import type { RunHost } from '../../process/host.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
 import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { releaseMemory } from '../../runtime.js'
+import type { RunHost } from '../backends/backend.js'
 import { budgetReached, runCostUsd, withPricedCost } from '../budget.js'
 import { RecordTooBigError } from '../record/bounds.js'
 import { lastRun } from '../record/liveness.js'
@@ -17,7 +17,7 @@ import { RecordSealer } from '../record/seal.js'
 import { SessionStore } from '../record/store.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
 import { changedFiles, checkpointQuietly, settleRun, worktreeAtEnd } from './run-end.js'
-import { DEFAULT_GRACE_MS, type RunPlan } from './run-plan.js'
+import { DEFAULT_GRACE_MS, parseRunPlan, type RunPlan } from './run-plan.js'
 import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
 // The plan's shape lives with its builder; the supervisor's callers name it here.
@@ -202,7 +202,7 @@ async function endRun(
   },
 ): Promise<RunResult> {
   await run.ended?.()
-  const settled = await settleRun(plan, run.signal)
+  const settled = await settleRun(plan, store, run.signal)
   await run.interval.stop()
   const record = await recordOutcome(plan, store, exit, { ...run, settled })
   return { record, exit }
@@ -368,9 +368,9 @@ export async function runInBackground(
   plan: RunPlan,
   beginRun: BeginRun,
   env: NodeJS.ProcessEnv,
-  host?: RunHost,
+  host: RunHost,
 ): Promise<SessionRecord> {
-  const supervisor = await (host ?? (await import('../../process/host.js')).localHost).startSupervisor(env)
+  const supervisor = await host.startSupervisor(env)
   let committed = false
   try {
     await beginRun(newRun(plan.runN, plan.kind, supervisor.identity, [plan.command, ...plan.args], true))
@@ -435,7 +435,7 @@ export async function waitForAgentStart(watch: {
 /** The hidden `__supervise` command: the detached supervisor's whole life. */
 export async function superviseDetached(input: string): Promise<void> {
   if (!input.trim()) return // the launcher gave up before committing the run
-  const plan = JSON.parse(input) as RunPlan
+  const plan = parseRunPlan(input)
   const store = await supervisorStore(plan)
   const record = store.get(plan.id)
   const run = record ? lastRun(record) : undefined

@@ -5,10 +5,9 @@ import type { SessionEnv } from '../ports.js'
 import { ensureProject } from '../project-index.js'
 import { ensureAgentDir, removeAgentDir } from '../record/agent-files.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
-import type { Run } from '../record/schema.js'
+import type { Run, SessionRecord } from '../record/schema.js'
 import { maybeStartAutoCleanup } from '../removal/auto-cleanup.js'
-import { announce, launch, type RunOutcome, showPromptToPaste } from './launch.js'
-import { checkBackend, chosenBackend, containerChoice, placeRun } from './place.js'
+import { announce, launch, type RunOutcome, runRequest, showPromptToPaste } from './launch.js'
 import { newSessionRecord, resumeRefusal } from './plan.js'
 import {
   checkStartOptions,
@@ -57,11 +56,9 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
     )
   }
   const prepared = await prepareStart(ctx, paths, store, options)
-  // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind.
+  // Checked before anything is made: without tmux, --tmux is exit 5 and nothing is left behind (the backend's
+  // own needs, its engine or cluster, were checked by prepareStart).
   if (prepared.tmux) await tmuxPlace(ctx, 'check')
-  // So is the container engine and image (exit 5 naming the engine, exit 2 without an image).
-  const { config } = prepared
-  await checkBackend(chosenBackend(options, config), containerChoice(options, config), ctx.env)
   await ensureProject(ctx.env, paths)
   return makeAndLaunch(ctx, { paths, store, options, prepared })
 }
@@ -96,7 +93,8 @@ async function makeAndLaunch(
     if (usesAgentDir(provider)) ensureAgentDir(paths.harnessDir, id, true)
     const place = prepared.tmux ? await tmuxPlace(ctx, id) : null
     const record = newRecord(ctx, prepared, workspace, options, place)
-    const planned = runPlan(ctx, {
+    const { backend } = prepared
+    const plan = runPlan(ctx, {
       paths,
       session: record,
       runN: 1,
@@ -109,14 +107,15 @@ async function makeAndLaunch(
       budget: prepared.budget,
       pricing: prepared.pricing,
       timeoutMs: options.timeoutMs,
+      backend: { name: backend.name, intervalCheckpoints: backend.supports.intervalCheckpoints },
     })
-    const backend = chosenBackend(options, config)
-    const placement = await placeRun(backend, containerChoice(options, config), paths, planned, record)
-    undoPlacement = placement.undo
+    const request = runRequest(plan, record, paths, config, { image: options.image, engine: options.engine })
+    const placed = await backend.prepare(request)
+    undoPlacement = placed.undo
     showPromptToPaste(ctx, provider, prepared.mode, prepared.agentPrompt)
-    const begin = async (run: Run) => {
+    const begin = async (run: Run, fields: Partial<SessionRecord>) => {
       throwIfSignalled(guard)
-      const created = await start.store.create({ ...record, ...placement.record, runs: [run] })
+      const created = await start.store.create({ ...record, ...placed.record, ...fields, runs: [run] })
       committed = true
       claim?.release()
       // The run is on record: from now on the supervisor's own handlers decide what a signal means.
@@ -125,7 +124,7 @@ async function makeAndLaunch(
       await maybeStartAutoCleanup(ctx, paths, config)
       return created
     }
-    return await launch(ctx, placement.plan, begin)
+    return await launch(ctx, { backend, request, prepared: placed, plan }, begin)
   } catch (error) {
     throw signalledError(guard, committed, error)
   } finally {

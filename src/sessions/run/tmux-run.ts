@@ -7,6 +7,7 @@ import { releaseMemory } from '../../runtime.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
+import { parseRunPlan } from './run-plan.js'
 import { openLog, type RunPlan, supervise, supervisorStore } from './runner.js'
 
 /** Does nothing: a SIGHUP listener that outlives the run's own (see `superviseInTmux`). */
@@ -26,8 +27,9 @@ export async function superviseInTmux(
   /** Where tmux put this process: its TMUX and TMUX_PANE (the rest of tmux's environment is not used). */
   pane: { TMUX?: string; TMUX_PANE?: string },
 ): Promise<void> {
-  const { receivePlan } = await import('../../process/host.js')
-  const plan = (await receivePlan(planFile)) as RunPlan | null
+  const { receivePlan } = await import('../backends/local/host.js')
+  const received = await receivePlan(planFile)
+  const plan = received === null ? null : parseRunPlan(received)
   if (!plan?.tmux) return // the launcher gave up before committing the run
   // tmux gave this process its server's environment; the run uses the launcher's (config, state dirs), which
   // every call below is given explicitly.

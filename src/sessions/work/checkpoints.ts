@@ -295,6 +295,10 @@ export async function checkpointSession(
     )
   }
   const session = await getSession(ctx, input)
+  if (session.status === 'RUNNING' || session.unsettled) {
+    const { readerOf, refuseWhileRunning } = await import('../backends/index.js')
+    refuseWhileRunning(await readerOf(session), 'checkpoint')
+  }
   const { root } = await ctx.project()
   return takeCheckpoint(await ctx.store(), session.id, {
     trigger: 'manual',

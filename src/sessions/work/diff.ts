@@ -37,6 +37,11 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
   // fsmonitor): it is shown by show/list, and diff runs no git for it (docs/security.md, "git").
   const session = verifiedSession(await getSession(ctx, input), 'runs git where it points')
   const id = session.id
+  // A backend whose agent works elsewhere has nothing here to diff while it runs (docs/backends.md).
+  if (session.status === 'RUNNING' || session.unsettled) {
+    const { readerOf, refuseWhileRunning } = await import('../backends/index.js')
+    refuseWhileRunning(await readerOf(session), 'diff')
+  }
   const base = session.base_commit
   if (!base) {
     throw new IllegalStateError(

@@ -8,7 +8,7 @@ import { countCommitsNotIn, branchTip as tipOf } from '../../git/repo.js'
 import { commitTree } from '../../git/snapshot.js'
 import { sessionGitPlace } from '../git-place.js'
 import type { SessionEnv } from '../ports.js'
-import { getSession } from '../query/query.js'
+import { getSession, seen } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
 import { assertSealed, type VerifiedSession } from '../record/seal.js'
 import { assertNotRunning } from './checkpoints.js'
@@ -86,7 +86,20 @@ export async function mergeSession(
 ): Promise<MergeResult> {
   if (options.squash && options.rebase) throw new UsageError('choose one of --squash and --rebase')
   const strategy: MergeStrategy = options.squash ? 'squash' : options.rebase ? 'rebase' : 'merge'
-  const session = await getSession(ctx, input, options.dryRun)
+  let session = await getSession(ctx, input, options.dryRun)
+  if (session.unsettled && !options.dryRun) {
+    // Its run ended unrecorded: settled first (the work collected onto its branch), then merged.
+    const store = await ctx.store()
+    const record = store.get(session.id)
+    if (record) {
+      const [{ backendOf }, { actEnv, settleSession }] = await Promise.all([
+        import('../backends/index.js'),
+        import('../backends/settle.js'),
+      ])
+      const env = actEnv(store, ctx.processes, ...seen(ctx))
+      session = await settleSession(await backendOf(record), record, env)
+    }
+  }
   const id = session.id
   assertNotRunning(session, 'merge')
   const verified = assertSealed(session)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { resumeSummary } from '../../../src/render/run.js'
+import { resumeSummary, runSummary } from '../../../src/render/run.js'
 import { sessionRecord } from '../../fixtures/records.js'
 
 describe('the summary a foreground resume ends with', () => {
@@ -25,5 +25,26 @@ describe('the summary a foreground resume ends with', () => {
         new Date('2026-09-24T20:00:00.000Z'),
       ),
     ).toBe('3f9a12c8: 15m 00s, no cost reported, 1 file')
+  })
+})
+
+describe('the line a run in the background starts with', () => {
+  test('names the agent pid here, or the Slurm job of a session on a cluster (it has no pid here)', () => {
+    const running = sessionRecord('3f9a12c8', { status: 'RUNNING', pid: 4242, is_worktree: false })
+    expect(runSummary(running)).toBe(
+      'harness: session 3f9a12c8 started (agent pid 4242); follow it: harness session logs -f 3f9a12c8',
+    )
+    const job = {
+      cluster: 'c',
+      job_id: '200001',
+      submit_time: '2026-12-03T14:00:00',
+      run: 1,
+      spool: '/spool/harness-0',
+      start_tip: 'a',
+      start_tree: 'b',
+    }
+    expect(runSummary({ ...running, pid: null, slurm: job })).toBe(
+      'harness: session 3f9a12c8 started (Slurm job 200001); follow it: harness session logs -f 3f9a12c8',
+    )
   })
 })

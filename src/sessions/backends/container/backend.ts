@@ -57,7 +57,7 @@ export interface CreatedContainer {
 }
 
 /** The container folder of a session: the private git directory and the `.git` pointer shown inside. */
-export function containerFolder(harnessDir: string, id: string): string {
+function containerFolder(harnessDir: string, id: string): string {
   return join(harnessDir, 'agents', id, 'container')
 }
 
@@ -174,7 +174,7 @@ function userArgs(engine: Engine): string[] {
 }
 
 /** The engine a record names (only a sealed record's facts are ever used for acting). */
-export async function engineOf(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<Engine> {
+async function engineOf(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<Engine> {
   return findEngine(facts.engine as EngineName, env)
 }
 
@@ -186,7 +186,7 @@ export type ContainerView =
   | { kind: 'unverified'; warning?: string }
 
 /** What the engine says of the record's container, checked against the identity the record holds. */
-export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<ContainerView> {
+async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEnv): Promise<ContainerView> {
   let engine: Engine
   try {
     engine = await engineOf(facts, env)
@@ -206,6 +206,15 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
   return state.running ? { kind: 'running' } : { kind: 'exited', exitCode: state.exitCode }
 }
 
+/** Where a container session's work goes back to: its repository, worktree and branch. */
+interface ContainerSessionPlace {
+  id: string
+  harnessDir: string
+  repoDir: string | null
+  worktreeDir: string
+  branch: string | null
+}
+
 /**
  * The end of a container run, whoever sees it (the supervisor, or a command that found it without one):
  * the container is forced down if still there and removed, and the agent's commits come back to its branch
@@ -213,13 +222,7 @@ export async function viewContainer(facts: ContainerFacts, env: NodeJS.ProcessEn
  */
 export async function settleContainer(
   facts: ContainerFacts,
-  session: {
-    id: string
-    harnessDir: string
-    repoDir: string | null
-    worktreeDir: string
-    branch: string | null
-  },
+  session: ContainerSessionPlace,
   env: NodeJS.ProcessEnv,
   options: { ours?: boolean; signal?: AbortSignal } = {},
 ): Promise<CollectOutcome> {
@@ -236,13 +239,7 @@ export async function settleContainer(
 /** The agent's commits of the record's private clone brought to the session's branch (none without git). */
 export async function collectContainer(
   facts: ContainerFacts,
-  session: {
-    id: string
-    harnessDir: string
-    repoDir: string | null
-    worktreeDir: string
-    branch: string | null
-  },
+  session: ContainerSessionPlace,
   env: NodeJS.ProcessEnv,
   signal?: AbortSignal,
 ): Promise<CollectOutcome> {

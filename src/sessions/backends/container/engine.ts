@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path'
 import { ExternalToolError } from '../../../errors.js'
 
 /** The container engines harness can drive (docs/backends.md); autodetected in this order. */
-export const ENGINES = ['podman', 'docker'] as const
+const ENGINES = ['podman', 'docker'] as const
 export type EngineName = (typeof ENGINES)[number]
 
 /** An engine found on PATH: its name and the binary harness runs. */
@@ -153,7 +153,7 @@ export function runEngine(
 const ENGINE_OUTPUT_LIMIT = 16 * 1024 * 1024
 
 /** The engine's last error line, for messages. */
-export function engineDetail(result: EngineResult): string {
+function engineDetail(result: EngineResult): string {
   const lines = result.stderr.trim().split('\n').filter(Boolean)
   return (lines.pop() ?? `exit code ${result.exitCode}`).replace(/^Error: /, '')
 }
@@ -192,7 +192,37 @@ export async function inspectContainer(
   } catch {
     return null
   }
-  const first = Array.isArray(parsed) ? (parsed[0] as Record<string, unknown> | undefined) : undefined
+  return containerStateOf(Array.isArray(parsed) ? parsed[0] : undefined)
+}
+
+/**
+ * The engine's view of many containers in one call (`inspect` of all their ids): those it has, by id. The engine
+ * exits non-zero when some id is unknown, and still prints the others.
+ */
+export async function inspectMany(
+  engine: Engine,
+  ids: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<Map<string, ContainerState>> {
+  const found = new Map<string, ContainerState>()
+  if (ids.length === 0) return found
+  const result = await runEngine(engine, ['inspect', '--type', 'container', '--', ...new Set(ids)], env)
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(result.stdout)
+  } catch {
+    return found
+  }
+  for (const item of Array.isArray(parsed) ? parsed : []) {
+    const state = containerStateOf(item)
+    if (state) found.set(state.id, state)
+  }
+  return found
+}
+
+/** One entry of `inspect`'s array, checked; null when it does not have the form. */
+function containerStateOf(item: unknown): ContainerState | null {
+  const first = item as Record<string, unknown> | undefined
   if (!first || typeof first.Id !== 'string' || typeof first.Created !== 'string') return null
   const state = (first.State ?? {}) as Record<string, unknown>
   return {

@@ -1,21 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
+import type { SlurmConfig } from '../../../config.js'
 import { readText, writeFileNew } from '../../../disk/door.js'
 import { HarnessError } from '../../../errors.js'
+import type { DoctorLine } from '../backend.js'
 import { jobActive, viewJob } from './jobs.js'
-import type { SlurmConfig } from './options.js'
 import { makeRunDir, removeSessionSpool, type Spool } from './spool.js'
 import { stopJob } from './stop.js'
 import { sbatchArgs, submitJob } from './submit.js'
 import { type SlurmExec, slurmText } from './tools.js'
 
 /** One line of `harness doctor` (the shape of doctor.ts's checks). */
-export interface SlurmCheck {
-  name: string
-  status: 'ok' | 'warn' | 'fail' | 'info'
-  detail: string
-  hint?: string
-}
+export type SlurmCheck = DoctorLine
 
 const firstLine = (text: string) => text.trim().split('\n')[0] ?? ''
 

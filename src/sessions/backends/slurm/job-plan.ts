@@ -33,7 +33,7 @@ export const JobPlanSchema = z.strictObject({
     z.regex(/^(?:[^/\0\n\r][^\0\n\r]*)?$/, 'a relative path on one line'),
     z.refine((path) => !hasDotDot(path)),
   ),
-  /** The bundle also holds `refs/harness/worktree`: the worktree's uncommitted files, restored as such. */
+  /** The bundle also holds `refs/harness/<session>/worktree`: the worktree's uncommitted files, restored as such. */
   worktreeState: z.boolean(),
   /** `agent-in.tar` holds the session's agent folder (HOME is its `home/`). */
   agentFiles: z.boolean(),

@@ -113,9 +113,10 @@ G clone -q --branch "$BRANCH" -- "$RUN_DIR/in.bundle" "$WORK" || fail "cannot cl
 G -C "$WORK" remote remove origin || fail "cannot drop the clone's remote"
 base=$(G -C "$WORK" rev-parse --verify -q 'HEAD^{commit}') || fail "the clone has no HEAD"
 if [ "$WORKTREE_STATE" = 1 ]; then
-  { G -C "$WORK" fetch -q -- "$RUN_DIR/in.bundle" 'refs/harness/worktree:refs/harness/worktree' &&
-    G -C "$WORK" read-tree --reset -u refs/harness/worktree && G -C "$WORK" reset -q &&
-    G -C "$WORK" update-ref -d refs/harness/worktree; } || fail "cannot restore the uncommitted files"
+  wt="refs/harness/$SESSION/worktree"
+  { G -C "$WORK" fetch -q -- "$RUN_DIR/in.bundle" "$wt:$wt" &&
+    G -C "$WORK" read-tree --reset -u "$wt" && G -C "$WORK" reset -q &&
+    G -C "$WORK" update-ref -d "$wt"; } || fail "cannot restore the uncommitted files"
 fi
 if [ "$AGENT_FILES" = 1 ]; then
   timeout -s KILL "$STEP_SECONDS" tar -C "$AGENT_DIR" -xf "$RUN_DIR/agent-in.tar" ||

@@ -1,36 +1,4 @@
-import * as z from 'zod/mini'
 import { UsageError } from '../../../errors.js'
-
-/** A variable's name (`slurm.env`): only its name is ever written, its value read by `sbatch` itself. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** Slurm's time formats (`--time`): minutes, m:s, h:m:s, d-h, d-h:m, d-h:m:s, or no limit. */
-const SLURM_TIME = /^(?:\d{1,7}(?::\d{1,2}){0,2}|\d{1,5}-\d{1,2}(?::\d{1,2}){0,2}|UNLIMITED|INFINITE)$/
-
-/** A partition's or account's name: what Slurm allows, and never something `sbatch` could read as a flag. */
-const SLURM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$/
-
-/**
- * Config `slurm.*` (docs/backends.md, "The Slurm backend"). Read by the Slurm module itself, so that the keys
- * and their checks live beside what uses them.
- */
-export const SlurmConfigSchema = z.strictObject({
-  /** `sbatch --partition`. */
-  partition: z.optional(z.string().check(z.regex(SLURM_NAME, 'a partition name'))),
-  /** `sbatch --account`. */
-  account: z.optional(z.string().check(z.regex(SLURM_NAME, 'an account name'))),
-  /** Slurm's own time limit of each job (`--time`), unless the run has a `--timeout`. */
-  time: z.optional(z.string().check(z.regex(SLURM_TIME, 'a Slurm time limit (minutes, h:m:s, d-h:m:s)'))),
-  /** More `sbatch` options, one `--name=value` (or a known bare flag) each (guardOptions). */
-  options: z.optional(z.array(z.string())),
-  /** A folder the submit host and every node see (the site's shared filesystem); absolute. */
-  spool: z.optional(z.string().check(z.regex(/^\//, 'an absolute path'))),
-  /** Node-local scratch at the same path on every node; unset, the job's $TMPDIR (or /tmp). */
-  scratch: z.optional(z.string().check(z.regex(/^\/[^\0\n]*$/, 'an absolute path'))),
-  /** Names of variables the job gets (`--export=NAME,...`): never their values. */
-  env: z.optional(z.array(z.string().check(z.regex(ENV_NAME, 'a variable name')))),
-})
-export type SlurmConfig = z.infer<typeof SlurmConfigSchema>
 
 /**
  * The `sbatch` options harness sets itself, or that would break what it relies on: the job's environment

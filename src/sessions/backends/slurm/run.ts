@@ -1,7 +1,8 @@
 import { join } from 'node:path'
+import type { SlurmConfig } from '../../../config.js'
 import { jobScript, RUN_FILES } from './job-script.js'
 import type { SlurmJobIdentity } from './jobs.js'
-import { jobTimeLimit, type SlurmConfig } from './options.js'
+import { jobTimeLimit } from './options.js'
 import { stageRun } from './spool.js'
 import { submitJob } from './submit.js'
 import type { SlurmExec } from './tools.js'
@@ -10,7 +11,7 @@ import type { SlurmExec } from './tools.js'
  * Seconds before Slurm's time limit at which the job script is told (TERM) to stop the agent and send the work
  * back. Slurm may send it up to a minute earlier than asked ("the resolution of event handling").
  */
-export const SEND_BACK_SECONDS = 120
+const SEND_BACK_SECONDS = 120
 
 /** One run of a session on the cluster: what `submitRun` needs besides the run's folder it was given. */
 export interface RunSubmission {

@@ -1,4 +1,5 @@
 import { join, sep } from 'node:path'
+import { ENV_NAME } from '../../../config.js'
 import {
   ensureDir,
   entryExists,
@@ -13,7 +14,6 @@ import {
 import { IllegalStateError, UsageError } from '../../../errors.js'
 import { SESSION_ID_PATTERN } from '../../record/ids.js'
 import { RUN_FILES } from './job-script.js'
-import { ENV_NAME } from './options.js'
 
 /**
  * The spool (SPEC §14): `slurm.spool`, a folder the submit host and every node see (the site's shared

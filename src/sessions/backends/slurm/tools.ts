@@ -24,7 +24,7 @@ export type SlurmExec = (
  * How long each command may take (SPEC §10: every command harness runs for itself has a deadline). A controller
  * that does not answer makes the clients retry for a long time on their own (`MessageTimeout`, 10 s a try).
  */
-export const SLURM_DEADLINES: Record<SlurmTool, number> = {
+const SLURM_DEADLINES: Record<SlurmTool, number> = {
   sbatch: 60_000,
   squeue: 30_000,
   scancel: 30_000,
@@ -94,7 +94,7 @@ function slurmTimedOut(tool: SlurmTool, timeoutMs: number): ExternalToolError {
 }
 
 /** Slurm's last line of complaint, for messages. */
-export function slurmDetail(result: SlurmResult): string {
+function slurmDetail(result: SlurmResult): string {
   const lines = result.stderr.trim().split('\n').filter(Boolean)
   return (lines.pop() ?? `exit code ${result.exitCode}`).replace(/^\w+: error: /, '')
 }

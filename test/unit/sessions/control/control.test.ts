@@ -1,11 +1,7 @@
 import { describe, expect, test } from 'vitest'
-import {
-  recoverSessions,
-  scanRecoverable,
-  stopSession,
-  waitExitCode,
-  waitForSession,
-} from '../../../../src/sessions/control/control.js'
+import { recoverSessions, scanRecoverable } from '../../../../src/sessions/control/recover.js'
+import { stopSession } from '../../../../src/sessions/control/stop.js'
+import { waitExitCode, waitForSession } from '../../../../src/sessions/control/wait.js'
 import { FakeClock, fakeEnv, finishedRecord, runningRecord } from '../../../helpers/fake-env.js'
 
 const live = (id: string) => runningRecord(id, { supervisor: [50, 's1'], agent: [51, 'a1'] })

@@ -1,9 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import {
-  guardOptions,
-  jobTimeLimit,
-  SlurmConfigSchema,
-} from '../../../../../src/sessions/backends/slurm/options.js'
+import { SlurmConfigSchema } from '../../../../../src/config.js'
+import { guardOptions, jobTimeLimit } from '../../../../../src/sessions/backends/slurm/options.js'
 import {
   parseSbatch,
   type SubmitRequest,

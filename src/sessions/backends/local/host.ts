@@ -6,35 +6,22 @@ import {
   removeHeldSync,
   unlinkQuiet,
   writeFileAtomic,
-} from '../disk/door.js'
-import { ExternalToolError } from '../errors.js'
-import { selfCommand, waitingProcessEnv } from '../runtime.js'
-import { identify, type ProcessIdentity } from './identity.js'
+} from '../../../disk/door.js'
+import { ExternalToolError } from '../../../errors.js'
+import { identify } from '../../../process/identity.js'
+import { selfCommand, waitingProcessEnv } from '../../../runtime.js'
+import type { RunHost } from '../backend.js'
 
-/**
- * Where a background run's supervisor lives (docs/development/design.md, "Where runs live"): `local` starts
- * it as a detached process of this machine; `tmux` starts it as the process of a new tmux session's pane, so
- * that the agent has a terminal that outlives the user's. A future backend (a container, a Kubernetes Job) is
- * one more implementation of this interface.
+/*
+ * Where a local supervisor of a background run lives (docs/development/design.md, "Where runs live"), the local backend's
+ * business (a container run's supervisor lives in the same places): a detached process of this machine, or the
+ * process of a new tmux session's pane, so that the agent has a terminal that outlives the user's.
  */
-export interface RunHost {
-  readonly kind: 'local' | 'tmux'
-  /** Starts a supervisor that does nothing until it gets its plan (`send`), or exits on `abandon`. */
-  startSupervisor(env: NodeJS.ProcessEnv): Promise<HostedSupervisor>
-}
 
-export interface HostedSupervisor {
-  identity: ProcessIdentity
-  /** Hands the supervisor its work, once the record naming it is committed. */
-  send(plan: unknown): void
-  /** Gives up before committing: the supervisor starts nothing and goes away. */
-  abandon(): void
-}
-
-export const localHost: RunHost = {
-  kind: 'local',
+export const detachedHost: RunHost = {
+  kind: 'detached',
   async startSupervisor(env) {
-    const { startDetachedSupervisor } = await import('./supervisor.js')
+    const { startDetachedSupervisor } = await import('../../../process/supervisor.js')
     return startDetachedSupervisor(env)
   },
 }
@@ -55,7 +42,7 @@ export function tmuxHost(place: TmuxPlace): RunHost {
   return {
     kind: 'tmux',
     async startSupervisor(env) {
-      const { killTmuxSession, newTmuxSession } = await import('./tmux.js')
+      const { killTmuxSession, newTmuxSession } = await import('../../../process/tmux.js')
       const folder = makeTempDir('harness-plan-')
       const planFile = join(folder, 'plan.json')
       let pid: number
