@@ -15,7 +15,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
 
 const PROBE = (src: string) => `
-import { checkpointDir, restoreSessionCheckpoint } from '${src}/sessions/work/checkpoints.js'
+import { restoreSessionCheckpoint } from '${src}/sessions/work/checkpoints.js'
+import { ensureWorktree } from '${src}/sessions/run/workspace.js'
 import { diffSources } from '${src}/sessions/work/diff.js'
 import { sessionGitPlace } from '${src}/sessions/git-place.js'
 import type { SessionEnv } from '${src}/sessions/ports.js'
@@ -27,13 +28,13 @@ export async function probe(store: SessionStore, ctx: SessionEnv, env: NodeJS.Pr
   const record = store.get('abcd1234') as SessionRecord
   const forged = { ...record, sealed: true as const }
   const options = { env, projectRoot: '/p', now: new Date() }
-  checkpointDir(record) // UNVERIFIED
+  await ensureWorktree(ctx, record, '/p') // UNVERIFIED
   await restoreSessionCheckpoint(store, record, 0, options) // UNVERIFIED
   await diffSources(ctx, record, '/p') // UNVERIFIED
   await sessionGitPlace(record, env, '/p') // UNVERIFIED
   await sessionGitPlace(forged, env, '/p') // UNVERIFIED
   const verified = verifiedSession(record, 'acts on it')
-  checkpointDir(verified)
+  await ensureWorktree(ctx, verified, '/p')
   await restoreSessionCheckpoint(store, verified, 0, options)
   await diffSources(ctx, verified, '/p')
   await sessionGitPlace(verified, env, '/p')
