@@ -4,7 +4,7 @@
 # namespace with its own address and hostname, on a bridge of its own; munge with its own key and socket.
 # Needs root and Debian's `slurmctld slurmd slurm-client munge` (22.05).
 #
-#   scripts/slurm-test-cluster.sh start [--owner PID] [--hide DIR]...   prints the cluster's folder
+#   scripts/slurm-test-cluster.sh start [--owner PID] [--hide DIR]... [--show DIR]...   prints the cluster's folder
 #   scripts/slurm-test-cluster.sh stop DIR                              stops every daemon by pid, removes all
 #   scripts/slurm-test-cluster.sh exec DIR NODE -- COMMAND...           runs a command on a node (its namespaces)
 #   scripts/slurm-test-cluster.sh sweep                                 stops the clusters whose owner is gone
@@ -15,6 +15,7 @@
 # workers) run at once without meeting. `--owner PID`: a watchdog stops the cluster once that process is gone
 # (a test worker killed without running its exit hooks leaves nothing behind). `--hide DIR`: the nodes see an
 # empty read-only folder there (the submitter's repositories); the slot's folder (spool, config) stays visible.
+# `--show DIR`: a folder under a hidden one that the nodes still see (installed agent CLIs, a software share).
 # `cluster.env` in the folder holds what a shell or a test needs (SLURM_CONF, addresses, node names, pids).
 set -euo pipefail
 
@@ -184,9 +185,13 @@ add_host() {
   ip link set "${veth}h" master "$bridge" up
 }
 
-start_daemons() { # DIR N HIDE...
-  local dir=$1 n=$2
-  shift 2
+joined() { # WORD... → the words joined by ':'
+  local IFS=:
+  echo "$*"
+}
+
+start_daemons() { # DIR N HIDES SHOWS (each a :-separated list)
+  local dir=$1 n=$2 hides=$3 shows=$4
   local net=$SUBNET_BASE.$n bridge=hsbr$n
   ip link add "$bridge" type bridge
   # Bridged frames skip iptables where the kernel allows it (a FORWARD policy of DROP would cut the nodes off).
@@ -207,13 +212,27 @@ start_daemons() { # DIR N HIDE...
     mkdir -p "$dir/slurmd/hs$n-$node"
     # Its own mount namespace: node-local scratch (a tmpfs at the same path on every node), the hidden
     # folders empty and read-only; everything else (the slot's folder with the spool) as the host has it.
-    nsenter --net="/run/netns/hs$n-$node" -- unshare --uts --mount --propagation slave -- \
+    # A shown folder under a hidden one (the agents' installed tools, as a site's software share) is bound
+    # aside before the hiding and moved back into it after.
+    HIDES=$hides SHOWS=$shows STAGE=$dir/slurmd/hs$n-$node/shown \
+      nsenter --net="/run/netns/hs$n-$node" -- unshare --uts --mount --propagation slave -- \
       sh -c 'name=$1 conf=$3
+        set -f
+        IFS=:
         hostname "$name" && mount -t tmpfs -o size=512m,mode=1777 tmpfs "$2" || exit 1
-        shift 3
-        for hide; do mount -t tmpfs -o ro,size=16k,mode=755 tmpfs "$hide" || exit 1; done
+        i=0
+        for show in $SHOWS; do
+          i=$((i + 1)) && mkdir -p "$STAGE/$i" && mount --bind "$show" "$STAGE/$i" || exit 1
+        done
+        for hide in $HIDES; do mount -t tmpfs -o size=16k,mode=755 tmpfs "$hide" || exit 1; done
+        i=0
+        for show in $SHOWS; do
+          i=$((i + 1)) && mkdir -p "$show" && mount --move "$STAGE/$i" "$show" || exit 1
+        done
+        for hide in $HIDES; do mount -o remount,ro "$hide" || exit 1; done
+        unset HIDES SHOWS STAGE
         exec slurmd -D -N "$name" -f "$conf"' \
-      sh "hs$n-$node" "$dir/scratch" "$dir/etc/slurm.conf" "$@" \
+      sh "hs$n-$node" "$dir/scratch" "$dir/etc/slurm.conf" \
       </dev/null >>"$dir/log/slurmd-$node.out" 2>&1 &
     echo "$! $(start_time $!)" >"$dir/run/$node.pid"
   done
@@ -235,11 +254,12 @@ nodes_idle() {
 }
 
 start() {
-  local owner=none hides=()
+  local owner=none hides=() shows=()
   while (($#)); do
     case $1 in
       --owner) owner=$2; shift 2 ;;
       --hide) hides+=("$(readlink -f "$2")"); shift 2 ;;
+      --show) shows+=("$(readlink -f "$2")"); shift 2 ;;
       *) die "unknown argument: $1" ;;
     esac
   done
@@ -264,7 +284,8 @@ start() {
   write_config "$dir" "$n"
   start_munge "$dir"
   wait_until munge test -S "$dir/munge/munge.socket" || die "munged did not start (see $dir/log)"
-  start_daemons "$dir" "$n" "${hides[@]}"
+  for hide in "${hides[@]}" "${shows[@]}"; do [[ $hide != *:* ]] || die "$hide: a folder with ':' in its name"; done
+  start_daemons "$dir" "$n" "$(joined "${hides[@]}")" "$(joined "${shows[@]}")"
   local conf=$dir/etc/slurm.conf
   wait_until slurmctld env SLURM_CONF="$conf" scontrol ping || die "slurmctld did not answer (see $dir/log)"
   wait_until nodes nodes_idle "$conf" || die "the nodes did not come up (see $dir/log)"
@@ -379,5 +400,5 @@ case ${1:-} in
   sweep) sweep ;;
   watch) watch "$2" "$3" "$4" ;;
   exec) shift; run_on "$@" ;;
-  *) die "usage: $0 start [--owner PID] [--hide DIR]... | stop DIR | exec DIR NODE -- COMMAND... | sweep" ;;
+  *) die "usage: $0 start [--owner PID] [--hide DIR]... [--show DIR]... | stop DIR | exec DIR NODE -- COMMAND... | sweep" ;;
 esac

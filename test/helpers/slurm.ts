@@ -66,10 +66,20 @@ function readEnvFile(path: string): Map<string, string> {
  * `hide`: folders the nodes must not see. By default the temp folder, where the tests make repositories, and
  * the user's home: the nodes are other hosts, and a job's start runs the user's login shell there (Slurm loads
  * the login environment), which on this machine ran `pyenv rehash` and, with several jobs starting at once,
- * waited a minute on its lock.
+ * waited a minute on its lock. `show`: folders inside those that the nodes see all the same (the real agent
+ * CLIs, installed under the checkout, as a site's software share).
  */
-export async function startSlurmCluster(hide: string[] = [tmpdir(), homedir()]): Promise<SlurmCluster> {
-  const args = ['start', '--owner', String(process.pid), ...hide.flatMap((dir) => ['--hide', dir])]
+export async function startSlurmCluster(
+  hide: string[] = [tmpdir(), homedir()],
+  show: string[] = [],
+): Promise<SlurmCluster> {
+  const args = [
+    'start',
+    '--owner',
+    String(process.pid),
+    ...hide.flatMap((dir) => ['--hide', dir]),
+    ...show.flatMap((dir) => ['--show', dir]),
+  ]
   const dir = await new Promise<string>((resolve, reject) =>
     execFile(CLUSTER_SCRIPT, args, { timeout: 300_000, encoding: 'utf8' }, (error, stdout, stderr) =>
       error
@@ -126,10 +136,10 @@ export function stopSlurmCluster(cluster: SlurmCluster): void {
  * by the watchdog if the worker dies). One per file rather than one per worker: a file sees only its own jobs,
  * job ids and spool, and starting one takes under a second.
  */
-export function useSlurmCluster(hide?: string[]): () => SlurmCluster {
+export function useSlurmCluster(hide?: string[], show?: string[]): () => SlurmCluster {
   let cluster: SlurmCluster | undefined
   beforeAll(async () => {
-    cluster = await startSlurmCluster(hide)
+    cluster = await startSlurmCluster(hide, show)
   }, 300_000)
   afterAll(() => {
     if (cluster) stopSlurmCluster(cluster)

@@ -29,8 +29,13 @@ export function installClis(): Promise<{ bin?: string; reason?: string }> {
   return pending
 }
 
+/** The folder the CLIs are installed in (`node_modules/.bin` below it). */
+export function realClisPrefix(): string {
+  return process.env.HARNESS_REAL_CLIS_DIR || join(ROOT, KEY)
+}
+
 async function install(): Promise<{ bin?: string; reason?: string }> {
-  const prefix = process.env.HARNESS_REAL_CLIS_DIR || join(ROOT, KEY)
+  const prefix = realClisPrefix()
   const bin = join(prefix, 'node_modules', '.bin')
   if ((await brokenClis(bin)).length === 0) return { bin }
   mkdirSync(prefix, { recursive: true })

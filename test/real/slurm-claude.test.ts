@@ -14,6 +14,7 @@ import {
   FIRST_PROMPT,
   useInstalledClis,
 } from './drive.js'
+import { realClisPrefix } from './install.js'
 import { anthropicHasToolResult, anthropicServer, type ScriptedServer } from './model-server.js'
 
 /**
@@ -33,7 +34,11 @@ interface Rec {
 }
 
 describe.skipIf(!clusterRuns)('claude on a Slurm cluster', () => {
-  const cluster = useSlurmCluster()
+  // The nodes see the installed CLIs, wherever the checkout is (a fresh clone under the temp folder or the home,
+  // both hidden from them), as a site's software share; the test's repositories stay hidden.
+  const prefix = realClisPrefix()
+  mkdirSync(prefix, { recursive: true })
+  const cluster = useSlurmCluster(undefined, [prefix])
   const servers: ScriptedServer[] = []
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.close()))
