@@ -247,7 +247,9 @@ describe.skipIf(!usable.engine)('the container boundary (podman)', () => {
     )
     chmodSync(join(bin, 'podman'), 0o755)
     const env = { ...repo.env, PATH: `${bin}:${repo.env.PATH}` }
-    const id = 'same0001'
+    // Unique on this machine: a container's name is harness-<id>-<run> in the engine, which every project and
+    // every test run on the machine share (three CI runs at once met on a fixed id here).
+    const id = `same-${process.pid}`
     const script = 'echo first > first.txt && git add first.txt && git commit -q -m "first run"'
     const first = cli(['run', '--json', '--session-id', id, '-a', 'exec', '--', 'sh', '-c', script], {
       cwd: repo.dir,
