@@ -27,7 +27,7 @@ export class Context implements SessionEnv {
     readonly passthrough: string[],
     private readonly io: Pick<CliIo, 'cwd' | 'env' | 'stdin' | 'stdinIsTerminal'>,
     /**
-     * Where a command's action gets its services and renderers (gh's `runF` seam): the lazy table, or in a
+     * Where a command's action gets its services and renderers (gh's `runF` seam): the lazy registry, or in a
      * test stand-ins, so that a command's flags are checked without running what they drive.
      */
     readonly services: Services = lazy,
