@@ -1,10 +1,11 @@
 // The lazy command registry (npm's lib/npm.js pattern): the one place where the CLI decides what loads when a
 // command runs rather than at start. Building the command tree loads each command's declaration (its flags
-// and help); what its action calls loads through one entry here, a group of the services and renderers that
-// a few commands share (cli/services/), so a command pays only for its own group. Below an entry, modules
-// import each other statically. The native build makes each entry a chunk (docs/development/native.md). The
-// entries a Context itself uses (records, config, stop, chainsStore) are kept apart: a reading command must
-// not load the acting ones (test/unit/layers.test.ts), nor the plain show zod.
+// and help); its action loads one entry here: the group of services and renderers that it shares with a few
+// commands (cli/services/), so that a command pays only for its group, and a reading command (list, show,
+// path, logs, wait, stats) never loads an acting one (test/unit/layers.test.ts). Below an entry, modules import
+// each other statically. Apart from the groups: what a Context itself loads (records, config, stop,
+// chainsStore; the plain show loads no zod), `list --all-projects`, and zod's English messages. The native
+// build makes each entry a chunk; the few other lazy imports are listed in docs/development/native.md.
 export const lazy = {
   allProjects: () => import('../sessions/query/all-projects.js'),
   chains: () => import('./services/chains.js'),
