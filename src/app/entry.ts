@@ -1,3 +1,4 @@
+import { Context } from '../cli/context.js'
 import { plainCall, superviseCall } from '../cli/fast-path.js'
 import type { CliIo } from '../cli/io.js'
 import { type GlobalOptions, Output } from '../cli/output.js'
@@ -29,7 +30,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
     const supervisor = passthrough.length > 0 ? null : superviseCall(own)
     if (supervisor) {
       // A supervisor lives as long as its agent: it loads no command tree (docs/development/design.md).
-      const { Context } = await import('../cli/context.js')
       const { superviseRun } = await import('../commands/supervise.js')
       await superviseRun(new Context(out, passthrough, io), supervisor.tmuxPlan)
       return { code: 0 }
@@ -39,14 +39,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<CliOutcome> {
       // Scripts call these in loops: they need no command tree. The small entry (cli/fast-entry.ts) answers
       // most `session path` lines before this; what it leaves here is a RUNNING session or an error to report.
       out.options.dir = plain.dir
-      const { Context } = await import('../cli/context.js')
-      const { printSessionPath, showSession } = await import('../commands/session/read.js')
       const ctx = new Context(out, passthrough, io)
+      const { printSessionPath, showSession } = (await ctx.services.reading()).read
       await (plain.command === 'path' ? printSessionPath : showSession)(ctx, plain.id)
       return { code: 0 }
     }
-    const { buildProgram, fromCommanderError, MissingCommandError } = await import('./program.js')
-    const { CommanderError } = await import('commander')
+    const { buildProgram, CommanderError, fromCommanderError, MissingCommandError } = await import(
+      './program.js'
+    )
     const program = buildProgram(out, passthrough, io)
     try {
       await program.parseAsync(own, { from: 'user' })

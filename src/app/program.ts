@@ -1,4 +1,4 @@
-import type { Argument, Command, CommanderError } from 'commander'
+import { type Argument, type Command, CommanderError } from 'commander'
 import { commandPath } from '../cli/action.js'
 import { CliCommand } from '../cli/command.js'
 import { Context } from '../cli/context.js'
@@ -38,6 +38,9 @@ import { registerSupervise } from '../commands/supervise.js'
 import { registerTrust } from '../commands/trust.js'
 import { registerUi } from '../commands/ui.js'
 import { ExitRequest, UsageError } from '../errors.js'
+
+// The entry (app/entry.ts) loads commander with this module, through its one import of it.
+export { CommanderError }
 
 declare const HARNESS_VERSION: string
 export const VERSION = typeof HARNESS_VERSION === 'string' ? HARNESS_VERSION : '0.0.0-dev'

@@ -27,7 +27,7 @@ export class Context implements SessionEnv {
     readonly passthrough: string[],
     private readonly io: Pick<CliIo, 'cwd' | 'env' | 'stdin' | 'stdinIsTerminal'>,
     /**
-     * Where a command's action gets its services and renderers (gh's `runF` seam): the lazy table, or in a
+     * Where a command's action gets its services and renderers (gh's `runF` seam): the lazy registry, or in a
      * test stand-ins, so that a command's flags are checked without running what they drive.
      */
     readonly services: Services = lazy,
@@ -126,14 +126,14 @@ export class Context implements SessionEnv {
   async chains(): Promise<ChainRecords> {
     const paths = await this.project()
     const { ChainStore } = await lazy.chainsStore()
-    const { RecordSealer } = await lazy.seal()
+    const { RecordSealer } = (await lazy.records()).seal
     // No warning sink: a corrupt chain file must not print into the middle of a command line (completion).
     return new ChainStore(join(paths.harnessDir, 'chains'), RecordSealer.forEnv(this.env))
   }
 
   async storeOf(paths: ProjectPaths): Promise<SessionStore> {
-    const { SessionStore } = await lazy.recordStore()
-    const { RecordSealer } = await lazy.seal()
+    const { SessionStore } = (await lazy.records()).recordStore
+    const { RecordSealer } = (await lazy.records()).seal
     return new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
@@ -144,9 +144,9 @@ export class Context implements SessionEnv {
   async store(): Promise<SessionStore> {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()
-    const { SessionStore } = await lazy.recordStore()
-    const { RecordSealer } = await lazy.seal()
-    const { statusHookObserver } = await lazy.statusHooks()
+    const { SessionStore } = (await lazy.records()).recordStore
+    const { RecordSealer } = (await lazy.records()).seal
+    const { statusHookObserver } = (await lazy.records()).statusHooks
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,

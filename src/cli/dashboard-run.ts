@@ -1,8 +1,8 @@
 import { BACKEND_NAMES } from '../backend-names.js'
-import type { DashboardTerminal } from '../ui/dashboard.js'
+import { listProviders } from '../providers/args.js'
+import type { DashboardTerminal, runDashboard } from '../ui/dashboard.js'
 import type { Context } from './context.js'
 import { CliDashboard } from './dashboard.js'
-import { lazy } from './lazy.js'
 
 /**
  * `harness ui`: finds the project, loads the dashboard's chunk (Ink and React, which no other command loads) and
@@ -24,7 +24,6 @@ export async function openDashboard(ctx: Context, options: { allProjects: boolea
 
 /** The agents `n` offers: the built-in ones and the configured ones (an unreadable config: the built-in ones). */
 async function agentNames(ctx: Context): Promise<string[]> {
-  const { listProviders } = await lazy.args()
   let config = {}
   try {
     config = await ctx.config()
@@ -38,9 +37,7 @@ async function agentNames(ctx: Context): Promise<string[]> {
  * developer tools when DEV=true: neither fits a dashboard on a terminal, so those variables are hidden from
  * it while it loads (the environment agents get is left as it was).
  */
-async function loadDashboard(
-  env: NodeJS.ProcessEnv,
-): Promise<{ runDashboard: typeof import('../ui/dashboard.js').runDashboard }> {
+async function loadDashboard(env: NodeJS.ProcessEnv): Promise<{ runDashboard: typeof runDashboard }> {
   const hidden = ['CI', 'CONTINUOUS_INTEGRATION', 'DEV'].filter((name) => name in env)
   const saved = hidden.map((name) => [name, env[name]] as const)
   for (const name of hidden) delete env[name]

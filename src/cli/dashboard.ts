@@ -4,6 +4,7 @@ import { backendNameOr } from '../backend-names.js'
 import { watchDir } from '../disk/door.js'
 import { HARNESS_DIR_NAME, pathsFor } from '../project.js'
 import { terminalSafe, terminalSafeLine } from '../render/safe.js'
+import { relativeTime } from '../render/time.js'
 import type {
   ActionResult,
   DashboardDetail,
@@ -100,7 +101,7 @@ export class CliDashboard implements DashboardPort {
       const paths = await ctx.project()
       if (this.allProjects) {
         const { listAllProjects } = await ctx.services.allProjects()
-        const { projectLabel } = await ctx.services.renderSession()
+        const { projectLabel } = (await ctx.services.reading()).renderSession
         const views = await listAllProjects(ctx, { sort: 'created' })
         sessions = views.map((view) =>
           dashboardSession(view, {
@@ -110,7 +111,7 @@ export class CliDashboard implements DashboardPort {
         )
         this.watchFolders([paths.sessionsDir, ...views.map((v) => sessionsDirOf(v.project_dir))])
       } else if (paths.exists) {
-        const { listSessions } = await ctx.services.query()
+        const { listSessions } = (await ctx.services.reading()).query
         for await (const view of listSessions(ctx, { sort: 'created' })) sessions.push(dashboardSession(view))
         this.watchFolders([paths.sessionsDir])
       } else this.watchFolders([paths.sessionsDir])
@@ -183,7 +184,7 @@ export class CliDashboard implements DashboardPort {
   private async diffStat(session: DashboardSession): Promise<string[]> {
     const { ctx } = this.context(session.projectDir)
     try {
-      const { diffSession } = await ctx.services.diff()
+      const { diffSession } = (await ctx.services.work()).diff
       const result = await diffSession(ctx, session.id, 'stat')
       const stat = lines(terminalSafe(result.stat ?? ''))
       // Its summary first ("2 files changed, …"): the pane may have room for one line.
@@ -196,10 +197,9 @@ export class CliDashboard implements DashboardPort {
   private async checkpoints(session: DashboardSession): Promise<string[]> {
     const { ctx } = this.context(session.projectDir)
     try {
-      const { listSessionCheckpoints } = await ctx.services.workCheckpoints()
+      const { listSessionCheckpoints } = (await ctx.services.work()).workCheckpoints
       const list = await listSessionCheckpoints(ctx, session.id)
       if (list.checkpoints.length === 0) return ['none']
-      const { relativeTime } = await ctx.services.renderTime()
       const now = new Date(ctx.clock.now())
       // Newest first, one line each: what `session checkpoints` shows, in the pane's room.
       return [...list.checkpoints]
@@ -217,8 +217,8 @@ export class CliDashboard implements DashboardPort {
   async log(session: DashboardSession, count: number): Promise<LogResult> {
     const { ctx } = this.context(session.projectDir)
     try {
-      const { logTail, sessionLog } = await ctx.services.logs()
-      const { LogRenderer } = await ctx.services.renderLogStream()
+      const { logTail, sessionLog } = (await ctx.services.logs()).logs
+      const { LogRenderer } = (await ctx.services.logs()).renderLogStream
       const info = await sessionLog(ctx, session.id)
       const { bytes, position } = logTail(info, LOG_TAIL_BYTES)
       let text = ''
@@ -226,7 +226,7 @@ export class CliDashboard implements DashboardPort {
       renderer.setRuns(info.runs.filter((run) => run.log_offset >= position))
       renderer.feed(bytes, position)
       renderer.finish(position + bytes.length)
-      const { getSession } = await ctx.services.query()
+      const { getSession } = (await ctx.services.reading()).query
       const now = await getSession(ctx, session.id)
       const shown = lines(terminalSafe(text)).slice(-count)
       return {
@@ -241,7 +241,7 @@ export class CliDashboard implements DashboardPort {
 
   async diff(session: DashboardSession): Promise<TextResult> {
     return this.attempt(session, async (ctx) => {
-      const { diffSession } = await ctx.services.diff()
+      const { diffSession } = (await ctx.services.work()).diff
       const result = await diffSession(ctx, session.id, 'patch')
       const body = lines(terminalSafe(result.diff ?? ''))
       const files = `${result.files.length} ${result.files.length === 1 ? 'file' : 'files'}`
@@ -255,8 +255,8 @@ export class CliDashboard implements DashboardPort {
 
   async stop(session: DashboardSession, verb: 'kill' | 'pause'): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { stopSession, stopNotProduced } = await ctx.services.controlStop()
-      const { renderStopResult } = await ctx.services.renderRun()
+      const { stopSession, stopNotProduced } = (await ctx.services.control()).controlStop
+      const { renderStopResult } = (await ctx.services.control()).renderRun
       const result = await stopSession(ctx, session.id, verb, GRACE_MS)
       if (!result.produced) throw stopNotProduced(result)
       return renderStopResult(result)
@@ -265,8 +265,8 @@ export class CliDashboard implements DashboardPort {
 
   async resume(session: DashboardSession): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { resumeSession } = await ctx.services.start()
-      const { runSummary } = await ctx.services.renderRun()
+      const { resumeSession } = (await ctx.services.run()).start
+      const { runSummary } = (await ctx.services.control()).renderRun
       // Never in the dashboard's own terminal: into tmux where it last ran, else in the background.
       const tmux = session.tmux
       const outcome = await resumeSession(ctx, session.id, [], { detach: !tmux, tmux })
@@ -276,8 +276,8 @@ export class CliDashboard implements DashboardPort {
 
   async mergePreview(session: DashboardSession): Promise<MergePreview> {
     return this.attempt(session, async (ctx) => {
-      const { mergeSession } = await ctx.services.workMerge()
-      const { renderMerge } = await ctx.services.renderMerge()
+      const { mergeSession } = (await ctx.services.work()).workMerge
+      const { renderMerge } = (await ctx.services.work()).renderMerge
       const result = await mergeSession(ctx, session.id, { dryRun: true })
       return {
         ok: true,
@@ -289,8 +289,8 @@ export class CliDashboard implements DashboardPort {
 
   async merge(session: DashboardSession): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { mergeSession } = await ctx.services.workMerge()
-      const { renderMerge } = await ctx.services.renderMerge()
+      const { mergeSession } = (await ctx.services.work()).workMerge
+      const { renderMerge } = (await ctx.services.work()).renderMerge
       const result = await mergeSession(ctx, session.id, {})
       const text = renderMerge(result)
       if (result.outcome === 'refused') throw new RefusedText(text)
@@ -300,8 +300,8 @@ export class CliDashboard implements DashboardPort {
 
   async send(session: DashboardSession, text: string): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { sendToSession } = await ctx.services.send()
-      const { renderSend } = await ctx.services.renderRun()
+      const { sendToSession } = (await ctx.services.control()).send
+      const { renderSend } = (await ctx.services.control()).renderRun
       return renderSend(await sendToSession(ctx, session.id, text))
     })
   }
@@ -310,8 +310,8 @@ export class CliDashboard implements DashboardPort {
     // In this project (the one found from --dir or the current directory), with --all-projects too.
     const { ctx, caught } = this.context(this.options.out.options.dir ?? null)
     try {
-      const { startSession } = await ctx.services.start()
-      const { runSummary } = await ctx.services.renderRun()
+      const { startSession } = (await ctx.services.run()).start
+      const { runSummary } = (await ctx.services.control()).renderRun
       const outcome = await startSession(ctx, {
         agent: request.agent,
         prompt: [request.task],
@@ -330,8 +330,8 @@ export class CliDashboard implements DashboardPort {
 
   async attach(session: DashboardSession): Promise<ActionResult> {
     return this.action(session, async (ctx) => {
-      const { attachSession } = await ctx.services.attach()
-      const { statusLabel } = await ctx.services.renderSession()
+      const { attachSession } = (await ctx.services.control()).attach
+      const { statusLabel } = (await ctx.services.reading()).renderSession
       const view = await attachSession(ctx, session.id)
       return `detached from ${view.id} (${statusLabel(view)})`
     })

@@ -15,7 +15,7 @@ export function registerAutoCleanup(program: CliCommand, ctx: Context): void {
     .flags(AUTO_CLEANUP_FLAGS)
     .action(
       action(AUTO_CLEANUP_FLAGS, async (options) => {
-        const { runAutoCleanup } = await ctx.services.autoCleanup()
+        const { runAutoCleanup } = (await ctx.services.removal()).autoCleanup
         await runAutoCleanup(ctx, options.olderThan)
       }),
     )

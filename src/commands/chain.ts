@@ -64,8 +64,8 @@ Examples:
     )
     .action(
       action(CREATE_FLAGS, async (options, name: string) => {
-        const { createChain } = await ctx.services.chains()
-        const { renderChainStatus } = await ctx.services.renderChain()
+        const { createChain } = (await ctx.services.chains()).chains
+        const { renderChainStatus } = (await ctx.services.chains()).renderChain
         ctx.out.result(await createChain(ctx, name, options.sessions ?? []), (view) =>
           renderChainStatus(view),
         )
@@ -91,8 +91,8 @@ Examples:
     )
     .action(
       action(ADD_FLAGS, async (options, name: string, words: string[]) => {
-        const { addChainStep } = await ctx.services.chains()
-        const { renderChainStatus } = await ctx.services.renderChain()
+        const { addChainStep } = (await ctx.services.chains()).chains
+        const { renderChainStatus } = (await ctx.services.chains()).renderChain
         const view = await addChainStep(ctx, name, {
           ...options,
           prompt: words,
@@ -123,8 +123,8 @@ Examples:
     .action(
       action(RUN_FLAGS, async (options, name: string) => {
         if (ctx.passthrough.length) throw new UsageError('arguments after -- belong to "harness chain add"')
-        const { runChain } = await ctx.services.chains()
-        const { renderChainRun } = await ctx.services.renderChain()
+        const { runChain } = (await ctx.services.chains()).chains
+        const { renderChainRun } = (await ctx.services.chains()).renderChain
         const { result, exit } = await runChain(ctx, name, { detach: options.detach === true })
         ctx.out.result(result, renderChainRun)
         throw exit
@@ -145,8 +145,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, name: string) => {
-        const { chainStatus } = await ctx.services.chains()
-        const { renderChainStatus } = await ctx.services.renderChain()
+        const { chainStatus } = (await ctx.services.chains()).chains
+        const { renderChainStatus } = (await ctx.services.chains()).renderChain
         ctx.out.result(await chainStatus(ctx, name), (view) => renderChainStatus(view))
       }),
     )
@@ -160,8 +160,8 @@ function registerChainList(chain: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExamples:\n  harness chain list\n  harness chain list --json')
     .action(
       action(NO_FLAGS, async () => {
-        const { listChains } = await ctx.services.chains()
-        const { renderChainList } = await ctx.services.renderChain()
+        const { listChains } = (await ctx.services.chains()).chains
+        const { renderChainList } = (await ctx.services.chains()).renderChain
         ctx.out.result(await listChains(ctx), (views) => renderChainList(views, ctx.out.width))
       }),
     )
@@ -184,8 +184,8 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, name: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { killChain } = await ctx.services.chains()
-        const { renderChainKill } = await ctx.services.renderChain()
+        const { killChain } = (await ctx.services.chains()).chains
+        const { renderChainKill } = (await ctx.services.chains()).renderChain
         ctx.out.result(await killChain(ctx, name, graceMs), renderChainKill)
       }),
     )
@@ -199,7 +199,7 @@ function registerChainRunner(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const plan = await ctx.readStdin()
-        const { runChainDetached } = await ctx.services.chains()
+        const { runChainDetached } = (await ctx.services.chains()).chains
         await runChainDetached(ctx, plan)
       }),
     )

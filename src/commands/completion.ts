@@ -21,7 +21,7 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { completionScript } = await ctx.services.cliCompletion()
+        const { completionScript } = (await ctx.services.completion()).cliCompletion
         ctx.out.writeOut(completionScript(shell as 'bash'))
       }),
     )
@@ -31,9 +31,9 @@ Examples:
     .argument('<shell>')
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { complete, renderCompletion } = await ctx.services.cliCompletion()
-        const { completionSources } = await ctx.services.sessionsCompletion()
-        const { taskLabel } = await ctx.services.renderSession()
+        const { complete, renderCompletion } = (await ctx.services.completion()).cliCompletion
+        const { completionSources } = (await ctx.services.completion()).sessionsCompletion
+        const { taskLabel } = (await ctx.services.completion()).renderSession
         const words = ctx.passthrough.length ? ctx.passthrough : ['']
         const result = await complete(program, words, completionSources(ctx, taskLabel))
         ctx.out.writeOut(renderCompletion(result, shell as 'bash'))

@@ -27,14 +27,14 @@ Examples:
 
 /** The file a subcommand reads or writes: the project's, or the user's with --user. */
 async function target(ctx: Context, user: boolean | undefined) {
-  const { configTarget } = await ctx.services.configEdit()
+  const { configTarget } = (await ctx.services.setup()).configEdit
   return configTarget(await ctx.project(), ctx.env, user === true)
 }
 
 /** A change keeps the project's trust as it was (trusted stays trusted, untrusted stays untrusted). */
 async function trustHooks(ctx: Context) {
   const paths = await ctx.project()
-  const { isTrusted, trustProject } = await ctx.services.trust()
+  const { isTrusted, trustProject } = (await ctx.services.setup()).trust
   return {
     isTrusted: () => isTrusted(paths.root, paths.configFile, ctx.env),
     trust: () => void trustProject(paths.root, paths.configFile, ctx.env),
@@ -53,7 +53,7 @@ function registerGet(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config get defaults.agent')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configGet } = await ctx.services.configEdit()
+        const { configGet } = (await ctx.services.setup()).configEdit
         ctx.out.result(configGet(await target(ctx, options.user), key), (e) => show(e.value))
       }),
     )
@@ -77,10 +77,10 @@ Examples:
     )
     .action(
       action(SCOPE_FLAGS, async (options, key: string, value: string) => {
-        const { configSet, parseValue } = await ctx.services.configEdit()
+        const { configSet, parseValue } = (await ctx.services.setup()).configEdit
         // A project file goes inside a .harness that git does not see (its .gitignore).
         if (!options.user) {
-          const { ensureProject } = await ctx.services.projectIndex()
+          const { ensureProject } = (await ctx.services.setup()).projectIndex
           await ensureProject(ctx.env, await ctx.project())
         }
         const change = configSet(
@@ -102,7 +102,7 @@ function registerUnset(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExample:\n  harness config unset defaults.model')
     .action(
       action(SCOPE_FLAGS, async (options, key: string) => {
-        const { configUnset } = await ctx.services.configEdit()
+        const { configUnset } = (await ctx.services.setup()).configEdit
         const change = configUnset(await target(ctx, options.user), key, await trustHooks(ctx))
         ctx.out.result(change, (c) => `${c.key} unset in ${c.file}`)
       }),
@@ -117,7 +117,7 @@ function registerList(config: CliCommand, ctx: Context): void {
     .addHelpText('after', '\nExamples:\n  harness config list\n  harness config list --keys')
     .action(
       action(LIST_FLAGS, async (options) => {
-        const { configList, knownKeys } = await ctx.services.configEdit()
+        const { configList, knownKeys } = (await ctx.services.setup()).configEdit
         if (options.keys) {
           ctx.out.result(knownKeys(), (keys) => keys.join('\n'))
           return

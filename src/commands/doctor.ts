@@ -30,8 +30,8 @@ Examples:
     )
     .action(
       action(DOCTOR_FLAGS, async (options) => {
-        const { runDoctor } = await ctx.services.harnessDoctor()
-        const { renderDoctor } = await ctx.services.renderDoctor()
+        const { runDoctor } = (await ctx.services.setup()).harnessDoctor
+        const { renderDoctor } = (await ctx.services.setup()).renderDoctor
         const report = await runDoctor(ctx, { submitTest: options.submitTest === true })
         ctx.out.result(report, (r) => renderDoctor(r, ctx.out.color, ctx.out.width))
         if (!report.usable) throw new ExitRequest(1)

@@ -106,13 +106,13 @@ export function registerRun(program: CliCommand, ctx: Context): void {
 
 async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: string[]): Promise<void> {
   const prompt = promptWords(options.prompt, words)
-  const { parseBudget } = await ctx.services.budget()
+  const { parseBudget } = (await ctx.services.run()).budget
   const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-  const { runTimeoutFlag } = await ctx.services.duration()
+  const { runTimeoutFlag } = (await ctx.services.run()).duration
   const timeoutMs = runTimeoutFlag(options.timeout)
   const explicitStdin = prompt.length === 1 && prompt[0] === '-'
   // At most what a prompt may be (sessions/record/bounds.ts): a longer one is refused before anything is made.
-  const { PROMPT_MAX_BYTES } = await ctx.services.bounds()
+  const { PROMPT_MAX_BYTES } = (await ctx.services.run()).bounds
   const fromStdin = () => ctx.readStdin(PROMPT_MAX_BYTES, 'the prompt on stdin')
   const start = {
     ...options,
@@ -125,13 +125,13 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
     promptFromStdin: ctx.stdinIsTerminal ? undefined : fromStdin,
   }
   if (options.dryRun) {
-    const { dryRunSession } = await ctx.services.start()
-    const { renderRunDryRun } = await ctx.services.renderRun()
+    const { dryRunSession } = (await ctx.services.run()).start
+    const { renderRunDryRun } = (await ctx.services.run()).renderRun
     ctx.out.result(await dryRunSession(ctx, start), renderRunDryRun)
     return
   }
-  const { startSession } = await ctx.services.start()
-  const { renderDetachedRun, resumeSummary, runSummary } = await ctx.services.renderRun()
+  const { startSession } = (await ctx.services.run()).start
+  const { renderDetachedRun, resumeSummary, runSummary } = (await ctx.services.run()).renderRun
   const outcome = await startSession(ctx, start)
   if (outcome.exit && !ctx.options.json) ctx.out.info(runSummary(outcome.record))
   else ctx.out.result(outcome.record, renderDetachedRun)
@@ -146,7 +146,7 @@ async function run(ctx: Context, options: FlagValues<typeof RUN_FLAGS>, words: s
 
 /** `--attach`: the session runs (and its id is printed); now show it in this terminal. */
 export async function attachAfterStart(ctx: Context, id: string): Promise<void> {
-  const { attachSession } = await ctx.services.attach()
+  const { attachSession } = (await ctx.services.run()).attach
   await attachSession(ctx, id)
 }
 

@@ -25,7 +25,7 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, shell: string) => {
-        const { shellInitScript } = await ctx.services.shellInit()
+        const { shellInitScript } = (await ctx.services.completion()).shellInit
         ctx.out.writeOut(shellInitScript(shell as 'bash'))
       }),
     )

@@ -15,7 +15,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { trustProject } = await ctx.services.trust()
+        const { trustProject } = (await ctx.services.setup()).trust
         const result = trustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) =>
           r.exists === false
@@ -31,7 +31,7 @@ export function registerTrust(program: CliCommand, ctx: Context): void {
     .action(
       action(NO_FLAGS, async () => {
         const paths = await ctx.project()
-        const { untrustProject } = await ctx.services.trust()
+        const { untrustProject } = (await ctx.services.setup()).trust
         const result = untrustProject(paths.root, paths.configFile, ctx.env)
         ctx.out.result(result, (r) => `${r.config_file} is not trusted`)
       }),

@@ -226,8 +226,8 @@ async function inflateAndParse(state: ReadState): Promise<void> {
 
 type TarEntry = ReadEntry
 
-/** tar, loaded only when an archive is written or read. */
-const loadTar = () => import('tar')
+/** tar, loaded only when an archive is written or read, or a Slurm job's agent folder packed or unpacked. */
+export const loadTar = () => import('tar')
 
 /** One tar entry: the manifest first, then only members it lists, each with the size it declares. */
 function readEntry(state: ReadState, entry: TarEntry): void {

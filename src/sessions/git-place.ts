@@ -1,4 +1,4 @@
-import type { GitPlace } from '../git/own-worktree.js'
+import { assertGitPlace, type GitPlace } from '../git/own-worktree.js'
 import type { SessionRecord } from './record/schema.js'
 import type { VerifiedSession } from './record/seal.js'
 
@@ -18,7 +18,6 @@ export async function sessionGitPlace(
     repoDir: session.base_dir ?? projectRoot,
     isWorktree: session.is_worktree !== false,
   }
-  const { assertGitPlace } = await import('../git/own-worktree.js')
   await assertGitPlace(place, env)
   return place
 }

@@ -1,3 +1,5 @@
+import { existingCommits, restoreCheckpoint } from '../git/checkpoint.js'
+import { branchTip } from '../git/repo.js'
 import type { Checkpoint, SessionRecord } from './record/schema.js'
 import type { VerifiedSession } from './record/seal.js'
 
@@ -69,10 +71,6 @@ export async function recreationFacts(
 ): Promise<RecreationFacts> {
   const branch = session.git_branch
   if (!session.is_worktree || !branch) return { branchTip: null, presentCommits: new Set() }
-  const [{ branchTip }, { existingCommits }] = await Promise.all([
-    import('../git/repo.js'),
-    import('../git/checkpoint.js'),
-  ])
   const commits = (session.checkpoints ?? []).map((c) => c.commit)
   const [tip, present] = await Promise.all([
     branchTip(repoDir, branch, { env }),
@@ -87,7 +85,6 @@ export async function putBackFiles(
   checkpoint: Checkpoint,
   options: { env: NodeJS.ProcessEnv; why: string },
 ): Promise<void> {
-  const { restoreCheckpoint } = await import('../git/checkpoint.js')
   await restoreCheckpoint(dir, checkpoint.commit, {
     env: options.env,
     reflogMessage: `harness: ${options.why} restores checkpoint ${checkpoint.n}`,

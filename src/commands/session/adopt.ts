@@ -30,7 +30,7 @@ Examples:
     .action(
       action(ADOPT_FLAGS, async (options, id?: string) => {
         if ((options.all === true) === (id !== undefined)) throw new UsageError('give a session id or --all')
-        const { adoptSessions } = await ctx.services.adopt()
+        const { adoptSessions } = (await ctx.services.setup()).adopt
         const result = await adoptSessions(ctx, id, {
           all: options.all === true,
           yes: options.yes === true,
@@ -62,7 +62,7 @@ function describeItem(item: AdoptionItem): string {
 }
 
 async function confirm(ctx: Context, items: AdoptionItem[]): Promise<boolean> {
-  const { terminalSafe } = await ctx.services.renderSafe()
+  const { terminalSafe } = (await ctx.services.setup()).renderSafe
   ctx.out.stderr.write(`${terminalSafe(items.map(describeItem).join('\n'))}\n`)
   // The prompt goes out through Output's stderr; readline only reads the answer (the terminal echoes it).
   ctx.out.stderr.write(

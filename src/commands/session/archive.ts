@@ -37,9 +37,9 @@ Examples:
     )
     .action(
       action(ARCHIVE_FLAGS, async (options) => {
-        const { archiveSessions } = await ctx.services.removalArchive()
-        const { anyFailed } = await ctx.services.decision()
-        const { renderArchiveReport } = await ctx.services.renderArchive()
+        const { archiveSessions } = (await ctx.services.removal()).removalArchive
+        const { anyFailed } = (await ctx.services.removal()).decision
+        const { renderArchiveReport } = (await ctx.services.removal()).renderArchive
         const selection = selectionOf(options, ctx, 'archive')
         const report = await archiveSessions(ctx, { ...selection, output: options.output })
         ctx.out.result(report, (data) => renderArchiveReport(data))
@@ -66,8 +66,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, file: string, ids: string[]) => {
-        const { unarchiveSessions } = await ctx.services.unarchive()
-        const { renderUnarchiveReport } = await ctx.services.renderArchive()
+        const { unarchiveSessions } = (await ctx.services.removal()).unarchive
+        const { renderUnarchiveReport } = (await ctx.services.removal()).renderArchive
         // Printed before the restore's journal goes (sessions/removal/unarchive.ts).
         await unarchiveSessions(ctx, file, ids ?? [], (report) =>
           ctx.out.result(report, renderUnarchiveReport),

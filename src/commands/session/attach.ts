@@ -19,8 +19,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { attachSession } = await ctx.services.attach()
-        const { statusLabel } = await ctx.services.renderSession()
+        const { attachSession } = (await ctx.services.control()).attach
+        const { statusLabel } = (await ctx.services.control()).renderSession
         const view = await attachSession(ctx, id)
         ctx.out.info(`harness: detached from ${view.id} (${statusLabel(view)})`)
       }),

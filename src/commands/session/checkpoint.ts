@@ -31,8 +31,8 @@ Examples:
     )
     .action(
       action(CHECKPOINT_FLAGS, async (options, id: string) => {
-        const { checkpointSession } = await ctx.services.workCheckpoints()
-        const { renderCheckpointTaken } = await ctx.services.renderCheckpoints()
+        const { checkpointSession } = (await ctx.services.work()).workCheckpoints
+        const { renderCheckpointTaken } = (await ctx.services.work()).renderCheckpoints
         ctx.out.result(await checkpointSession(ctx, id, options.description), renderCheckpointTaken)
       }),
     )
@@ -54,8 +54,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string) => {
-        const { listSessionCheckpoints } = await ctx.services.workCheckpoints()
-        const { renderCheckpointList } = await ctx.services.renderCheckpoints()
+        const { listSessionCheckpoints } = (await ctx.services.work()).workCheckpoints
+        const { renderCheckpointList } = (await ctx.services.work()).renderCheckpoints
         ctx.out.result(await listSessionCheckpoints(ctx, id), (data) =>
           renderCheckpointList(data, { width: ctx.out.width }),
         )
@@ -83,8 +83,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async (_options, id: string, n: string) => {
-        const { restoreSession } = await ctx.services.workCheckpoints()
-        const { renderRestore } = await ctx.services.renderCheckpoints()
+        const { restoreSession } = (await ctx.services.work()).workCheckpoints
+        const { renderRestore } = (await ctx.services.work()).renderCheckpoints
         ctx.out.result(await restoreSession(ctx, id, n), renderRestore)
       }),
     )

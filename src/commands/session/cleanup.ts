@@ -109,9 +109,9 @@ Examples:
     )
     .action(
       action(CLEANUP_FLAGS, async (options) => {
-        const { cleanupSessions } = await ctx.services.removalCleanup()
-        const { anyFailed } = await ctx.services.decision()
-        const { renderRemovalReport } = await ctx.services.renderCleanup()
+        const { cleanupSessions } = (await ctx.services.removal()).removalCleanup
+        const { anyFailed } = (await ctx.services.removal()).decision
+        const { renderRemovalReport } = (await ctx.services.removal()).renderCleanup
         const report = await cleanupSessions(ctx, selectionOf(options, ctx, 'cleanup'))
         ctx.out.result(report, (data) => renderRemovalReport(data))
         if (anyFailed(report.kept)) throw new ExitRequest(1)

@@ -35,8 +35,8 @@ Examples:
     .action(
       action(COLLECT_FLAGS, async (options, id?: string) => {
         if ((options.all === true) === (id !== undefined)) throw new UsageError('give a session id or --all')
-        const { collectSessions } = await ctx.services.controlSettle()
-        const { renderCollect } = await ctx.services.renderCollect()
+        const { collectSessions } = (await ctx.services.control()).controlSettle
+        const { renderCollect } = (await ctx.services.control()).renderCollect
         const outcomes = await collectSessions(ctx, id, options.all === true)
         ctx.out.result(outcomes, renderCollect)
         if (outcomes.some((outcome) => outcome.outcome === 'failed')) throw new ExitRequest(1)

@@ -30,8 +30,8 @@ Examples:
     )
     .action(
       action(DELETE_FLAGS, async (options, id: string) => {
-        const { deleteSession } = await ctx.services.removalCleanup()
-        const { renderRemovalReport } = await ctx.services.renderCleanup()
+        const { deleteSession } = (await ctx.services.removal()).removalCleanup
+        const { renderRemovalReport } = (await ctx.services.removal()).renderCleanup
         const report = await deleteSession(ctx, id, {
           force: options.force === true,
           dryRun: options.dryRun === true,

@@ -36,7 +36,7 @@ Examples:
         if (options.stat && options.nameOnly)
           throw new UsageError('--stat and --name-only exclude each other')
         const mode = options.stat ? 'stat' : options.nameOnly ? 'name-only' : 'patch'
-        const { diffSession } = await ctx.services.diff()
+        const { diffSession } = (await ctx.services.work()).diff
         const result = await diffSession(ctx, id, mode)
         if (result.source === 'worktree' && !result.is_worktree) {
           ctx.out.info(

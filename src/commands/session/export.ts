@@ -29,20 +29,20 @@ Examples:
     )
     .action(
       action(EXPORT_FLAGS, async (options, id: string) => {
-        const { exportSession } = await ctx.services.workExport()
+        const { exportSession } = (await ctx.services.work()).workExport
         if (ctx.options.json && options.format !== undefined && options.format !== 'json') {
           throw new UsageError(
             `--format ${options.format} and --json ask for two different outputs`,
             'choose one: --format md for markdown, --json (or --format json) for JSON',
           )
         }
-        const { logSink } = await ctx.services.renderLogStream()
+        const { logSink } = (await ctx.services.work()).renderLogStream
         const data = await exportSession(ctx, id, (write) => logSink(write))
         if (options.format === 'json' && !ctx.options.json) {
           ctx.out.writeOut(`${JSON.stringify(data, null, 2)}\n`)
           return
         }
-        const { renderExportMarkdown } = await ctx.services.renderExport()
+        const { renderExportMarkdown } = (await ctx.services.work()).renderExport
         ctx.out.result(data, renderExportMarkdown, { escaped: true })
       }),
     )

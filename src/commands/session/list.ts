@@ -50,8 +50,8 @@ Examples:
     )
     .action(
       action(LIST_FLAGS, async (options) => {
-        const { listSessions } = await ctx.services.query()
-        const { renderSessionList, rowOf } = await ctx.services.renderSession()
+        const { listSessions } = (await ctx.services.reading()).query
+        const { renderSessionList, rowOf } = (await ctx.services.reading()).renderSession
         // Every project's (loaded only then), or this one's.
         const sessions = async function* (): AsyncGenerator<SessionView> {
           if (!options.allProjects) return yield* listSessions(ctx, options)
@@ -67,7 +67,7 @@ Examples:
           if (ctx.options.json || !ctx.out.stdout.isTTY) {
             throw new UsageError('--watch needs a terminal on stdout (and no --json)')
           }
-          const { watchScreen } = await ctx.services.watch()
+          const { watchScreen } = (await ctx.services.reading()).watch
           await watchScreen(async () => {
             const views = []
             for await (const view of rows()) views.push(view)

@@ -32,7 +32,7 @@ export function registerLogs(session: CliCommand, ctx: Context): void {
       action(LOGS_FLAGS, async (options, id: string) => {
         if (ctx.options.json && options.follow)
           throw new UsageError('--follow cannot be combined with --json')
-        const { logContent, sessionLog, streamLog } = await ctx.services.logs()
+        const { logContent, sessionLog, streamLog } = (await ctx.services.logs()).logs
         const info = await sessionLog(ctx, id)
         if (ctx.options.json) {
           ctx.out.result({ id: info.id, path: info.path, content: logContent(info) }, () => '')
@@ -43,7 +43,7 @@ export function registerLogs(session: CliCommand, ctx: Context): void {
           await streamLog(ctx, info, options.follow === true, { feed: (c) => ctx.out.writeOut(c) }, closed)
           return
         }
-        const { logSink } = await ctx.services.renderLogStream()
+        const { logSink } = (await ctx.services.logs()).renderLogStream
         const sink = logSink((text) => ctx.out.writeOut(text), ctx.out.color, info.terminal)
         await streamLog(ctx, info, options.follow === true, sink, closed)
       }),

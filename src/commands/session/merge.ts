@@ -42,8 +42,8 @@ Examples:
     )
     .action(
       action(MERGE_FLAGS, async (options, id: string) => {
-        const { mergeSession } = await ctx.services.workMerge()
-        const { renderMerge } = await ctx.services.renderMerge()
+        const { mergeSession } = (await ctx.services.work()).workMerge
+        const { renderMerge } = (await ctx.services.work()).renderMerge
         const result = await mergeSession(ctx, id, options)
         ctx.out.result(result, renderMerge)
         if (result.outcome === 'refused') throw new ExitRequest(ExitCode.IllegalState)

@@ -17,6 +17,8 @@ Examples:
   hcd 3f9a                                  # after: eval "$(harness shell-init bash)"`,
     )
     .action(
-      action(NO_FLAGS, async (_options, id: string) => (await import('./read.js')).printSessionPath(ctx, id)),
+      action(NO_FLAGS, async (_options, id: string) =>
+        (await ctx.services.reading()).read.printSessionPath(ctx, id),
+      ),
     )
 }

@@ -42,9 +42,9 @@ Examples:
     .action(
       action(PRUNE_FLAGS, async (options) => {
         const olderThan = olderThanFlag(options.olderThan)
-        const { pruneOrphans } = await ctx.services.prune()
-        const { anyFailed } = await ctx.services.decision()
-        const { renderPruneReport } = await ctx.services.renderCleanup()
+        const { pruneOrphans } = (await ctx.services.removal()).prune
+        const { anyFailed } = (await ctx.services.removal()).decision
+        const { renderPruneReport } = (await ctx.services.removal()).renderCleanup
         const report = await pruneOrphans(ctx, {
           progress: ctx.out.progress('prune'),
           olderThan,

@@ -41,8 +41,8 @@ Examples:
       action(RECOVER_FLAGS, async (options, id?: string) => {
         const chosen = [options.scan, options.all, id !== undefined].filter(Boolean).length
         if (chosen !== 1) throw new UsageError('give exactly one of: --scan, --all, or a session id')
-        const { scanRecoverable, recoverSessions } = await ctx.services.controlRecover()
-        const { renderRecoverScan, renderRecoverResult } = await ctx.services.renderRun()
+        const { scanRecoverable, recoverSessions } = (await ctx.services.control()).controlRecover
+        const { renderRecoverScan, renderRecoverResult } = (await ctx.services.control()).renderRun
         if (options.scan) {
           ctx.out.result(await scanRecoverable(ctx), (data) => renderRecoverScan(data, ctx.out.width))
           return

@@ -50,12 +50,12 @@ Examples:
     )
     .action(
       action(RESUME_FLAGS, async (options, id: string, words: string[]) => {
-        const { parseBudget } = await ctx.services.budget()
+        const { parseBudget } = (await ctx.services.run()).budget
         const budget = options.budget === undefined ? undefined : parseBudget(options.budget)
-        const { runTimeoutFlag } = await ctx.services.duration()
+        const { runTimeoutFlag } = (await ctx.services.run()).duration
         const timeoutMs = runTimeoutFlag(options.timeout)
-        const { resumeSession } = await ctx.services.start()
-        const { renderDetachedRun, resumeSummary, runSummary } = await ctx.services.renderRun()
+        const { resumeSession } = (await ctx.services.run()).start
+        const { renderDetachedRun, resumeSummary, runSummary } = (await ctx.services.run()).renderRun
         const outcome = await resumeSession(ctx, id, promptWords(options.prompt, words), {
           detach: options.detach === true,
           tmux: options.attach || options.tmux,

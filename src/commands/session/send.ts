@@ -28,8 +28,8 @@ Examples:
         if (words.length === 0) {
           throw new UsageError('missing the text to send', 'harness session send <id> "<text>"')
         }
-        const { sendToSession } = await ctx.services.send()
-        const { renderSend } = await ctx.services.renderRun()
+        const { sendToSession } = (await ctx.services.control()).send
+        const { renderSend } = (await ctx.services.control()).renderRun
         ctx.out.result(await sendToSession(ctx, id, words.join(' ')), renderSend)
       }),
     )

@@ -15,6 +15,8 @@ Examples:
   harness session show 3f9a --json | jq .status`,
     )
     .action(
-      action(NO_FLAGS, async (_options, id: string) => (await import('./read.js')).showSession(ctx, id)),
+      action(NO_FLAGS, async (_options, id: string) =>
+        (await ctx.services.reading()).read.showSession(ctx, id),
+      ),
     )
 }

@@ -18,8 +18,8 @@ Examples:
     )
     .action(
       action(NO_FLAGS, async () => {
-        const { sessionStats } = await ctx.services.queryStats()
-        const { renderStats } = await ctx.services.renderStats()
+        const { sessionStats } = (await ctx.services.stats()).queryStats
+        const { renderStats } = (await ctx.services.stats()).renderStats
         ctx.out.result(await sessionStats(ctx), (stats) => renderStats(stats))
       }),
     )

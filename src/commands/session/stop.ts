@@ -37,8 +37,8 @@ Example:
     .action(
       action(GRACE_FLAGS, async (options, id: string) => {
         const graceMs = parseDuration(options.grace, { bareUnit: 's', flag: '--grace' })
-        const { stopSession, stopNotProduced } = await ctx.services.controlStop()
-        const { renderStopResult } = await ctx.services.renderRun()
+        const { stopSession, stopNotProduced } = (await ctx.services.control()).controlStop
+        const { renderStopResult } = (await ctx.services.control()).renderRun
         const result = await stopSession(ctx, id, verb, graceMs)
         if (!result.produced) throw stopNotProduced(result)
         ctx.out.result(result.record, () => renderStopResult(result))

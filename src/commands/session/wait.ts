@@ -33,8 +33,8 @@ Example:
           options.timeout === undefined
             ? undefined
             : parseDuration(options.timeout, { bareUnit: 's', flag: '--timeout' })
-        const { waitForSession, waitExitCode } = await ctx.services.controlWait()
-        const { renderWaitResult } = await ctx.services.renderRun()
+        const { waitForSession, waitExitCode } = (await ctx.services.wait()).controlWait
+        const { renderWaitResult } = (await ctx.services.wait()).renderRun
         const record = await waitForSession(ctx, id, timeoutMs)
         // -q: the exit status says it all; --json still prints the record.
         if (ctx.out.json || !ctx.quiet) ctx.out.result(record, renderWaitResult)

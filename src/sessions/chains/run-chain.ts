@@ -1,8 +1,12 @@
 import { pathExists } from '../../disk/door.js'
 import { ExitRequest, IllegalStateError } from '../../errors.js'
+import { commitUncommittedWork } from '../../git/carry.js'
 import { identify, type ProcessIdentity } from '../../process/identity.js'
+import { startDetachedHarness } from '../../process/supervisor.js'
 import type { SessionEnv } from '../ports.js'
+import { generateSessionId } from '../record/ids.js'
 import { signalExitCode } from '../record/outcome.js'
+import { resumeSession, startSession } from '../run/start.js'
 import { nextStep, type StepSession, type StepState } from './plan.js'
 import { assertSealedChain, assertValidChainName, type ChainRunner, type ChainStore } from './store.js'
 import {
@@ -64,7 +68,6 @@ export async function runChain(
   }
   if (options.detach) {
     const paths = await ctx.project()
-    const { startDetachedHarness } = await import('../../process/supervisor.js')
     const runner = await startDetachedHarness(
       ['--dir', paths.harnessDir, '__chain-run', name],
       ctx.env,
@@ -263,7 +266,6 @@ async function runSteps(
             },
       )
       if (claimed.steps.find((s) => s.n === step.n)?.session_id !== id) continue
-      const { startSession } = await import('../run/start.js')
       ctx.notice(`harness: chain ${name}: step ${step.n} starts as session ${id}`)
       await startSession(stepEnv, {
         agent: step.agent ?? undefined,
@@ -280,7 +282,6 @@ async function runSteps(
       })
     } else {
       id = next.id
-      const { resumeSession } = await import('../run/start.js')
       ctx.notice(`harness: chain ${name}: step ${step.n} resumes session ${id}`)
       await resumeSession(stepEnv, id, step.prompt ? [step.prompt] : [], { detach: false, exact: true })
     }
@@ -312,7 +313,6 @@ async function markCompleted(chains: ChainStore, name: string, states: StepState
 
 async function unusedSessionId(ctx: SessionEnv): Promise<string> {
   const store = await ctx.store()
-  const { generateSessionId } = await import('../record/ids.js')
   for (;;) {
     const id = await generateSessionId()
     if (!store.exists(id)) return id
@@ -332,7 +332,6 @@ async function carryForward(
   if (!previous?.git_branch) return null
   const record = (await ctx.store()).get(previous.id)
   if (!record?.is_worktree || record.sealed !== true || !pathExists(record.worktree_dir)) return null
-  const { commitUncommittedWork } = await import('../../git/carry.js')
   const task = (record.prompt ?? '').split('\n')[0]?.trim()
   const message = task
     ? `${task} (harness chain ${name}, step ${n})`

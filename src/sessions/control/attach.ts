@@ -1,4 +1,5 @@
 import { IllegalStateError, UsageError } from '../../errors.js'
+import { attachTmuxSession, hasTmuxSession, tmuxSocket } from '../../process/tmux.js'
 import { readerOf, refuseWhileRunning } from '../backends/index.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
@@ -45,7 +46,6 @@ export async function attachSession(ctx: SessionEnv, input: string): Promise<Ses
     )
   }
   if (!ctx.stdinIsTerminal) throw new UsageError('session attach needs a terminal on stdin')
-  const { attachTmuxSession, hasTmuxSession, tmuxSocket } = await import('../../process/tmux.js')
   const { socket } = tmuxTarget(verified, ctx.env, tmuxSocket)
   if (!(await hasTmuxSession(socket, name, ctx.env))) {
     throw new IllegalStateError(

@@ -1,7 +1,12 @@
 import { dirname, resolve, sep } from 'node:path'
 import { chmodDir, pathExists, realPath as realPathOf } from '../../disk/door.js'
+import { existingCommits } from '../../git/checkpoint.js'
+import { listRefs, setRef } from '../../git/refs.js'
+import { recreateWorktree } from '../../git/worktree.js'
+import { listWorktrees } from '../../git/worktree-list.js'
 import type { SessionRecord } from '../record/schema.js'
 import { assertSealed } from '../record/seal.js'
+import { planRecreation, putBackFiles, recreationFacts } from '../recreation.js'
 import { checkpointRef } from '../work/checkpoints.js'
 
 /**
@@ -81,9 +86,6 @@ async function repoFacts(
   env: NodeJS.ProcessEnv,
 ): Promise<RepoFacts | null> {
   if (!pathExists(repo)) return null
-  const { existingCommits } = await import('../../git/checkpoint.js')
-  const { listRefs } = await import('../../git/refs.js')
-  const { listWorktrees } = await import('../../git/worktree-list.js')
   try {
     // Branches and refs are read once per repository, whatever the number of sessions.
     const branches = await listRefs(repo, 'refs/heads/', { env })
@@ -216,7 +218,6 @@ export async function repairIntegrity(
     if (problem.kind === 'checkpoint-ref-missing' || problem.kind === 'checkpoint-ref-moved') {
       const checkpoint = record.checkpoints?.find((c) => c.n === problem.n)
       if (!checkpoint) continue
-      const { setRef } = await import('../../git/refs.js')
       await setRef(repo, checkpoint.ref, checkpoint.commit, 'harness recover: ref repaired from its record', {
         env: options.env,
       })
@@ -234,7 +235,6 @@ export async function repairIntegrity(
         })
         continue
       }
-      const { recreateWorktree } = await import('../../git/worktree.js')
       await recreateWorktree({
         repoDir: repo,
         path: record.worktree_dir,
@@ -257,7 +257,6 @@ export async function repairIntegrity(
  * recreated, when it was taken on the branch's tip (the work the run left uncommitted). Its words for the report.
  */
 async function filesPutBack(record: SessionRecord, repo: string, env: NodeJS.ProcessEnv): Promise<string> {
-  const { planRecreation, putBackFiles, recreationFacts } = await import('../recreation.js')
   const plan = planRecreation(record, await recreationFacts(assertSealed(record), repo, env))
   if (plan.kind !== 'branch' || !plan.restore) return ''
   await putBackFiles(record.worktree_dir, plan.restore, { env, why: `recover ${record.id}` })

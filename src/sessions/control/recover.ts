@@ -1,4 +1,5 @@
 import { basename, join } from 'node:path'
+import { allowedWorktreeRoots } from '../../config.js'
 import { IllegalStateError } from '../../errors.js'
 import type { BackendState } from '../backends/backend.js'
 import { backendOf } from '../backends/index.js'
@@ -9,7 +10,7 @@ import { resolveSessionId, seen } from '../query/query.js'
 import { backendStates, markPaused, reconcileView, type SessionView } from '../query/reconcile.js'
 import type { Liveness } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
-import type { IntegrityProblem } from './integrity.js'
+import { checkIntegrity, type IntegrityProblem, repairIntegrity } from './integrity.js'
 import { actEnvOf } from './settle.js'
 
 export interface RecoverCandidate {
@@ -51,7 +52,6 @@ function stuckAs(state: BackendState | undefined): RecoverCandidate['liveness'] 
 export async function scanRecoverable(ctx: SessionEnv): Promise<RecoverCandidate[]> {
   const store = await ctx.store()
   const records = store.list()
-  const { checkIntegrity } = await import('./integrity.js')
   const integrity = await checkIntegrity(records, ctx.env)
   const states = await backendStates(
     records.filter((record) => record.status === 'RUNNING'),
@@ -131,9 +131,7 @@ export async function recoverSessions(
   const scan = all ? await scanRecoverable(ctx) : []
   const ids = all ? scan.filter((c) => !c.corrupt).map((c) => c.id) : [resolveSessionId(store, input ?? '')]
   const result: RecoverResult = { recovered: [], skipped: [], repaired: [], unrepaired: [], quarantined: [] }
-  const { checkIntegrity, repairIntegrity } = await import('./integrity.js')
   const paths = await ctx.project()
-  const { allowedWorktreeRoots } = await import('../../config.js')
   const worktreeRoots = allowedWorktreeRoots(paths.root, paths.configFile, ctx.env)
   for (const id of ids) {
     let record = store.get(id)

@@ -1,4 +1,5 @@
 import { IllegalStateError, UsageError } from '../../errors.js'
+import { hasTmuxSession, sendLine, tmuxSocket } from '../../process/tmux.js'
 import { readerOf, refuseWhileRunning } from '../backends/index.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
@@ -52,7 +53,6 @@ export async function sendToSession(ctx: SessionEnv, input: string, text: string
       'SESSION_NOT_RUNNING',
     )
   }
-  const { hasTmuxSession, sendLine, tmuxSocket } = await import('../../process/tmux.js')
   const socket = verified.tmux_socket ?? tmuxSocket(ctx.env)
   if (!(await hasTmuxSession(socket, name, ctx.env))) {
     throw new IllegalStateError(

@@ -1,4 +1,5 @@
 import { type HarnessError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
+import { killTmuxSession, tmuxSocket } from '../../process/tmux.js'
 import { backendOf } from '../backends/index.js'
 import { settleEnded } from '../backends/settle.js'
 import type { Processes, RecordStore, SessionEnv } from '../ports.js'
@@ -6,6 +7,7 @@ import { getSession } from '../query/query.js'
 import type { SessionView } from '../query/reconcile.js'
 import { lastRun, runProcesses } from '../record/liveness.js'
 import type { SessionRecord, StopRequest } from '../record/schema.js'
+import { ForeignSessionError } from '../record/seal.js'
 import { actEnvOf, settleIfEnded } from './settle.js'
 import { watchRecord } from './watch.js'
 
@@ -48,7 +50,6 @@ export async function stopSession(
  */
 async function releaseTmuxSession(record: SessionRecord, env: NodeJS.ProcessEnv): Promise<void> {
   if (record.status === 'RUNNING' || typeof record.tmux_session !== 'string') return
-  const { killTmuxSession, tmuxSocket } = await import('../../process/tmux.js')
   await killTmuxSession(record.tmux_socket ?? tmuxSocket(env), record.tmux_session, env)
 }
 
@@ -71,7 +72,6 @@ async function refuseToStop(session: SessionView): Promise<void> {
     )
   }
   if (session.sealed === false) {
-    const { ForeignSessionError } = await import('../record/seal.js')
     throw new ForeignSessionError(
       id,
       'signals the processes it names',

@@ -7,6 +7,7 @@ import type { SessionView } from '../query/reconcile.js'
 import { lastRun, runProcesses } from '../record/liveness.js'
 import { signalExitCode } from '../record/outcome.js'
 import type { SessionRecord } from '../record/schema.js'
+import { ForeignSessionError } from '../record/seal.js'
 import { watchRecord } from './watch.js'
 
 /** What `wait` exits with for a session PAUSED for these reasons (SPEC §8), when the record keeps no code. */
@@ -42,7 +43,6 @@ class WaitTimeoutError extends HarnessError {
  */
 async function refuseToWait(view: SessionView): Promise<void> {
   if (view.sealed !== true) {
-    const { ForeignSessionError } = await import('../record/seal.js')
     throw new ForeignSessionError(view.id, 'waits on it', view.seal_problem ?? undefined)
   }
   if (view.status === 'RUNNING' && view.liveness === 'unverified') {

@@ -2,10 +2,11 @@ import { isAbsolute } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { AmbiguousSessionIdError, IllegalStateError, SessionNotFoundError } from '../../errors.js'
 import type { RecordStore, SessionEnv } from '../ports.js'
+import { fullPrompt } from '../record/bounds.js'
 import { assertValidSessionId, MIN_PREFIX_LENGTH, resolveIdAmong } from '../record/ids.js'
 import type { IdentityCheckOf } from '../record/liveness.js'
 import type { SessionRecord, SessionStatus } from '../record/schema.js'
-import { assertSealed } from '../record/seal.js'
+import { assertSealed, projectScope, verifiedSession } from '../record/seal.js'
 import { reconcileView, reconcileViews, type SessionView } from './reconcile.js'
 
 /**
@@ -51,7 +52,6 @@ export async function getSession(ctx: SessionEnv, input: string, dryRun = false)
 export async function withFullPrompt<T extends SessionRecord>(ctx: SessionEnv, record: T): Promise<T> {
   if (!record.prompt_file) return record
   const store = await ctx.store()
-  const { fullPrompt } = await import('../record/bounds.js')
   const read = fullPrompt(store.dir, record)
   if (read.problem) ctx.warn(`session "${record.id}": ${read.problem}`)
   return { ...record, prompt: read.text }
@@ -201,7 +201,6 @@ function text(value: unknown): string {
  */
 export async function sessionPath(ctx: SessionEnv, input: string): Promise<{ id: string; path: string }> {
   const session = await getSession(ctx, input)
-  const { projectScope, verifiedSession } = await import('../record/seal.js')
   verifiedSession(session, 'gives its folder to a shell')
   if (!isAbsolute(session.worktree_dir)) {
     throw new IllegalStateError(

@@ -16,7 +16,14 @@ import { UsageError } from '../../errors.js'
 import { createBundle } from '../../git/bundle.js'
 import { hasCommit } from '../../git/common.js'
 import { listRefs } from '../../git/refs.js'
-import type { ArchivedSession, Manifest } from '../../history/archive-file.js'
+import {
+  ARCHIVE_FORMAT,
+  type ArchivedSession,
+  MANIFEST,
+  type Manifest,
+  readArchive,
+  writeArchive,
+} from '../../history/archive-file.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
 import { promptPathFor } from '../record/bounds.js'
@@ -142,9 +149,6 @@ async function writeSessionArchive(
   chosen: Chosen[],
   env: NodeJS.ProcessEnv,
 ): Promise<NonNullable<ArchiveReport['archive']>> {
-  const { MANIFEST, ARCHIVE_FORMAT, readArchive, writeArchive } = await import(
-    '../../history/archive-file.js'
-  )
   ensureDir(outputDir)
   const staging = makeStagingDir(join(harnessDir, 'tmp'), `archive-${process.pid}-`)
   const temp = join(outputDir, `.harness-archive-${process.pid}-${Date.now()}.tmp`)

@@ -9,8 +9,10 @@ import {
   writeFileNew,
 } from '../../disk/door.js'
 import { durationSetting, durationText } from '../../duration.js'
+import { startDetachedHarness } from '../../process/supervisor.js'
 import type { ProjectPaths } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
+import { cleanupSessions } from './cleanup.js'
 
 /** `cleanup.auto` when the config says nothing. */
 const DEFAULT_AUTO_CLEANUP = '30d'
@@ -91,7 +93,6 @@ export async function maybeStartAutoCleanup(
   try {
     const threshold = autoCleanupThreshold(config)
     if (threshold === null || autoCleanupOffByEnv(ctx.env) || !claimAutoCleanup(paths.harnessDir)) return
-    const { startDetachedHarness } = await import('../../process/supervisor.js')
     const child = await startDetachedHarness(
       ['--dir', paths.root, '__auto-cleanup', '--older-than', threshold],
       ctx.env,
@@ -111,7 +112,6 @@ export async function runAutoCleanup(ctx: SessionEnv, olderThan: string): Promis
   const write = (line: string) => appendText(log, `${new Date().toISOString()} ${line}\n`)
   try {
     write(`auto cleanup (older than ${olderThan}) started, pid ${process.pid}`)
-    const { cleanupSessions } = await import('./cleanup.js')
     const report = await cleanupSessions(ctx, {
       olderThan: durationSetting(olderThan, { bareUnit: 'd' }),
       force: false,

@@ -1,9 +1,10 @@
 import { entryExists, removeEmptyFolder, removeFolderTree, unlinkIfThere } from '../../disk/door.js'
 import type { GitEnvOptions } from '../../git/git.js'
-import { type RefChange, updateRefs } from '../../git/refs.js'
+import { deleteRefs, type RefChange, updateRefs } from '../../git/refs.js'
 import { dropRegistrations, removeWorktreeFolder } from '../../git/removal.js'
 import { deleteBranch, dropBranchConfig } from '../../git/repo.js'
 import { removeListedWorktree } from '../../git/worktree.js'
+import { backendOf } from '../backends/index.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { SessionRecord } from '../record/schema.js'
 import {
@@ -115,7 +116,6 @@ async function runStep(
       // Asynchronous: the batched mode deletes many logs at once, and their waits on the file system overlap.
       return unlinkIfThere(step.path)
     case 'refs': {
-      const { deleteRefs } = await import('../../git/refs.js')
       await deleteRefs(step.repo, step.prefix, checkpointRefs(step), git)
       return true
     }
@@ -126,7 +126,6 @@ async function runStep(
       return true
     case 'backend': {
       if (step.record.sealed !== true) return false
-      const { backendOf } = await import('../backends/index.js')
       await (await backendOf(step.record)).destroy(step.record, { env: git.env })
       return true
     }

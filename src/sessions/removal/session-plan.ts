@@ -3,6 +3,7 @@ import { entryExists, isEmptyFolder, pathExists } from '../../disk/door.js'
 import { isAncestor } from '../../git/repo.js'
 import type { WorktreeInfo } from '../../git/worktree-list.js'
 import { logPathFor } from '../../project.js'
+import { backendOf } from '../backends/index.js'
 import { agentDirFor } from '../record/agent-files.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -79,7 +80,6 @@ export async function planSession(
     })
     return plan
   }
-  const { backendOf } = await import('../backends/index.js')
   const uncollected = (await backendOf(record)).uncollected(record)
   if (uncollected) {
     // The agent's work is still only where its backend left it (docs/backends.md): kept until it is back.

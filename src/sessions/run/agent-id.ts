@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { queryAgentCli } from '../../process/agent-query.js'
 
 /**
  * The agent's own session id when its output did not say it (every interactive run; a headless one whose id
@@ -87,7 +88,6 @@ export async function learnAgentSessionId(
   const list = run.provider ? SESSION_LISTS[run.provider] : undefined
   const since = startedAt ? Date.parse(startedAt) : Number.NaN
   if (!list || run.kind !== 'start' || !Number.isFinite(since)) return undefined
-  const { queryAgentCli } = await import('../../process/agent-query.js')
   const output = await queryAgentCli(run.command, list.args, {
     cwd: run.cwd,
     env: run.env,

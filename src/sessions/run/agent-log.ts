@@ -3,8 +3,10 @@
 // descriptor the supervisor opened (runner.ts, openLog), as far as it is written.
 import { StringDecoder } from 'node:string_decoder'
 import { fdSize, readInto } from '../../disk/door.js'
-import type { Usage } from '../../history/events.js'
+import { EventReader, type Usage } from '../../history/events.js'
 import { earlierUsage } from '../../history/usage.js'
+import { findCapturedSessionId } from '../../providers/capture.js'
+import { findReportedFailure } from '../../providers/failure.js'
 import type { HeadlessOutput } from '../../providers/schema.js'
 import { budgetReached, type RunBudget, runCostUsd, withPricedCost } from '../budget.js'
 import { lastRun } from '../record/liveness.js'
@@ -25,7 +27,6 @@ export async function capturedSessionId(
   if (length <= 0) return undefined
   const buffer = Buffer.alloc(length)
   const read = readInto(logFd, buffer, length, from)
-  const { findCapturedSessionId } = await import('../../providers/capture.js')
   return findCapturedSessionId(
     { session_id_capture: plan.sessionIdCapture },
     buffer.subarray(0, read).toString('utf8'),
@@ -61,7 +62,6 @@ export function earlierRunsUsage(plan: RunPlan, store: SessionStore): Usage {
 
 /** Reads a run's part of the log, from `from`, through the event reader: as far as it is written, each call. */
 async function logReader(logFd: number, from: number, earlier: Usage, format: HeadlessOutput | null) {
-  const { EventReader } = await import('../../history/events.js')
   const reader = new EventReader({ earlier, usageFormat: format })
   const lines = new LineSplitter((line) => reader.push(line))
   const decoder = new StringDecoder('utf8')
@@ -205,6 +205,5 @@ export async function reportedFailure(
   if (end <= start) return undefined
   const buffer = Buffer.alloc(end - start)
   const read = readInto(logFd, buffer, buffer.length, start)
-  const { findReportedFailure } = await import('../../providers/failure.js')
   return findReportedFailure(plan.headlessOutput, buffer.subarray(0, read).toString('utf8'))
 }

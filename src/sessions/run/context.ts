@@ -1,11 +1,12 @@
 import { DEFAULT_CONTEXT_MAX_BYTES, type HarnessConfig } from '../../config.js'
 import { entryExists, openRead, readBytesAt } from '../../disk/door.js'
 import { HarnessError } from '../../errors.js'
-import type { LogEntry } from '../../history/events.js'
+import { EventReader, type LogEntry } from '../../history/events.js'
 import { logPathFor } from '../../project.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession, withFullPrompt } from '../query/query.js'
 import { assertSealed } from '../record/seal.js'
+import { diffSession } from '../work/diff.js'
 
 /** What `run --context-from <id>` tells the next agent about one earlier session (docs/continuity.md). */
 export interface ContextSource {
@@ -40,7 +41,6 @@ export async function gatherContext(ctx: SessionEnv, inputs: readonly string[]):
     let files = session.files_modified ?? []
     let stat = ''
     try {
-      const { diffSession } = await import('../work/diff.js')
       const diff = await diffSession(ctx, session.id, 'stat')
       files = diff.files
       stat = diff.stat ?? ''
@@ -74,7 +74,6 @@ async function finalMessage(logPath: string, offset: number): Promise<string | n
   const { fd, size } = openRead(logPath)
   const start = Math.max(offset, size - LOG_TAIL_BYTES, 0)
   const text = readBytesAt(fd, Math.max(size - start, 0), start, true).toString('utf8')
-  const { EventReader } = await import('../../history/events.js')
   const reader = new EventReader()
   let result: string | null = null
   let message: string | null = null

@@ -5,6 +5,7 @@ import { inspectRepo } from '../../git/repo.js'
 import { resolveCommit } from '../../git/worktree.js'
 import type { Permission } from '../../providers/schema.js'
 import type { SessionEnv } from '../ports.js'
+import { contextMaxBytes } from './context.js'
 import { planWorkspace } from './plan.js'
 import { checkStartOptions, prepareStart, type StartOptions } from './prepare.js'
 import type { RunPlan } from './runner.js'
@@ -73,7 +74,6 @@ export async function dryRunSession(ctx: SessionEnv, options: StartOptions): Pro
     branch = workspace.branch
     cwd = join(worktree, workspace.subdir ?? '')
   }
-  const { contextMaxBytes } = await import('./context.js')
   return {
     dry_run: true,
     id,

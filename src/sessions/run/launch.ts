@@ -4,6 +4,7 @@ import type { ProjectPaths } from '../../project.js'
 import { type ResolvedProvider, refusalAsRoot, takesPrompt } from '../../providers/args.js'
 import type { Permission } from '../../providers/schema.js'
 import type { PreparedRun, RunRequest, SessionBackend, StartIo } from '../backends/backend.js'
+import { actEnvOf } from '../control/settle.js'
 import type { SessionEnv } from '../ports.js'
 import { seen } from '../query/query.js'
 import { reconcileView } from '../query/reconcile.js'
@@ -40,7 +41,6 @@ export async function launch(
     commit: begin,
     output: ctx.agentOutput,
     act: async () => {
-      const { actEnvOf } = await import('../control/settle.js')
       return actEnvOf(ctx)
     },
   }

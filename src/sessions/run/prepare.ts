@@ -18,6 +18,7 @@ import { agentDirFor } from '../record/agent-files.js'
 import { assertValidSessionId, generateSessionId } from '../record/ids.js'
 import { assertValidName, nameTakenError } from '../record/names.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
+import * as context from './context.js'
 import { assertAllowedAsUser } from './launch.js'
 import { sessionIdClash } from './plan.js'
 import { agentMode, hostedInTmux, invocationMode } from './run-mode.js'
@@ -184,7 +185,6 @@ async function withContext(
   prompt: string | undefined,
 ): Promise<{ agentPrompt: string | undefined; contextFrom: string[] }> {
   if (!options.contextFrom?.length) return { agentPrompt: prompt, contextFrom: [] }
-  const context = await import('./context.js')
   const sources = await context.gatherContext(ctx, options.contextFrom)
   const block = context.buildContextBlock(sources, context.contextMaxBytes(config))
   return {

@@ -17,15 +17,17 @@ import {
   resumeBudget,
   spentUsd,
 } from '../budget.js'
+import { actEnvOf, settleIfEnded } from '../control/settle.js'
 import type { SessionEnv } from '../ports.js'
 import { ensureProject } from '../project-index.js'
-import { getSession } from '../query/query.js'
-import type { SessionView } from '../query/reconcile.js'
+import { getSession, seen } from '../query/query.js'
+import { reconcileView, type SessionView } from '../query/reconcile.js'
 import { agentDirFor, ensureAgentDir } from '../record/agent-files.js'
 import { transition } from '../record/lifecycle.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { Run, SessionRecord } from '../record/schema.js'
 import { assertSealed, type VerifiedSession } from '../record/seal.js'
+import { restoreSessionCheckpoint } from '../work/checkpoints.js'
 import {
   announce,
   assertAllowedAsUser,
@@ -81,7 +83,6 @@ export async function resumeSession(
   })
   await ensureWorktree(ctx, verified, paths.sessionsDir)
   // The last run's work back first (a collection that failed): refused (exit 4) while it still cannot be.
-  const { actEnvOf } = await import('../control/settle.js')
   await backend.resume(verified, await actEnvOf(ctx))
   if (options.checkpoint !== undefined) await restoreFirst(ctx, store, verified, options.checkpoint, paths)
   await ensureProject(ctx.env, paths)
@@ -131,7 +132,6 @@ async function resumable(
 ): Promise<SessionView> {
   const view = exact ? await getExact(ctx, store, input) : await getSession(ctx, input)
   // A run that ended with nobody to record it is settled first: resume acts on the session.
-  const { settleIfEnded } = await import('../control/settle.js')
   const session = view.unsettled ? await settleIfEnded(ctx, store.get(view.id) ?? view) : view
   const id = session.id
   if (session.status === 'RUNNING') {
@@ -205,7 +205,6 @@ async function restoreFirst(
   paths: ProjectPaths,
 ): Promise<void> {
   const id = verified.id
-  const { restoreSessionCheckpoint } = await import('../work/checkpoints.js')
   const restored = await restoreSessionCheckpoint(store, verified, checkpoint, {
     env: ctx.env,
     projectRoot: paths.root,
@@ -255,8 +254,6 @@ function resumedRecord(
 }
 
 async function getExact(ctx: SessionEnv, store: SessionStore, id: string) {
-  const { reconcileView } = await import('../query/reconcile.js')
-  const { seen } = await import('../query/query.js')
   const record = store.get(id)
   if (!record) throw new SessionNotFoundError(id)
   return record.status === 'RUNNING' ? reconcileView(store, record, false, ...seen(ctx)) : record

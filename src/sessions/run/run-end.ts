@@ -1,8 +1,10 @@
 import { dirname, join } from 'node:path'
-import type { ChangedFiles } from '../../git/diff.js'
-import type { WorktreeState } from '../../git/snapshot.js'
+import { type ChangedFiles, filesModified } from '../../git/diff.js'
+import { readWorktreeState, type WorktreeState } from '../../git/snapshot.js'
+import { backendNamed } from '../backends/index.js'
 import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
+import { takeCheckpoint } from '../work/checkpoints.js'
 import type { RunPlan } from './run-plan.js'
 
 // What a run's supervisor does once the agent has exited, before the outcome is recorded (runner.ts): the
@@ -21,7 +23,6 @@ export async function settleRun(
 ): Promise<(record: SessionRecord) => SessionRecord> {
   const record = store.get(plan.id)
   if (!record) return (current) => current
-  const { backendNamed } = await import('../backends/index.js')
   const backend = await backendNamed(plan.backend)
   const env = plan.supervisorEnv ?? plan.env
   const harnessDir = dirname(plan.sessionsDir)
@@ -44,7 +45,6 @@ export async function checkpointQuietly(
 ): Promise<void> {
   if (!plan.checkpoints) return
   try {
-    const { takeCheckpoint } = await import('../work/checkpoints.js')
     // `<project>/.harness/sessions`: the project's top is the repository a record without base_dir ran in.
     const projectRoot = dirname(dirname(plan.sessionsDir))
     await takeCheckpoint(store, plan.id, {
@@ -66,7 +66,6 @@ export async function checkpointQuietly(
 export async function worktreeAtEnd(plan: RunPlan, signal: AbortSignal): Promise<WorktreeState | undefined> {
   if (!plan.checkpoints || !plan.changesAgainst) return undefined
   try {
-    const { readWorktreeState } = await import('../../git/snapshot.js')
     return await readWorktreeState(plan.changesAgainst.dir, {
       env: plan.env,
       tempDir: join(dirname(plan.sessionsDir), 'tmp'),
@@ -85,7 +84,6 @@ export async function changedFiles(
 ): Promise<ChangedFiles | undefined> {
   if (!plan.changesAgainst) return undefined
   try {
-    const { filesModified } = await import('../../git/diff.js')
     return await filesModified(
       plan.changesAgainst.dir,
       plan.changesAgainst.base,

@@ -1,5 +1,6 @@
 import type { HarnessConfig } from '../../config.js'
 import { UsageError } from '../../errors.js'
+import { assertTmux, tmuxSessionName, tmuxSocket } from '../../process/tmux.js'
 import type { AgentMode } from '../../providers/args.js'
 import type { SessionEnv } from '../ports.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -37,7 +38,6 @@ export function hostedInTmux(
 
 /** The tmux server and session of a run hosted in tmux; tmux missing is exit 5, before anything is made. */
 export async function tmuxPlace(ctx: SessionEnv, id: string): Promise<{ socket: string; session: string }> {
-  const { assertTmux, tmuxSessionName, tmuxSocket } = await import('../../process/tmux.js')
   assertTmux(ctx.env)
   return { socket: tmuxSocket(ctx.env), session: tmuxSessionName(id) }
 }

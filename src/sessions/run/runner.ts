@@ -2,9 +2,9 @@ import { join } from 'node:path'
 import { closeFd, ensureDir, fdSize, openLogForAppend, unlinkQuiet, writeZerosFile } from '../../disk/door.js'
 import { DiskFaultError, ExternalToolError } from '../../errors.js'
 import { type LongTimer, longTimeout } from '../../long-timer.js'
-import { identify, type ProcessIdentity } from '../../process/identity.js'
+import { checkIdentity, identify, type ProcessIdentity } from '../../process/identity.js'
 import type { LogWriteFailure, OutputSink } from '../../process/pipes.js'
-import type { AgentExit, AgentLaunch } from '../../process/supervisor.js'
+import { type AgentExit, type AgentLaunch, superviseAgent } from '../../process/supervisor.js'
 import { logPathFor } from '../../project.js'
 import { releaseMemory } from '../../runtime.js'
 import type { RunHost } from '../backends/backend.js'
@@ -14,9 +14,10 @@ import { lastRun } from '../record/liveness.js'
 import { applyRunExit, endedRecord, runExitOf, startedRecord } from '../record/outcome.js'
 import type { Run, SessionRecord, StopRequest } from '../record/schema.js'
 import { RecordSealer } from '../record/seal.js'
+import { statusHookObserver } from '../record/status-hooks.js'
 import { SessionStore } from '../record/store.js'
+import { learnAgentSessionId } from './agent-id.js'
 import { capturedSessionId, earlierRunsUsage, reportedFailure, runUsage, watchBudget } from './agent-log.js'
-import { changedFiles, checkpointQuietly, settleRun, worktreeAtEnd } from './run-end.js'
 import { DEFAULT_GRACE_MS, parseRunPlan, type RunPlan } from './run-plan.js'
 import { type StopWatch, watchDeadline, watchStopRequest } from './stop-watch.js'
 
@@ -32,7 +33,6 @@ export async function supervisorStore(plan: RunPlan): Promise<SessionStore> {
   const env = plan.supervisorEnv ?? plan.env
   const sealer = RecordSealer.forEnv(env)
   if (!plan.onStatus?.length) return new SessionStore(plan.sessionsDir, { sealer, env })
-  const { statusHookObserver } = await import('../record/status-hooks.js')
   return new SessionStore(plan.sessionsDir, {
     sealer,
     env,
@@ -102,7 +102,6 @@ export async function supervise(
   begin: () => Promise<number | undefined>,
   extras: SuperviseExtras = {},
 ): Promise<RunResult> {
-  const { superviseAgent } = await import('../../process/supervisor.js')
   const launch: AgentLaunch = {
     command: plan.command,
     args: plan.args,
@@ -202,6 +201,7 @@ async function endRun(
   },
 ): Promise<RunResult> {
   await run.ended?.()
+  const { settleRun } = await runEnd()
   const settled = await settleRun(plan, store, run.signal)
   await run.interval.stop()
   const record = await recordOutcome(plan, store, exit, { ...run, settled })
@@ -226,6 +226,7 @@ async function recordOutcome(
   },
 ): Promise<SessionRecord> {
   const { logFd, logStart, reserve, settled, signal } = run
+  const { changedFiles, checkpointQuietly, worktreeAtEnd } = await runEnd()
   // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
   // checkpoint and files_modified.
@@ -300,6 +301,13 @@ function reserveSpace(plan: RunPlan): SpaceReserve | undefined {
 }
 
 /**
+ * What the end of a run does (run-end.ts: the worktree read with git, the checkpoint, a backend's settle), loaded
+ * when a run ends or takes an interval checkpoint: a supervisor whose agent runs holds none of it
+ * (docs/development/design.md).
+ */
+const runEnd = () => import('./run-end.js')
+
+/**
  * Every `intervalMs` while the agent runs: a checkpoint if the worktree changed. One at a time; the next
  * interval starts when the previous checkpoint is done, so a slow one never piles up.
  */
@@ -321,6 +329,7 @@ function intervalCheckpoints(
         timer = longTimeout(resolve, intervalMs)
       })
       if (stopped) return
+      const { checkpointQuietly } = await runEnd()
       await checkpointQuietly(plan, store, 'interval', undefined, ending)
     }
   })()
@@ -379,7 +388,6 @@ export async function runInBackground(
   } finally {
     if (!committed) supervisor.abandon()
   }
-  const { checkIdentity } = await import('../../process/identity.js')
   const store = new SessionStore(plan.sessionsDir, {
     sealer: RecordSealer.forEnv(plan.supervisorEnv ?? plan.env),
   })
@@ -460,7 +468,6 @@ export async function superviseDetached(input: string): Promise<void> {
 
 /** The agent's session id from its own session list, where its output names none (sessions/run/agent-id.ts). */
 async function learntSessionId(plan: RunPlan, store: SessionStore): Promise<string | undefined> {
-  const { learnAgentSessionId } = await import('./agent-id.js')
   const startedAt = store.get(plan.id)?.runs?.find((run) => run.n === plan.runN)?.started_at
   return learnAgentSessionId(plan, startedAt).catch(() => undefined)
 }

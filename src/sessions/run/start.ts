@@ -6,6 +6,7 @@ import { ensureProject } from '../project-index.js'
 import { ensureAgentDir, removeAgentDir } from '../record/agent-files.js'
 import type { RecordStore as SessionStore } from '../record/record-store.js'
 import type { Run, SessionRecord } from '../record/schema.js'
+import { taskDiffers } from '../record/task.js'
 import { maybeStartAutoCleanup } from '../removal/auto-cleanup.js'
 import { announce, launch, type RunOutcome, runRequest, showPromptToPaste } from './launch.js'
 import { newSessionRecord, resumeRefusal } from './plan.js'
@@ -37,7 +38,6 @@ export async function startSession(ctx: SessionEnv, options: StartOptions): Prom
     const refusal = resumeRefusal(options.sessionId, options)
     if (refusal) throw refusal
     const existing = store.get(options.sessionId)
-    const { taskDiffers } = await import('../record/task.js')
     if (existing && taskDiffers(existing.task_hash, options.prompt.join(' ').trim())) {
       ctx.warn(`the task differs from session ${existing.id}'s: it is sent to the agent as the next message`)
     }

@@ -1,9 +1,12 @@
 import { closeSync } from 'node:fs'
 import { fdSize } from '../../disk/door.js'
 import { identify } from '../../process/identity.js'
+import { capturePane, pipePaneToLog } from '../../process/tmux.js'
 import { logPathFor } from '../../project.js'
 import type { AgentState } from '../../providers/states.js'
+import { detectAgentState, statePatternsFor } from '../../providers/states.js'
 import { releaseMemory } from '../../runtime.js'
+import { receivePlan } from '../backends/local/host.js'
 import type { RecordStore as SessionStore } from '../ports.js'
 import { lastRun } from '../record/liveness.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -27,7 +30,6 @@ export async function superviseInTmux(
   /** Where tmux put this process: its TMUX and TMUX_PANE (the rest of tmux's environment is not used). */
   pane: { TMUX?: string; TMUX_PANE?: string },
 ): Promise<void> {
-  const { receivePlan } = await import('../backends/local/host.js')
   const received = await receivePlan(planFile)
   const plan = received === null ? null : parseRunPlan(received)
   if (!plan?.tmux) return // the launcher gave up before committing the run
@@ -60,7 +62,6 @@ export async function superviseInTmux(
       async () => {
         logFd = openLog(plan)
         try {
-          const { pipePaneToLog } = await import('../../process/tmux.js')
           await pipePaneToLog(socket, target, logPathFor(plan.logsDir, plan.id), hostEnv)
           piped = true
         } catch {
@@ -112,10 +113,6 @@ function stateWatcher(
   const tick = async () => {
     const size = pane.outputSize()
     if (steady && size !== null && size === readAt) return
-    const [{ capturePane }, { detectAgentState, statePatternsFor }] = await Promise.all([
-      import('../../process/tmux.js'),
-      import('../../providers/states.js'),
-    ])
     const screen = await capturePane(socket, target, hostEnv)
     if (screen === null || stopped) return
     readAt = size

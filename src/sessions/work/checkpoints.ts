@@ -1,7 +1,11 @@
 import { dirname, join } from 'node:path'
 import { pathExists } from '../../disk/door.js'
 import { IllegalStateError, UsageError } from '../../errors.js'
-import type { WorktreeState } from '../../git/snapshot.js'
+import * as git from '../../git/checkpoint.js'
+import { hasCommit } from '../../git/common.js'
+import { readWorktreeState, type WorktreeState } from '../../git/snapshot.js'
+import { readerOf, refuseWhileRunning } from '../backends/index.js'
+import { sessionGitPlace } from '../git-place.js'
 import type { SessionEnv, RecordStore as SessionStore } from '../ports.js'
 import { getSession } from '../query/query.js'
 import { FileLock } from '../record/lock.js'
@@ -107,8 +111,6 @@ export async function takeCheckpoint(
   id: string,
   options: TakeCheckpointOptions,
 ): Promise<TakenCheckpoint> {
-  const git = await import('../../git/checkpoint.js')
-  const { readWorktreeState } = await import('../../git/snapshot.js')
   // Temporary indexes under `.harness/tmp/` (the store is `.harness/sessions`), never in $TMPDIR.
   const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp'), signal: options.signal }
   return withCheckpointLock(store, id, async () => {
@@ -124,7 +126,6 @@ export async function takeCheckpoint(
     const given = options.state
     const untouched = given && given.head === session.base_commit && given.headTree === given.tree
     if (options.onlyIfChanged && !last && untouched) return { id, checkpoint: null }
-    const { sessionGitPlace } = await import('../git-place.js')
     await sessionGitPlace(verified, options.env, options.projectRoot)
     const state = options.state ?? (await readWorktreeState(dir, gitOptions))
     if (options.onlyIfChanged) {
@@ -230,11 +231,8 @@ export async function restoreSessionCheckpoint(
   assertNotRunning(session, 'restore')
   const target = findCheckpoint(session, nText)
   const dir = checkpointDir(session)
-  const { sessionGitPlace } = await import('../git-place.js')
   // Its .git must still name its own registration: else git would reset another checkout's branch and index.
   await sessionGitPlace(session, options.env, options.projectRoot)
-  const git = await import('../../git/checkpoint.js')
-  const { hasCommit } = await import('../../git/common.js')
   const gitOptions = { env: options.env, tempDir: join(dirname(store.dir), 'tmp') }
   if (!(await hasCommit(dir, target.commit, gitOptions))) {
     throw new IllegalStateError(
@@ -296,7 +294,6 @@ export async function checkpointSession(
   }
   const session = await getSession(ctx, input)
   if (session.status === 'RUNNING' || session.unsettled) {
-    const { readerOf, refuseWhileRunning } = await import('../backends/index.js')
     refuseWhileRunning(await readerOf(session), 'checkpoint')
   }
   const { root } = await ctx.project()

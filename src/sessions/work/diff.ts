@@ -5,6 +5,7 @@ import type { DiffMode } from '../../git/diff.js'
 import { diffReport } from '../../git/diff.js'
 import { assertGitPlace } from '../../git/own-worktree.js'
 import { branchExists } from '../../git/repo.js'
+import { readerOf, refuseWhileRunning } from '../backends/index.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession } from '../query/query.js'
 import type { SessionRecord } from '../record/schema.js'
@@ -39,7 +40,6 @@ export async function diffSession(ctx: SessionEnv, input: string, mode: DiffMode
   const id = session.id
   // A backend whose agent works elsewhere has nothing here to diff while it runs (docs/backends.md).
   if (session.status === 'RUNNING' || session.unsettled) {
-    const { readerOf, refuseWhileRunning } = await import('../backends/index.js')
     refuseWhileRunning(await readerOf(session), 'diff')
   }
   const base = session.base_commit

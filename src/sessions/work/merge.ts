@@ -6,6 +6,8 @@ import type { MainWorktree, PendingWork } from '../../git/merge.js'
 import * as git from '../../git/merge.js'
 import { countCommitsNotIn, branchTip as tipOf } from '../../git/repo.js'
 import { commitTree } from '../../git/snapshot.js'
+import { backendOf } from '../backends/index.js'
+import { actEnv, settleSession } from '../backends/settle.js'
 import { sessionGitPlace } from '../git-place.js'
 import type { SessionEnv } from '../ports.js'
 import { getSession, seen } from '../query/query.js'
@@ -92,10 +94,6 @@ export async function mergeSession(
     const store = await ctx.store()
     const record = store.get(session.id)
     if (record) {
-      const [{ backendOf }, { actEnv, settleSession }] = await Promise.all([
-        import('../backends/index.js'),
-        import('../backends/settle.js'),
-      ])
       const env = actEnv(store, ctx.processes, ...seen(ctx))
       session = await settleSession(await backendOf(record), record, env)
     }

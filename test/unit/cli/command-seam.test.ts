@@ -31,11 +31,16 @@ function harness(standIns: (calls: Calls) => Partial<Services>) {
   return { calls, run }
 }
 
-/** What one entry of the lazy table loads. */
+/** What one entry of the lazy registry loads: a group of modules, each a namespace. */
 type Loaded<K extends keyof Services> = Awaited<ReturnType<Services[K]>>
 
-/** An entry of the lazy table that loads only `members` (what the command under test uses of the module). */
-function module<K extends keyof Services>(members: Partial<Loaded<K>>): Services[K] {
+/**
+ * An entry of the lazy registry that loads only `members` of its modules (what the command under test uses of
+ * the group).
+ */
+function group<K extends keyof Services>(
+  members: { [M in keyof Loaded<K>]?: Partial<Loaded<K>[M]> },
+): Services[K] {
   return (async () => members) as unknown as Services[K]
 }
 
@@ -52,18 +57,20 @@ async function usageError(promise: Promise<unknown>): Promise<string> {
 describe('session diff', () => {
   const diff = () =>
     harness((calls) => ({
-      diff: module<'diff'>({
-        diffSession: async (_ctx, id, mode) => {
-          calls.push([id, mode])
-          return {
-            id,
-            base_commit: 'b',
-            source: 'worktree',
-            files: [],
-            worktree: null,
-            branch: null,
-            is_worktree: true,
-          }
+      work: group<'work'>({
+        diff: {
+          diffSession: async (_ctx, id, mode) => {
+            calls.push([id, mode])
+            return {
+              id,
+              base_commit: 'b',
+              source: 'worktree',
+              files: [],
+              worktree: null,
+              branch: null,
+              is_worktree: true,
+            }
+          },
         },
       }),
     }))
@@ -92,15 +99,15 @@ describe('session diff', () => {
 describe('session merge', () => {
   const merge = () =>
     harness((calls) => ({
-      workMerge: module<'workMerge'>({
-        mergeSession: async (_ctx, id, options) => {
-          calls.push([id, options])
-          return { outcome: 'merged' } as Awaited<
-            ReturnType<Awaited<ReturnType<Services['workMerge']>>['mergeSession']>
-          >
+      work: group<'work'>({
+        workMerge: {
+          mergeSession: async (_ctx, id, options) => {
+            calls.push([id, options])
+            return { outcome: 'merged' } as Awaited<ReturnType<Loaded<'work'>['workMerge']['mergeSession']>>
+          },
         },
+        renderMerge: { renderMerge: () => 'merged' },
       }),
-      renderMerge: module<'renderMerge'>({ renderMerge: () => 'merged' }),
     }))
 
   test('its flags reach the service as typed options', async () => {
@@ -116,10 +123,12 @@ describe('session export', () => {
   test('an unknown --format is refused before the service runs', async () => {
     const calls: Calls = []
     const { run } = harness(() => ({
-      workExport: module<'workExport'>({
-        exportSession: async (...args) => {
-          calls.push(args)
-          throw new Error('never called')
+      work: group<'work'>({
+        workExport: {
+          exportSession: async (...args) => {
+            calls.push(args)
+            throw new Error('never called')
+          },
         },
       }),
     }))

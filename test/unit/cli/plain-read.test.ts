@@ -43,9 +43,10 @@ function loadedWith(module: string): { modules: Set<string>; packages: Set<strin
 }
 
 // docs/development/native.md ("Start-up"): the plain `session show` and `session path` run
-// commands/session/read.ts with a Context, without commander, and reading a record loads no zod.
+// cli/session-read.ts (in the registry's reading group) with a Context, without commander, and reading a record
+// loads no zod.
 test('the plain session show and path load neither commander nor zod', () => {
-  for (const module of ['commands/session/read.ts', 'cli/context.ts']) {
+  for (const module of ['cli/services/reading.ts', 'app/entry.ts']) {
     const { packages } = loadedWith(module)
     expect(
       [...packages].filter((name) => /^(zod|commander)(\/|$)/.test(name)),

@@ -1,8 +1,8 @@
 import { join } from 'node:path'
 import { ensureDir } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
-import type { ContainerGit } from '../../../git/container-git.js'
-import type { CollectOutcome } from '../../../git/quarantine.js'
+import { type ContainerGit, prepareContainerGit } from '../../../git/container-git.js'
+import { type CollectOutcome, collectAgentCommits } from '../../../git/quarantine.js'
 import type { ContainerFacts } from '../../record/schema.js'
 import {
   ENGINE_DEADLINES,
@@ -74,7 +74,6 @@ function homeInside(agentDir: string): string {
  */
 export async function createContainer(input: ContainerRunInput): Promise<CreatedContainer> {
   const engine = await findEngine(input.engine, input.env)
-  const { prepareContainerGit } = await import('../../../git/container-git.js')
   const folder = containerFolder(input.harnessDir, input.id)
   const git = input.repo
     ? await prepareContainerGit({
@@ -245,7 +244,6 @@ export async function collectContainer(
 ): Promise<CollectOutcome> {
   if (!session.repoDir || !session.branch || !facts.git_dir || !facts.start_tip) return { kind: 'none' }
   try {
-    const { collectAgentCommits } = await import('../../../git/quarantine.js')
     return await collectAgentCommits({
       repoDir: session.repoDir,
       worktreeDir: session.worktreeDir,

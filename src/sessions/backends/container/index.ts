@@ -1,11 +1,14 @@
 import type { HarnessConfig } from '../../../config.js'
 import { ExternalToolError, IllegalStateError, UsageError } from '../../../errors.js'
+import { checkoutOf } from '../../../git/container-git.js'
+import { gitCommonDir } from '../../../git/git.js'
 import { logPathFor } from '../../../project.js'
 import type { ContainerFacts, SessionRecord } from '../../record/schema.js'
 import type { ActEnv, BackendState, PreparedRun, ReadEnv, RunRequest, SessionBackend } from '../backend.js'
 import { FULL_SUPPORT } from '../backend.js'
 import { hostFor, processIdentity, processState } from '../local/index.js'
 import { collectContainer, createContainer, settleContainer, stopContainer } from './backend.js'
+import { containerDoctor } from './doctor.js'
 import {
   type EngineName,
   EngineTimeoutError,
@@ -66,13 +69,11 @@ async function prepareContainer(run: RunRequest): Promise<PreparedRun> {
   const choice = containerChoice(run.flags, run.config, run.kind === 'resume' ? run.session : undefined)
   const image = choice.image
   if (!image) throw imageMissing()
-  const { gitCommonDir } = await import('../../../git/git.js')
   const commonDir = run.repo ? await gitCommonDir(run.repo.dir, run.env) : null
   if (run.repo && !commonDir) {
     throw new ExternalToolError(`cannot find the git directory of ${run.repo.dir}`)
   }
   // --no-worktree in a repository: its .git is mounted read-only (mounts.ts).
-  const { checkoutOf } = await import('../../../git/container-git.js')
   const checkout = run.repo ? null : await checkoutOf(run.worktreeDir, run.env)
   const created = await createContainer({
     id: run.id,
@@ -265,7 +266,6 @@ export const containerBackend: SessionBackend = {
     if (typeof state === 'object') await removeContainer(engine, facts.id, env.env)
   },
   async doctor(request) {
-    const { containerDoctor } = await import('./doctor.js')
     return containerDoctor(request)
   },
 }

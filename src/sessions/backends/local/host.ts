@@ -9,6 +9,8 @@ import {
 } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 import { identify } from '../../../process/identity.js'
+import { startDetachedSupervisor } from '../../../process/supervisor.js'
+import { killTmuxSession, newTmuxSession } from '../../../process/tmux.js'
 import { selfCommand, waitingProcessEnv } from '../../../runtime.js'
 import type { RunHost } from '../backend.js'
 
@@ -21,7 +23,6 @@ import type { RunHost } from '../backend.js'
 export const detachedHost: RunHost = {
   kind: 'detached',
   async startSupervisor(env) {
-    const { startDetachedSupervisor } = await import('../../../process/supervisor.js')
     return startDetachedSupervisor(env)
   },
 }
@@ -42,7 +43,6 @@ export function tmuxHost(place: TmuxPlace): RunHost {
   return {
     kind: 'tmux',
     async startSupervisor(env) {
-      const { killTmuxSession, newTmuxSession } = await import('../../../process/tmux.js')
       const folder = makeTempDir('harness-plan-')
       const planFile = join(folder, 'plan.json')
       let pid: number

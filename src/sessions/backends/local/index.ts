@@ -1,3 +1,4 @@
+import { assertExecutable } from '../../../process/supervisor.js'
 import { logPathFor } from '../../../project.js'
 import { computeLiveness, lastRun, runProcesses } from '../../record/liveness.js'
 import type { SessionRecord } from '../../record/schema.js'
@@ -50,7 +51,6 @@ export const localBackend: SessionBackend = {
   name: 'local',
   supports: FULL_SUPPORT,
   async check(run) {
-    const { assertExecutable } = await import('../../../process/supervisor.js')
     await assertExecutable(run.command, run.env, run.cwd, run.what)
   },
   async prepare() {

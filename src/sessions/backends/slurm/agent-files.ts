@@ -12,6 +12,7 @@ import {
   syncAndClose,
   writeAll,
 } from '../../../disk/door.js'
+import { loadTar } from '../../../history/archive-file.js'
 
 /**
  * The session's agent folder (`.harness/agents/<id>/`, HOME is its `home/`) on its way to a job and back
@@ -28,7 +29,7 @@ const AGENT_TAR_LIMITS = { entries: 100_000, bytes: 4 * 1024 ** 3 } as const
 /** Packs the agent folder into `file` (a new file, 0600); false when there is nothing to send. */
 export async function packAgentFolder(agentDir: string, file: string): Promise<boolean> {
   if (!entryExists(agentDir) || listDir(agentDir).length === 0) return false
-  const tar = await import('tar')
+  const tar = await loadTar()
   const fd = createNewFile(file)
   try {
     // Links are stored as links, never followed; the folder's own files only.
@@ -80,7 +81,7 @@ function safeEntryPath(path: string): string | null {
 
 /** Reads the tar entry by entry: plain files and folders below `to`, nothing else, within the limits. */
 async function extractPlain(file: string, to: string): Promise<void> {
-  const tar = await import('tar')
+  const tar = await loadTar()
   let entries = 0
   let bytes = 0
   await new Promise<void>((resolve, reject) => {

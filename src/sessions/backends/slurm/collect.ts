@@ -9,12 +9,14 @@ import {
   writeAll,
 } from '../../../disk/door.js'
 import { IllegalStateError } from '../../../errors.js'
-import type { ChangedFiles } from '../../../git/diff.js'
+import { type ChangedFiles, filesModified as changed } from '../../../git/diff.js'
+import { collectJobBundle } from '../../../git/quarantine.js'
 import { logPathFor } from '../../../project.js'
 import { agentDirFor } from '../../record/agent-files.js'
 import { filesModified } from '../../record/outcome.js'
 import type { SessionRecord, SlurmFacts } from '../../record/schema.js'
 import type { ActEnv, CollectEnv } from '../backend.js'
+import { unpackAgentFiles } from './agent-files.js'
 import { RUN_FILES } from './job-script.js'
 import { type RunReport, readRunReport, sessionSpoolDir } from './spool.js'
 
@@ -50,7 +52,6 @@ export async function collectJob(
   const tempDir = join(env.harnessDir, 'tmp')
   const collected = await collectWork(record, facts, runDir, report, env)
   if (report?.sent?.agentFiles) {
-    const { unpackAgentFiles } = await import('./agent-files.js')
     await unpackAgentFiles(runDir, RUN_FILES.agentOut, agentDirFor(env.harnessDir, record.id), tempDir).catch(
       () => {},
     )
@@ -78,7 +79,6 @@ export async function collectJob(
 async function changedFiles(record: SessionRecord, env: CollectEnv): Promise<ChangedFiles | undefined> {
   if (!record.is_worktree || !record.base_commit) return undefined
   try {
-    const { filesModified: changed } = await import('../../../git/diff.js')
     return await changed(record.worktree_dir, record.base_commit, { env: env.env, signal: env.signal })
   } catch {
     return undefined // a removed worktree must not keep the outcome from being recorded
@@ -98,7 +98,6 @@ async function collectWork(
   if (!sent) return { kind: 'failed', reason: `the job sent nothing back (no "sent" file in ${runDir})` }
   if (sent.commits === 'failed')
     return { kind: 'failed', reason: `the job could not bundle its work (${runDir})` }
-  const { collectJobBundle } = await import('../../../git/quarantine.js')
   return collectJobBundle({
     repoDir: record.base_dir ?? dirname(env.harnessDir),
     worktreeDir: record.worktree_dir,

@@ -1,6 +1,7 @@
 import { join, relative } from 'node:path'
 import { entryExists, removeFolderTree } from '../../../disk/door.js'
 import { IllegalStateError, UsageError } from '../../../errors.js'
+import { bundleForJob } from '../../../git/bundle.js'
 import { hostFacts } from '../../../process/identity.js'
 import { logPathFor } from '../../../project.js'
 import type { Run, SessionRecord, SlurmFacts } from '../../record/schema.js'
@@ -14,8 +15,11 @@ import type {
   SessionBackend,
   StopOutcome,
 } from '../backend.js'
-import { collectJob, reportOf, runDirOf } from './collect.js'
+import { packAgentFolder } from './agent-files.js'
+import { collectJob, recollectJob, reportOf, runDirOf } from './collect.js'
+import { slurmDoctor } from './doctor-lines.js'
 import { slurmEngine } from './engine.js'
+import { followInForeground } from './follow.js'
 import { RUN_FILES } from './job-script.js'
 import { jobActive, type SlurmJobIdentity, viewJobs } from './jobs.js'
 import { jobExit } from './outcome.js'
@@ -82,7 +86,6 @@ async function prepareJob(run: RunRequest): Promise<PreparedRun> {
     },
   }
   try {
-    const { bundleForJob } = await import('../../../git/bundle.js')
     const input = await bundleForJob({
       repoDir: run.repo.dir,
       worktreeDir: run.worktreeDir,
@@ -92,7 +95,6 @@ async function prepareJob(run: RunRequest): Promise<PreparedRun> {
       env: run.env,
       tempDir: join(run.harnessDir, 'tmp'),
     })
-    const { packAgentFolder } = await import('./agent-files.js')
     const agentFiles = await packAgentFolder(run.agentDir, join(runDir, RUN_FILES.agentIn))
     preparedJobs.set(prepared, { spool, runDir, branch: run.repo.branch, ...input, agentFiles })
     return prepared
@@ -164,7 +166,6 @@ async function startJob(
     throw error
   }
   if (run.mode === 'background') return { record }
-  const { followInForeground } = await import('./follow.js')
   return followInForeground(backend, record, io, slurmExec(run.env))
 }
 
@@ -258,7 +259,6 @@ export const slurmBackend: SessionBackend = {
       : null
   },
   async resume(record, env) {
-    const { recollectJob } = await import('./collect.js')
     await recollectJob(record, env)
   },
   async destroy(record, env) {
@@ -271,7 +271,6 @@ export const slurmBackend: SessionBackend = {
     removeSessionSpool({ root: facts.spool, userDir: facts.spool }, record.id)
   },
   async doctor(request) {
-    const { slurmDoctor } = await import('./doctor-lines.js')
     return slurmDoctor(request, onPath('sbatch', request.env))
   },
 }
