@@ -16,6 +16,7 @@ import {
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { isolatedEnvAt } from './isolated-env.mjs'
 import { sealerFor } from './seal.mjs'
 
 const execFileAsync = promisify(execFile)
@@ -31,7 +32,7 @@ export async function benchCleanup({ harnessBin, log = console.log, count = 1000
     const home = join(root, 'home')
     mkdirSync(home)
     writeFileSync(join(home, '.gitconfig'), '[init]\n\tdefaultBranch = main\n')
-    const env = isolatedEnv(home)
+    const env = isolatedEnvAt(home, 'Bench')
     const repo = join(root, 'repo')
     mkdirSync(repo)
     const git = (args, cwd = repo, input) => {
@@ -248,25 +249,6 @@ function runHarness(bin, args, cwd, env) {
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
-}
-
-function isolatedEnv(home) {
-  const env = { ...process.env }
-  for (const key of Object.keys(env))
-    if (key.startsWith('HARNESS_') || key.startsWith('GIT_')) delete env[key]
-  return {
-    ...env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    XDG_STATE_HOME: join(home, '.local', 'state'),
-    GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 'Bench',
-    GIT_AUTHOR_EMAIL: 'bench@example.com',
-    GIT_COMMITTER_NAME: 'Bench',
-    GIT_COMMITTER_EMAIL: 'bench@example.com',
-    NO_COLOR: '1',
-  }
 }
 
 // `node bench/cleanup.mjs [count]` runs it alone.

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path'
 import { ensureDir, listDir, pathExists, removeHeldSync, statPath } from '../disk/door.js'
 import { ExternalToolError, IllegalStateError } from '../errors.js'
-import { provenCleanWorktrees, type WorktreeLayout } from './clean-check.js'
+import { provenCleanWorktrees } from './clean-check.js'
 import { assertBranchName, resolveCommit, samePath } from './common.js'
 import { type Git, type GitEnvOptions, gitAt, gitFailed, splitZ } from './git.js'
 import { branchTip, deleteBranch } from './repo.js'
@@ -413,15 +413,12 @@ const CLEAN_CHUNK = 50
  * proven in process held (git's answers give none).
  */
 export async function cleanWorktrees(
-  repo: string,
-  paths: string[],
-  options: GitEnvOptions,
-  layouts?: Map<string, WorktreeLayout>,
-  /** Told of each worktree proven clean in process as soon as it is (`provenCleanWorktrees`). */
-  onProven?: (path: string) => void,
+  // provenCleanWorktrees' own parameters (`onProven` is told of each worktree proven in process).
+  ...args: Parameters<typeof provenCleanWorktrees>
 ): Promise<Set<string>> {
+  const [repo, paths, options] = args
   const git = gitAt(repo, options)
-  const clean = await provenCleanWorktrees(repo, paths, options, layouts, onProven)
+  const clean = await provenCleanWorktrees(...args)
   const usable = paths.filter((path) => !clean.has(path) && !/[\0\n\r]/.test(path))
   const chunks: string[][] = []
   for (let start = 0; start < usable.length; start += CLEAN_CHUNK) {

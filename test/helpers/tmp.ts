@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { isolatedEnvAt } from '../../bench/isolated-env.mjs'
 
 const created: string[] = []
 
@@ -18,26 +19,11 @@ export function tmpDir(prefix = 'harness-test-'): string {
   return dir
 }
 
-/** Environment that isolates git from the user's configuration. */
+/** Environment that isolates git and harness from the user's configuration (bench/isolated-env.mjs). */
 export function isolatedEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of Object.keys(env)) {
-    // HARNESS_RUNTIME stays: the runtime under test, which `harness` on PATH (bin/harness) runs (global-setup.ts).
-    if ((key.startsWith('HARNESS_') && key !== 'HARNESS_RUNTIME') || key.startsWith('GIT_')) delete env[key]
-  }
   return {
-    ...env,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, '.config'),
-    // The user's state folder: the key that seals records, and the trusted project configs.
-    XDG_STATE_HOME: join(home, '.local', 'state'),
-    GIT_CONFIG_GLOBAL: join(home, '.gitconfig'),
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_AUTHOR_NAME: 'Test',
-    GIT_AUTHOR_EMAIL: 'test@example.com',
-    GIT_COMMITTER_NAME: 'Test',
-    GIT_COMMITTER_EMAIL: 'test@example.com',
-    NO_COLOR: '1',
+    // HARNESS_RUNTIME stays: the runtime under test, which `harness` on PATH (bin/harness) runs (global-setup.ts).
+    ...isolatedEnvAt(home, 'Test', ['HARNESS_RUNTIME']),
     // No daily background cleanup after each test's first run: test/e2e/auto-cleanup.test.ts turns it on.
     HARNESS_AUTO_CLEANUP: 'off',
     ...extra,

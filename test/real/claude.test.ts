@@ -1,4 +1,4 @@
-import { describe, expect } from 'vitest'
+import { describe } from 'vitest'
 import {
   CHANGING_COMMAND,
   claudeEnv,
@@ -7,9 +7,8 @@ import {
   cliTest,
   expectCommandRanInWorktree,
   expectCommandRefused,
-  expectUsageOf,
+  expectSupervisedWrite,
   expectWriteRefused,
-  expectWroteInWorktree,
   resumeOwnConversation,
   runAt,
   scriptedProjects,
@@ -43,12 +42,9 @@ describe('claude, the real CLI, headless', () => {
     'supervised: the Write lands in the worktree (never the checkout); the exact resume; usage as reported',
     async () => {
       const outcome = await run('supervised', claudeWrite)
-      expectWroteInWorktree(outcome)
+      // Two answers or more (the tool call, the final text), each reporting USAGE.
+      const first = expectSupervisedWrite(outcome, 2, false)
       const { model, harness, record } = outcome
-      // Two answers (the tool call, the final text), each reporting USAGE.
-      const first = model.requests.length
-      expect(first).toBeGreaterThanOrEqual(2)
-      expectUsageOf(record.runs[0]?.usage, first)
       await resumeOwnConversation(harness, record.id, () => model.requests[first])
     },
   )

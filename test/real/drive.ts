@@ -159,6 +159,23 @@ export function expectWroteInWorktree({ repo, result, record }: Outcome): void {
   expect(record.files_modified).toEqual([FILE])
 }
 
+/**
+ * A supervised run's write of FILE landed in the worktree, and its usage is the scripted server's for each
+ * request it made (`atLeast` of them: the tool call and the final text); says how many it made.
+ */
+export function expectSupervisedWrite(
+  outcome: Outcome & { model: { requests: unknown[] } },
+  atLeast = 2,
+  exactly = true,
+): number {
+  expectWroteInWorktree(outcome)
+  const first = outcome.model.requests.length
+  if (exactly) expect(first).toBe(atLeast)
+  else expect(first).toBeGreaterThanOrEqual(atLeast)
+  expectUsageOf(outcome.record.runs[0]?.usage, first)
+  return first
+}
+
 /** The run ended well but its write of FILE was refused: nothing changed. */
 export function expectWriteRefused({ result, record }: Omit<Outcome, 'repo'>): void {
   expect(result.exitCode, result.stderr).toBe(0)

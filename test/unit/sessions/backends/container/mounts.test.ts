@@ -18,6 +18,11 @@ function table(input: MountInput): string[] {
   return containerMounts(input).map((m) => `${m.mode} ${m.path}${m.source ? ` <- ${m.source}` : ''}`)
 }
 
+/** The table of a `--no-worktree` session working in `folder` of `checkout`. */
+function inCheckout(checkout: MountInput['checkout'], folder: string): string[] {
+  return table({ folder, harnessDir: H, agentDir, worktree: null, checkout })
+}
+
 describe('what a container sees, and may write', () => {
   test('a worktree session (start, resume, interactive, --tmux)', () => {
     const clone = `${agentDir}/container`
@@ -47,40 +52,30 @@ describe('what a container sees, and may write', () => {
   })
 
   test('--no-worktree at the top of a checkout: its .git and harness files are read-only, the agent folder writable', () => {
-    expect(
-      table({
-        folder: P,
-        harnessDir: H,
-        agentDir,
-        worktree: null,
-        checkout: { dotGit: `${P}/.git`, commonDir: `${P}/.git` },
-      }),
-    ).toEqual([`rw ${P}`, `ro ${P}/.git`, `ro ${H}`, `rw ${agentDir}`])
+    expect(inCheckout({ dotGit: `${P}/.git`, commonDir: `${P}/.git` }, P)).toEqual([
+      `rw ${P}`,
+      `ro ${P}/.git`,
+      `ro ${H}`,
+      `rw ${agentDir}`,
+    ])
   })
 
   test('--no-worktree in a linked checkout: its .git file and its repository are read-only', () => {
     const other = '/home/u/main-repo/.git'
-    expect(
-      table({
-        folder: P,
-        harnessDir: H,
-        agentDir,
-        worktree: null,
-        checkout: { dotGit: `${P}/.git`, commonDir: other },
-      }),
-    ).toEqual([`rw ${P}`, `ro ${P}/.git`, `ro ${other}`, `ro ${H}`, `rw ${agentDir}`])
+    expect(inCheckout({ dotGit: `${P}/.git`, commonDir: other }, P)).toEqual([
+      `rw ${P}`,
+      `ro ${P}/.git`,
+      `ro ${other}`,
+      `ro ${H}`,
+      `rw ${agentDir}`,
+    ])
   })
 
   test('--no-worktree in a subfolder of a checkout: the .git above is not mounted at all', () => {
-    expect(
-      table({
-        folder: `${P}/src`,
-        harnessDir: H,
-        agentDir,
-        worktree: null,
-        checkout: { dotGit: `${P}/.git`, commonDir: `${P}/.git` },
-      }),
-    ).toEqual([`rw ${P}/src`, `rw ${agentDir}`])
+    expect(inCheckout({ dotGit: `${P}/.git`, commonDir: `${P}/.git` }, `${P}/src`)).toEqual([
+      `rw ${P}/src`,
+      `rw ${agentDir}`,
+    ])
   })
 
   test('outside any repository: the folder and the agent folder; harness files read-only when inside it', () => {
