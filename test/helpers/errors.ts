@@ -1,4 +1,5 @@
-import { HarnessError } from '../../src/errors.js'
+import { expect } from 'vitest'
+import { ExitCode, HarnessError } from '../../src/errors.js'
 
 /** What `promise` rejects with; an error if it resolves. */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -15,4 +16,16 @@ export async function harnessRejection(promise: Promise<unknown>): Promise<Harne
   const error = await rejection(promise)
   if (!(error instanceof HarnessError)) throw new Error(`expected a HarnessError, got ${String(error)}`)
   return error
+}
+
+/** The error of class `kind` that `fn` throws, checked to carry the usage exit code; an error if it returns. */
+export function usageThrow<E extends HarnessError>(kind: new (...args: never[]) => E, fn: () => unknown): E {
+  try {
+    fn()
+  } catch (error) {
+    expect(error).toBeInstanceOf(kind)
+    expect((error as E).exitCode).toBe(ExitCode.Usage)
+    return error as E
+  }
+  throw new Error(`expected a ${kind.name}`)
 }

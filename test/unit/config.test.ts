@@ -11,9 +11,10 @@ import {
   worktreeSetupCommand,
 } from '../../src/config.js'
 import { JsonTextError } from '../../src/disk/door.js'
-import { ConfigError, ExitCode } from '../../src/errors.js'
+import { ConfigError } from '../../src/errors.js'
 import { buildAgentInvocation, resolveProvider } from '../../src/providers/args.js'
 import { trustProject } from '../../src/trust.js'
+import { usageThrow } from '../helpers/errors.js'
 import { tmpDir } from '../helpers/tmp.js'
 
 interface Setup {
@@ -44,16 +45,7 @@ function write(file: string, value: unknown): void {
   writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value))
 }
 
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError)
-    expect((error as ConfigError).exitCode).toBe(ExitCode.Usage)
-    return error as ConfigError
-  }
-  throw new Error('expected a ConfigError')
-}
+const configError = (fn: () => unknown): ConfigError => usageThrow(ConfigError, fn)
 
 describe('userConfigFile', () => {
   test('XDG_CONFIG_HOME when set and absolute', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { ExitCode, UsageError } from '../../../src/errors.js'
+import { UsageError } from '../../../src/errors.js'
 import {
   type AgentInvocationInput,
   buildAgentInvocation,
@@ -12,6 +12,7 @@ import {
 import { BUILTIN_PROVIDER_NAMES } from '../../../src/providers/builtin.js'
 import { findCapturedSessionId } from '../../../src/providers/capture.js'
 import { mergeProviderSpecs } from '../../../src/providers/merge.js'
+import { usageThrow } from '../../helpers/errors.js'
 
 const UUID = '0b6f7c3e-5d2a-4f7e-9c1b-2a3d4e5f6a7b'
 
@@ -23,16 +24,7 @@ function argv(name: string, input: Case, config?: ProvidersConfig): string[] {
   return [command, ...args]
 }
 
-function usageError(fn: () => unknown): UsageError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(UsageError)
-    expect((error as UsageError).exitCode).toBe(ExitCode.Usage)
-    return error as UsageError
-  }
-  throw new Error('expected a UsageError')
-}
+const usageError = (fn: () => unknown): UsageError => usageThrow(UsageError, fn)
 
 const AGENT_DIR = '/home/user/project/.harness/agents/3f9a12c8'
 
