@@ -62,6 +62,8 @@ describe('parallel runs in one repository', () => {
     expect((JSON.parse(stdout) as Rec).id).toBeTruthy()
     // `run --detach` returns once the record holds the agent's pid, maybe before the agent logged its start.
     await waitFor('the agent to start', () => agents.starts().length === 1)
+    // Its supervisor writes the record at the end: the test's folder is removed only after that.
+    await settled(repo, [(JSON.parse(stdout) as Rec).id])
   })
 
   test('10 runs started at once all start, each in its own worktree', async () => {
@@ -81,5 +83,14 @@ describe('parallel runs in one repository', () => {
         .sort(),
     ).toEqual([...ids].sort())
     expect(repo.git('worktree', 'list').trim().split('\n')).toHaveLength(11)
+    await settled(repo, [...ids])
   })
 })
+
+/** Waits until each detached session has ended (its supervisor has written its last record). */
+async function settled(repo: { dir: string; env: NodeJS.ProcessEnv }, ids: string[]): Promise<void> {
+  for (const id of ids) {
+    const waited = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
+    expect(waited.exitCode, waited.stderr).toBe(0)
+  }
+}

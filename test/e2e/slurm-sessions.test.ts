@@ -625,7 +625,9 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test('a job past slurm.time sends its work back and is PAUSED timeout', async () => {
-    const repo = slurmRepo({ time: '1' })
+    // Three minutes: Slurm's TERM comes harness's two minutes of sending back before the limit, so a shorter
+    // limit is told to end at its first check, on a busy machine before the agent had begun.
+    const repo = slurmRepo({ time: '3' })
     const body = [
       "trap 'echo late > late.txt' TERM",
       'echo early > early.txt',
