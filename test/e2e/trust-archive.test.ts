@@ -310,6 +310,44 @@ test('an unarchive SIGKILLed at any point is finished by running it again, and l
   }
 }, 600_000)
 
+test('a second unarchive of an archive whose unarchive is under way is refused, and changes nothing', async () => {
+  const repo = tmpGitRepo()
+  const opts = { cwd: repo.dir, env: repo.env }
+  const archive = await archivedSessions(repo, ['busy1', 'busy2'])
+  const [first, last] = archivedOrder(archive) as [string, string]
+  const tmp = join(repo.dir, '.harness', 'tmp')
+  // The last record's lock held here: the first unarchive cannot finish before the test lets it.
+  const sessionsDir = join(repo.dir, '.harness', 'sessions')
+  mkdirSync(sessionsDir, { recursive: true })
+  const recordLock = await FileLock.acquire(join(sessionsDir, `${last}.lock`), { timeoutMs: 60_000 })
+  const running = spawn(process.execPath, [NODE_ENTRY, 'session', 'unarchive', archive, '--json'], {
+    ...opts,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  running.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
+  const exited = new Promise<number | null>((r) => running.on('close', (code) => r(code)))
+  try {
+    // Stopped (not killed: it stays alive, holding what it holds) once it has taken the archive's lock.
+    const deadline = Date.now() + 120_000
+    const locked = () =>
+      existsSync(tmp) && readdirSync(tmp).some((n) => /^unarchive-[0-9a-f]+\.lock$/.test(n))
+    while (!locked() && Date.now() < deadline) await new Promise((r) => setImmediate(r))
+    running.kill('SIGSTOP')
+    const before = stateOf(repo)
+    const second = await cli(['session', 'unarchive', archive], opts)
+    expect(second.exitCode, second.stderr).toBe(1)
+    expect(second.stderr).toMatch(/^harness: the unarchive of .* is locked by process \d+/m)
+    expect(stateOf(repo)).toBe(before)
+  } finally {
+    recordLock.release()
+    running.kill('SIGCONT')
+  }
+  expect(await exited, stderr).toBe(0)
+  for (const id of [first, last]) expect(existsSync(recordPath(repo, id))).toBe(true)
+  expect(readdirSync(tmp)).toEqual([])
+}, 300_000)
+
 describe.skipIf(!canMount)('a full disk during archive or unarchive (mounts a tmpfs: root only)', () => {
   test('DISK_FULL (exit 1), one line, no staging left, nothing removed or restored', async () => {
     const { mnt, base } = mountTmpfs('8m')

@@ -31,6 +31,7 @@ import { ensureProjectDirs, logPathFor, type ProjectPaths } from '../../project.
 import type { SessionEnv } from '../ports.js'
 import { agentDirFor } from '../record/agent-files.js'
 import { promptPathFor } from '../record/bounds.js'
+import { FileLock } from '../record/lock.js'
 import type { RecordStore } from '../record/record-store.js'
 
 export interface RestoredSession {
@@ -96,9 +97,35 @@ export async function unarchiveSessions(
   ensureProjectDirs(paths)
   const tmp = join(paths.harnessDir, 'tmp')
   sweepStaleStaging(tmp)
-  const journal = join(tmp, `unarchive-${(await hashFile(archive)).sha256.slice(0, 24)}.journal`)
+  const key = (await hashFile(archive)).sha256.slice(0, 24)
+  // One unarchive of an archive at a time: a second would take the first's journal for an interrupted run's
+  // and race it for the same files. A holder that died (killed) is no obstacle: its lock is broken at once.
+  const lock = await FileLock.acquire(join(tmp, `unarchive-${key}.lock`), {
+    timeoutMs: 0,
+    what: `the unarchive of ${shellWord(file)}`,
+  })
+  try {
+    return await restoreJournaled(
+      ctx,
+      { paths, store, archive, file, ids },
+      join(tmp, `unarchive-${key}.journal`),
+      announce,
+    )
+  } finally {
+    lock.release()
+  }
+}
+
+/** The restore itself, under the archive's lock; its journal marks it under way until the report is out. */
+async function restoreJournaled(
+  ctx: SessionEnv,
+  what: { paths: ProjectPaths; store: RecordStore; archive: string; file: string; ids: string[] },
+  journal: string,
+  announce: (report: UnarchiveReport) => void,
+): Promise<UnarchiveReport> {
+  const { paths, store, archive, file, ids } = what
   const resumed = lstatOrNull(journal) !== null
-  const staging = makeStagingDir(tmp, `unarchive-${process.pid}-`)
+  const staging = makeStagingDir(join(paths.harnessDir, 'tmp'), `unarchive-${process.pid}-`)
   const report: UnarchiveReport = { archive, restored: [] }
   try {
     const manifest = await readArchive(archive, staging)
@@ -288,17 +315,20 @@ function putInPlace(staged: string, target: string): void {
 
 /**
  * Staging folders of archive and unarchive runs whose process is gone (killed mid-way) are removed, and so are
- * the temp files of journals such a run was writing (`unarchive-<hash>.journal.<pid>-<random>.tmp`).
+ * the temp files of journals and locks such a run was writing (`unarchive-<hash>.journal.<pid>-<random>.tmp`,
+ * `unarchive-<hash>.lock.<pid>.<random>.tmp`).
  */
 function sweepStaleStaging(tmp: string): void {
   for (const name of readDirNames(tmp)) {
     const folder = /^(?:un)?archive-(\d+)-/.exec(name)
-    const journalTemp = /^unarchive-[0-9a-f]+\.journal\.(\d+)-[0-9a-f]+\.tmp$/.exec(name)
-    const pid = Number((folder ?? journalTemp)?.[1])
+    const tempFile =
+      /^unarchive-[0-9a-f]+\.journal\.(\d+)-[0-9a-f]+\.tmp$/.exec(name) ??
+      /^unarchive-[0-9a-f]+\.lock\.(\d+)\.[0-9a-z]+\.tmp$/.exec(name)
+    const pid = Number((folder ?? tempFile)?.[1])
     if (!pid || processExists(pid)) continue
     const stat = lstatOrNull(join(tmp, name))
     if (folder && stat?.isDirectory()) removeHeldSync(join(tmp, name))
-    else if (journalTemp && stat?.isFile()) unlinkQuiet(join(tmp, name))
+    else if (tempFile && stat?.isFile()) unlinkQuiet(join(tmp, name))
   }
 }
 
