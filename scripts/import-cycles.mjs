@@ -6,24 +6,15 @@
 // files at the top of src/ are rooms beside cli/ and sessions/, and sessions/removal/ is a room beside the
 // files and the other folders of sessions/). `--json` prints `{ modules, folders }`, each a list of cycles (a cycle is
 // a list of names, the first repeated at the end). Run by test/unit/layers.test.ts.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join, posix, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
+import { sourceFiles } from './source-files.mjs'
 
 const SOURCE = /\.(ts|mts|js|mjs)$/
 /** At most this many cycles are printed for one knot of modules that all reach each other. */
 const PER_KNOT = 200
-
-function* sourceFiles(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) yield* sourceFiles(path)
-    else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) yield path
-  }
-}
 
 /**
  * The relative specifiers a module imports, read by TypeScript's parser (so a comment or a string that looks
@@ -68,7 +59,7 @@ function resolveSpecifier(files, from, specifier) {
 /** The import graph under `srcDir`: module name (relative, forward slashes) → the modules it imports. */
 export function importGraph(srcDir) {
   const root = resolve(srcDir)
-  const names = [...sourceFiles(root)].map((path) => relative(root, path).split(sep).join('/'))
+  const names = [...sourceFiles(root, SOURCE)].map((path) => relative(root, path).split(sep).join('/'))
   const files = new Set(names)
   const graph = new Map()
   for (const name of names) {

@@ -5,10 +5,11 @@
 //   with its reason. The design document is `<src>/../docs/development/design.md` unless `--design <path>` names another.
 // `--json` prints `{ functions: [{ file, line, name, lines }], files: [{ file, lines }] }` (paths relative to the
 // source folder, forward slashes). Run by test/unit/layers.test.ts.
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
+import { sourceFiles } from './source-files.mjs'
 
 export const MAX_FUNCTION_LINES = 80
 export const MAX_FILE_LINES = 500
@@ -18,16 +19,6 @@ export const MAX_FILE_LINES = 500
  */
 export const ALLOWED = {}
 const SOURCE = /\.(ts|mts)$/
-
-function* sourceFiles(dir) {
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) yield* sourceFiles(path)
-    else if (SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts')) yield path
-  }
-}
 
 /** What a function is called: its own name, the variable or property it is assigned to, else `<anonymous>`. */
 function nameOf(node) {
@@ -71,7 +62,7 @@ export function tooLong(srcDir, designFile = join(srcDir, '..', 'docs', 'develop
   const explained = existsSync(designFile) ? filesExplained(readFileSync(designFile, 'utf8')) : []
   const functions = []
   const files = []
-  for (const path of sourceFiles(srcDir)) {
+  for (const path of sourceFiles(srcDir, SOURCE)) {
     const file = relative(srcDir, path).split(sep).join('/')
     const code = readFileSync(path, 'utf8')
     for (const fn of longFunctionsIn(code, path)) {

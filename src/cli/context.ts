@@ -132,8 +132,9 @@ export class Context implements SessionEnv {
   }
 
   async storeOf(paths: ProjectPaths): Promise<SessionStore> {
-    const { SessionStore } = (await lazy.records()).recordStore
-    const { RecordSealer } = (await lazy.records()).seal
+    const { recordStore, seal } = await lazy.records()
+    const { SessionStore } = recordStore
+    const { RecordSealer } = seal
     return new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
@@ -144,9 +145,10 @@ export class Context implements SessionEnv {
   async store(): Promise<SessionStore> {
     if (this.storeInstance) return this.storeInstance
     const paths = await this.project()
-    const { SessionStore } = (await lazy.records()).recordStore
-    const { RecordSealer } = (await lazy.records()).seal
-    const { statusHookObserver } = (await lazy.records()).statusHooks
+    const { recordStore, seal, statusHooks } = await lazy.records()
+    const { SessionStore } = recordStore
+    const { RecordSealer } = seal
+    const { statusHookObserver } = statusHooks
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
