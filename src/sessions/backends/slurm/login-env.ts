@@ -13,14 +13,16 @@ login_env() {
   [ -n "\${SLURM_JOB_ID-}" ] || return 0
   local given entry user home shell path key file line value pair name
   given=" $(compgen -e | tr '\\n' ' ') "
-  entry=$(getent passwd "$(id -u)") || return 0
-  IFS=: read -r user _ _ _ _ home shell <<<"$entry"
-  [ -n "$shell" ] && [ -x "$shell" ] || shell=/bin/sh
   path=/usr/local/bin:/bin:/usr/bin key=ENV_PATH
   [ "$(id -u)" = 0 ] && path=/usr/local/sbin:/usr/local/bin:/sbin:/bin:/usr/sbin:/usr/bin key=ENV_SUPATH
   line=$(grep -E "^[[:space:]]*$key[[:space:]]" /etc/login.defs 2>/dev/null | tail -n 1)
   line=\${line#*"$key"} && line=\${line//[[:space:]]/} && line=\${line#PATH=}
   [ -n "$line" ] && path=$line
+  # Whatever comes of it, a PATH: su's, not bash's own default (which ends in '.').
+  trap '[[ $(declare -p PATH 2>/dev/null) == "declare -x"* ]] || export PATH="$path"; trap - RETURN' RETURN
+  entry=$(getent passwd "$(id -u)") || return 0
+  IFS=: read -r user _ _ _ _ home shell <<<"$entry"
+  [ -n "$shell" ] && [ -x "$shell" ] || shell=/bin/sh
   local base=("HOME=$home" "USER=$user" "LOGNAME=$user" "SHELL=$shell" "PATH=$path")
   for file in /etc/environment /etc/default/locale; do
     [ -r "$file" ] || continue
