@@ -625,9 +625,9 @@ describe.skipIf(!runs)('sessions on a Slurm cluster', () => {
   )
 
   test('a job past slurm.time sends its work back and is PAUSED timeout', async () => {
-    // Three minutes: Slurm's TERM comes harness's two minutes of sending back before the limit, so a shorter
-    // limit is told to end at its first check, on a busy machine before the agent had begun.
-    const repo = slurmRepo({ time: '3' })
+    // Two minutes: the TERM is asked for a quarter of the limit (30 s) before it, and Slurm, checking every
+    // 30 s, sends it 60-90 s into the job: time enough for the agent to begin on a busy machine.
+    const repo = slurmRepo({ time: '2' })
     const body = [
       "trap 'echo late > late.txt' TERM",
       'echo early > early.txt',

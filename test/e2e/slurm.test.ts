@@ -1,12 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { slurmEngine } from '../../src/sessions/backends/slurm/engine.js'
 import type { SlurmJobIdentity, SlurmJobView } from '../../src/sessions/backends/slurm/jobs.js'
 import { type SlurmExec, slurmExec } from '../../src/sessions/backends/slurm/tools.js'
 import { runsWith } from '../helpers/require.js'
-import { type SlurmCluster, slurmMissing, useSlurmCluster } from '../helpers/slurm.js'
+import { CLUSTER_SCRIPT, type SlurmCluster, slurmMissing, useSlurmCluster } from '../helpers/slurm.js'
 import { readAgentTar, readOutBundle, writeAgent, writeRunInputs } from '../helpers/slurm-run.js'
 import { type TmpRepo, tmpDir, tmpGitRepo } from '../helpers/tmp.js'
 import { waitFor } from '../helpers/tmux.js'
@@ -195,6 +196,44 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
     await ended(e, timed.identity)
   })
 
+  test("the job loads the user's login environment on the node itself; what the job was given wins", async () => {
+    // The nodes hide the user's home (an empty read-only tmpfs there): a login profile is put into it on each.
+    const home = userInfo().homedir
+    const profile = [
+      'export HARNESS_LOGIN_MARK=from-the-profile',
+      'export HARNESS_TEST_SECRET=overridden-by-the-profile',
+      'echo noise on stdout',
+    ].join('\n')
+    const onNodes = (script: string) => {
+      for (const node of cluster().nodes) {
+        const result = spawnSync(
+          CLUSTER_SCRIPT,
+          ['exec', cluster().dir, node.key, '--', 'sh', '-c', script, 'sh', home, profile],
+          { encoding: 'utf8' },
+        )
+        expect(result.status, result.stderr).toBe(0)
+      }
+    }
+    const tmpfs =
+      '[ "$(findmnt -n -o FSTYPE --mountpoint "$1")" = tmpfs ] || { echo "$1 is not hidden" >&2; exit 1; }'
+    onNodes(
+      `${tmpfs}; mount -o remount,rw "$1" && printf '%s\n' "$2" >"$1/.profile" && mount -o remount,ro "$1"`,
+    )
+    try {
+      const e = engine({ env: ['HARNESS_TEST_SECRET'] }, { HARNESS_TEST_SECRET: 'given', NOT_NAMED: 'x' })
+      const job = await submit(
+        e,
+        tmpGitRepo(),
+        `printf "%s\\n" "$HARNESS_LOGIN_MARK" "$HARNESS_TEST_SECRET" "$\{NOT_NAMED:-unset}" "$USER" > "$HOME/env"`,
+      )
+      await ended(e, job.identity)
+      const lines = readAgentTar(job.runDir).get('home/env')?.split('\n')
+      expect(lines).toEqual(['from-the-profile', 'given', 'unset', userInfo().username, ''])
+    } finally {
+      onNodes(`${tmpfs}; mount -o remount,rw "$1" && rm -f "$1/.profile" && mount -o remount,ro "$1"`)
+    }
+  })
+
   test('a secret passed by name reaches the agent, and its value is in no spool file', async () => {
     const secret = `s3cret-${Math.random().toString(36).slice(2)}`
     const e = engine({ env: ['HARNESS_TEST_SECRET'] }, { HARNESS_TEST_SECRET: secret, NOT_NAMED: 'x' })
@@ -204,6 +243,8 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
       [
         'printenv HARNESS_TEST_SECRET | sha256sum | cut -c1-64 > "$HOME/secret-hash"',
         `echo "not named: $\{NOT_NAMED:-unset}" > "$HOME/other"`,
+        // Submitted without SLURM_GET_USER_ENV (NONE or a list of names set it): slurmd's load costs a second.
+        `echo "$\{SLURM_GET_USER_ENV:-unset}" > "$HOME/get-user-env"`,
       ].join('\n'),
     )
     await ended(e, job.identity)
@@ -211,6 +252,7 @@ describe.skipIf(!runs)('the Slurm engine on a real cluster', () => {
     const hash = execFileSync('sha256sum', { input: `${secret}\n`, encoding: 'utf8' }).slice(0, 64)
     expect(home.get('home/secret-hash')?.trim()).toBe(hash)
     expect(home.get('home/other')).toBe('not named: unset\n')
+    expect(home.get('home/get-user-env')).toBe('unset\n')
     const grep = spawnSync('grep', ['-r', '-a', '-l', '-F', secret, cluster().spool], { encoding: 'utf8' })
     expect(grep.stdout).toBe('')
     expect(grep.status).toBe(1)

@@ -4,6 +4,7 @@ import type { SlurmExec, SlurmResult, SlurmTool } from '../../src/sessions/backe
 export interface SlurmCall {
   tool: SlurmTool
   args: string[]
+  options?: Parameters<SlurmExec>[2]
 }
 
 type Answer =
@@ -19,8 +20,8 @@ export function stubSlurm(answers: Partial<Record<SlurmTool, Answer>>): {
   calls: SlurmCall[]
 } {
   const calls: SlurmCall[] = []
-  const exec: SlurmExec = async (tool, args) => {
-    calls.push({ tool, args })
+  const exec: SlurmExec = async (tool, args, options) => {
+    calls.push({ tool, args, ...(options ? { options } : {}) })
     const answer = answers[tool]
     if (!answer) throw new Error(`unexpected ${tool} ${args.join(' ')}`)
     const result = typeof answer === 'function' ? await answer(args) : answer

@@ -64,7 +64,7 @@ function readEnvFile(path: string): Map<string, string> {
 /**
  * Starts a cluster owned by this process (its watchdog stops it if this process dies without stopping it).
  * `hide`: folders the nodes must not see. By default the temp folder, where the tests make repositories, and
- * the user's home: the nodes are other hosts, and a job's start runs the user's login shell there (Slurm loads
+ * the user's home: the nodes are other hosts, and a job's start runs the user's login shell there (the job loads
  * the login environment), which on this machine ran `pyenv rehash` and, with several jobs starting at once,
  * waited a minute on its lock. `show`: folders inside those that the nodes see all the same (the real agent
  * CLIs, installed under the checkout, as a site's software share).

@@ -5,6 +5,7 @@ import { readText, writeFileNew } from '../../../disk/door.js'
 import { HarnessError } from '../../../errors.js'
 import type { DoctorLine } from '../backend.js'
 import { jobActive, viewJob } from './jobs.js'
+import { LOGIN_ENV } from './login-env.js'
 import { makeRunDir, removeSessionSpool, type Spool } from './spool.js'
 import { stopJob } from './stop.js'
 import { sbatchArgs, submitJob } from './submit.js'
@@ -59,7 +60,9 @@ export async function slurmChecks(exec: SlurmExec, config: SlurmConfig): Promise
   })
   // The same options a session's job gets, the script replaced by a command: Slurm only says where it would run.
   const test = ['--test-only', ...args.slice(0, args.indexOf('--')), '--wrap=true']
-  const result = await exec('sbatch', test).catch((error: unknown) => (error instanceof Error ? error : null))
+  const result = await exec('sbatch', test, { exportOnly: config.env ?? [] }).catch((error: unknown) =>
+    error instanceof Error ? error : null,
+  )
   if (!result || result instanceof Error) checks.push(failed('slurm test-only', result))
   else {
     const said = firstLine(result.stderr.replace(/^sbatch: /gm, ''))
@@ -146,6 +149,8 @@ function doctorScript(runDir: string, input: SubmitTestInput): string {
     `scratch=${q(input.config.scratch ?? '')}`,
     '[ -n "$scratch" ] || scratch=$TMPDIR',
     '[ -n "$scratch" ] || scratch=/tmp',
+    LOGIN_ENV,
+    'login_env',
     input.path ? `export PATH=${q(input.path)}` : '',
     '{',
     '  echo "node=$(hostname)"',

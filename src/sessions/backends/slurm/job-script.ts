@@ -1,4 +1,5 @@
 import { type JobPlan, JobPlanSchema } from './job-plan.js'
+import { LOGIN_ENV } from './login-env.js'
 
 /**
  * The files of a run's spool folder that the job script reads and writes (docs/backends.md, "The job script").
@@ -53,7 +54,7 @@ export function jobScript(input: unknown): string {
     `AGENT_FILES=${plan.agentFiles ? 1 : 0}`,
     `STEP_SECONDS=${plan.stepSeconds}`,
   ]
-  return `${header.join('\n')}\n${BODY}`
+  return `${header.join('\n')}\n${LOGIN_ENV}${BODY}`
 }
 
 // The script's body: the same for every run (only the header above differs). bash, for arrays and `read -d ''`.
@@ -81,6 +82,8 @@ on_signal() {
 }
 trap 'on_signal timeout' TERM
 trap 'on_signal stop' USR1 INT HUP
+# The user's login environment on this node, as --export=NONE would have had slurmd load it (login-env.ts).
+login_env
 
 # Every git call: no hooks, no fsmonitor, no system or global config, no prompt, under a deadline (KILL: the
 # sending back runs with TERM ignored).

@@ -87,3 +87,33 @@ export function jobTimeLimit(timeoutMs: number | null, configured: string | unde
   if (timeoutMs !== null) return String(Math.max(1, Math.ceil(timeoutMs / 60_000)))
   return configured ?? null
 }
+
+/**
+ * The seconds of a Slurm time limit as `--time` takes it (minutes, m:s, h:m:s, d-h, d-h:m, d-h:m:s); null for
+ * none (the partition's default, unknown here) or no limit.
+ */
+export function timeLimitSeconds(time: string | null): number | null {
+  const match = time === null ? null : /^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$/.exec(time)
+  if (!match) return null
+  const [, days, first = '0', second, third] = match
+  const n = (part: string | undefined) => Number(part ?? 0)
+  if (days !== undefined) return ((n(days) * 24 + n(first)) * 60 + n(second)) * 60 + n(third)
+  if (third !== undefined) return (n(first) * 60 + n(second)) * 60 + n(third)
+  return n(first) * 60 + n(second)
+}
+
+/** The lead of `--signal=B:TERM@<lead>` when the limit is unknown or long. */
+const SEND_BACK_MAX_SECONDS = 120
+const SEND_BACK_MIN_SECONDS = 10
+
+/**
+ * How many seconds before the time limit Slurm is asked to TERM the job script, so that it stops the agent and
+ * sends the work back (docs/backends.md, "The submission"): a quarter of the limit, at least 10 s and at most
+ * 2 minutes; 2 minutes when the limit is the partition's. Slurm checks limits every 30 s, so its TERM comes
+ * 30-60 s before the time asked: a fixed 2 minutes would end a 2-minute job at its first check.
+ */
+export function sendBackLead(time: string | null): number {
+  const limit = timeLimitSeconds(time)
+  if (limit === null || limit === 0) return SEND_BACK_MAX_SECONDS
+  return Math.min(SEND_BACK_MAX_SECONDS, Math.max(SEND_BACK_MIN_SECONDS, Math.floor(limit / 4)))
+}

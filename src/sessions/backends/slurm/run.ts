@@ -2,16 +2,10 @@ import { join } from 'node:path'
 import type { SlurmConfig } from '../../../config.js'
 import { jobScript, RUN_FILES } from './job-script.js'
 import type { SlurmJobIdentity } from './jobs.js'
-import { jobTimeLimit } from './options.js'
+import { jobTimeLimit, sendBackLead } from './options.js'
 import { stageRun } from './spool.js'
 import { submitJob } from './submit.js'
 import type { SlurmExec } from './tools.js'
-
-/**
- * Seconds before Slurm's time limit at which the job script is told (TERM) to stop the agent and send the work
- * back. Slurm may send it up to a minute earlier than asked ("the resolution of event handling").
- */
-const SEND_BACK_SECONDS = 120
 
 /** One run of a session on the cluster: what `submitRun` needs besides the run's folder it was given. */
 export interface RunSubmission {
@@ -32,6 +26,7 @@ export interface RunSubmission {
   agentFiles: boolean
   /** The agent's PATH on the node; null keeps the job's own. */
   path: string | null
+  /** Seconds of TERM before the time limit; unset: sendBackLead of the limit. */
   sendBackSeconds?: number
 }
 
@@ -58,17 +53,18 @@ export async function submitRun(
     stepSeconds: 600,
   })
   stageRun(runDir, { argv: submission.argv, env: submission.env, script })
+  const time = jobTimeLimit(submission.timeoutMs, config.time)
   return submitJob(exec, {
     script: join(runDir, RUN_FILES.script),
     jobName: `harness-${submission.session}`,
     output: join(runDir, RUN_FILES.log),
     error: join(runDir, RUN_FILES.jobErr),
     chdir: config.scratch ?? runDir,
-    time: jobTimeLimit(submission.timeoutMs, config.time),
+    time,
     partition: config.partition,
     account: config.account,
     options: config.options ?? [],
     envNames: config.env ?? [],
-    sendBackSeconds: submission.sendBackSeconds ?? SEND_BACK_SECONDS,
+    sendBackSeconds: submission.sendBackSeconds ?? sendBackLead(time),
   })
 }

@@ -19,7 +19,7 @@ export interface SubmitRequest {
   account?: string
   /** `slurm.options`, checked by guardOptions. */
   options: readonly string[]
-  /** `slurm.env`: names only; `sbatch` reads their values from its own environment. */
+  /** `slurm.env`: names only; `sbatch` runs with their values and Slurm's variables alone (submitEnvironment). */
   envNames: readonly string[]
   /** Seconds before the time limit at which Slurm sends TERM to the job script, so it can send the work back. */
   sendBackSeconds: number
@@ -30,7 +30,6 @@ export interface SubmitRequest {
  * options after them win; the script last, after `--`.
  */
 export function sbatchArgs(request: SubmitRequest): string[] {
-  const names = [...new Set(request.envNames)]
   return [
     ...guardOptions(request.options),
     '--parsable',
@@ -38,8 +37,9 @@ export function sbatchArgs(request: SubmitRequest): string[] {
     '--no-requeue',
     // TERM to the job script alone (B:), that long before the limit: it stops the agent and sends the work back.
     `--signal=B:TERM@${Math.max(1, Math.round(request.sendBackSeconds))}`,
-    // Nothing of harness's environment but the names listed (sbatch reads their values; none is in the argv).
-    `--export=${names.length ? names.join(',') : 'NONE'}`,
+    // ALL of an environment of Slurm's variables and the names listed (submitEnvironment; none in the argv):
+    // NONE or a list of names makes slurmd load the login environment first, a second (login-env.ts).
+    '--export=ALL',
     ...(request.time ? [`--time=${request.time}`] : []),
     ...(request.partition ? [`--partition=${request.partition}`] : []),
     ...(request.account ? [`--account=${request.account}`] : []),
@@ -67,7 +67,7 @@ export function parseSbatch(stdout: string): string | null {
  * job` has the submit time but not the cluster's name in 22.05.
  */
 export async function submitJob(exec: SlurmExec, request: SubmitRequest): Promise<SlurmJobIdentity> {
-  const result = await exec('sbatch', sbatchArgs(request))
+  const result = await exec('sbatch', sbatchArgs(request), { exportOnly: request.envNames })
   if (result.exitCode !== 0) throw slurmFailure('sbatch', result, 'submit the job')
   const jobId = parseSbatch(result.stdout)
   if (!jobId) {

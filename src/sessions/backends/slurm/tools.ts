@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { entryExists } from '../../../disk/door.js'
 import { ExternalToolError } from '../../../errors.js'
 
 /** The Slurm client commands harness runs (docs/backends.md, "The Slurm backend"). */
@@ -17,7 +19,11 @@ export interface SlurmResult {
 export type SlurmExec = (
   tool: SlurmTool,
   args: string[],
-  options?: { timeoutMs?: number },
+  options?: {
+    timeoutMs?: number
+    /** `sbatch --export=ALL` of a job: its environment is Slurm's variables and these names only. */
+    exportOnly?: readonly string[]
+  },
 ) => Promise<SlurmResult>
 
 /**
@@ -49,11 +55,15 @@ export function slurmExec(env: NodeJS.ProcessEnv): SlurmExec {
   return (tool, args, options = {}) =>
     new Promise((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? SLURM_DEADLINES[tool]
+      const only = options.exportOnly
+      // A job's submission: the command found on PATH, run with no PATH (nor anything else) to pass on.
+      const command = only ? onPath(tool, env) : tool
+      if (!command) return reject(slurmMissing(tool))
       execFile(
-        tool,
+        command,
         args,
         {
-          env: toolEnv,
+          env: only ? submitEnvironment(env, only) : toolEnv,
           timeout: timeoutMs,
           killSignal: 'SIGKILL',
           maxBuffer: 64 * 1024 * 1024,
@@ -74,6 +84,28 @@ export function slurmExec(env: NodeJS.ProcessEnv): SlurmExec {
         },
       )
     })
+}
+
+/**
+ * The environment `sbatch --export=ALL` submits a job from (SPEC §14: nothing of harness's environment but the
+ * named variables): Slurm's own variables (`SLURM_*`, and `SBATCH_*`, which are sbatch's options, but those of
+ * the environment it exports), as `--export=NONE` passes them, and the variables named in `slurm.env`.
+ */
+export function submitEnvironment(env: NodeJS.ProcessEnv, names: readonly string[]): NodeJS.ProcessEnv {
+  const named = new Set(names)
+  const kept: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(env)) {
+    const slurms =
+      name.startsWith('SLURM_') || (name.startsWith('SBATCH_') && !name.startsWith('SBATCH_EXPORT'))
+    if (value !== undefined && (slurms || named.has(name))) kept[name] = value
+  }
+  return kept
+}
+
+/** Where `tool` is on `env`'s PATH (its first absolute folder that has it), or null. */
+function onPath(tool: SlurmTool, env: NodeJS.ProcessEnv): string | null {
+  const dir = (env.PATH ?? '').split(':').find((dir) => dir.startsWith('/') && entryExists(join(dir, tool)))
+  return dir ? join(dir, tool) : null
 }
 
 /** No such command on PATH: exit 5 naming it. */

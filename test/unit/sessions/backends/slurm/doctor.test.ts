@@ -28,13 +28,15 @@ test('doctor: the version, the cluster, and what --test-only says of a job with 
         'Job 100031 to start at 2026-12-03T11:00:01 using 1 processors on nodes hs1-n1 in partition gpu',
     },
   ])
-  const testOnly = calls.find((call) => call.args[0] === '--test-only')?.args ?? []
+  const testOnlyCall = calls.find((call) => call.args[0] === '--test-only')
+  expect(testOnlyCall?.options).toEqual({ exportOnly: ['API_KEY'] })
+  const testOnly = testOnlyCall?.args ?? []
   expect(testOnly).toEqual(
     expect.arrayContaining([
       '--qos=low',
       '--partition=gpu',
       '--time=30',
-      '--export=API_KEY',
+      '--export=ALL',
       '--no-requeue',
       '--wrap=true',
     ]),

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { describe, expect, test } from 'vitest'
 import type { JobPlan } from '../../../../../src/sessions/backends/slurm/job-plan.js'
 import { jobScript } from '../../../../../src/sessions/backends/slurm/job-script.js'
+import { LOGIN_ENV } from '../../../../../src/sessions/backends/slurm/login-env.js'
 
 const PLAN: JobPlan = {
   session: 'abc123',
@@ -58,5 +59,35 @@ describe("harness's job script", () => {
 
   test('refuses a plan with a field it does not know', () => {
     expect(() => jobScript({ ...PLAN, argv: ['rm', '-rf', '/'] })).toThrow()
+  })
+})
+
+describe("the job's login environment (login-env.ts)", () => {
+  /** LOGIN_ENV run by bash with `env` alone, `getent` failing (no login shell runs): the job's exported PATH. */
+  const pathAfter = (env: Record<string, string>) => {
+    const script = `set -u\n${LOGIN_ENV}\ngetent() { return 2; }\nlogin_env\ndeclare -p PATH\n`
+    const result = spawnSync('/bin/bash', ['-c', script], {
+      env,
+      encoding: 'utf8',
+      // Not a socket (node's pipes are socketpairs): bash would read ~/.bashrc, taking itself for sshd's.
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    expect(result.stderr).toBe('')
+    return result.stdout.trim()
+  }
+
+  test("without a passwd entry, a job given no PATH gets su's, never bash's own (ending in .)", {
+    tags: ['process'],
+  }, () => {
+    const path = pathAfter({ SLURM_JOB_ID: '7' })
+    expect(path).toMatch(/^declare -x PATH="\/[^"]*"$/)
+    expect(path.split('"')[1]?.split(':')).not.toContain('.')
+  })
+
+  test('a PATH the job was given is kept; outside a Slurm job nothing is loaded', {
+    tags: ['process'],
+  }, () => {
+    expect(pathAfter({ SLURM_JOB_ID: '7', PATH: '/usr/bin:/bin' })).toBe('declare -x PATH="/usr/bin:/bin"')
+    expect(pathAfter({})).toMatch(/^declare -- PATH=/)
   })
 })

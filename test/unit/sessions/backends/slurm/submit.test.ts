@@ -1,13 +1,21 @@
 import { describe, expect, test } from 'vitest'
 import { SlurmConfigSchema } from '../../../../../src/config.js'
-import { guardOptions, jobTimeLimit } from '../../../../../src/sessions/backends/slurm/options.js'
+import {
+  guardOptions,
+  jobTimeLimit,
+  sendBackLead,
+  timeLimitSeconds,
+} from '../../../../../src/sessions/backends/slurm/options.js'
+import { submitRun } from '../../../../../src/sessions/backends/slurm/run.js'
 import {
   parseSbatch,
   type SubmitRequest,
   sbatchArgs,
   submitJob,
 } from '../../../../../src/sessions/backends/slurm/submit.js'
+import { submitEnvironment } from '../../../../../src/sessions/backends/slurm/tools.js'
 import { stubSlurm } from '../../../../helpers/slurm-stub.js'
+import { tmpDir } from '../../../../helpers/tmp.js'
 
 const REQUEST: SubmitRequest = {
   script: '/spool/harness-0/s1/run-1/job.sh',
@@ -31,7 +39,7 @@ describe('sbatch', () => {
       '--parsable',
       '--no-requeue',
       '--signal=B:TERM@90',
-      '--export=ANTHROPIC_API_KEY,PATH',
+      '--export=ALL',
       '--time=30',
       '--partition=main',
       '--account=proj',
@@ -45,7 +53,7 @@ describe('sbatch', () => {
     ])
   })
 
-  test('no slurm.env: --export=NONE; no time, partition or account: none given', () => {
+  test('no time, partition or account: none given', () => {
     const args = sbatchArgs({
       ...REQUEST,
       envNames: [],
@@ -53,7 +61,6 @@ describe('sbatch', () => {
       partition: undefined,
       account: undefined,
     })
-    expect(args).toContain('--export=NONE')
     expect(args.some((arg) => /^--(time|partition|account)=/.test(arg))).toBe(false)
   })
 
@@ -75,7 +82,29 @@ describe('sbatch', () => {
       submit_time: '2026-12-03T11:00:00',
     })
     expect(calls.map((call) => call.tool)).toEqual(['sbatch', 'squeue'])
+    expect(calls[0]?.options).toEqual({ exportOnly: ['ANTHROPIC_API_KEY', 'PATH'] })
     expect(calls[1]?.args).toContain('--jobs=100007')
+  })
+
+  test('a job is submitted with --export=ALL from Slurm variables and the named ones only, never NONE or a list of names', () => {
+    // NONE or a list makes sbatch set SLURM_GET_USER_ENV=1: slurmd then loads the login environment, a second.
+    const args = sbatchArgs(REQUEST)
+    expect(args.filter((arg) => arg.startsWith('--export'))).toEqual(['--export=ALL'])
+    const env = {
+      PATH: '/usr/bin',
+      HOME: '/home/me',
+      ANTHROPIC_API_KEY: 'k',
+      NOT_NAMED: 'x',
+      SLURM_CONF: '/etc/slurm/slurm.conf',
+      SBATCH_ACCOUNT: 'proj',
+      SBATCH_EXPORT: 'NONE',
+      SBATCH_EXPORT_FILE: '/home/me/env',
+    }
+    expect(submitEnvironment(env, ['ANTHROPIC_API_KEY', 'UNSET'])).toEqual({
+      ANTHROPIC_API_KEY: 'k',
+      SLURM_CONF: '/etc/slurm/slurm.conf',
+      SBATCH_ACCOUNT: 'proj',
+    })
   })
 
   test('a job whose identity cannot be read is cancelled, and the error says so', async () => {
@@ -181,5 +210,64 @@ describe('config slurm.* and the time limit', () => {
     expect(jobTimeLimit(61_000, undefined)).toBe('2')
     expect(jobTimeLimit(null, '1-00:00:00')).toBe('1-00:00:00')
     expect(jobTimeLimit(null, undefined)).toBe(null)
+  })
+})
+
+describe('the send-back lead (--signal=B:TERM@<lead>)', () => {
+  test.each([
+    ['30', 1800],
+    ['2', 120],
+    ['1:30', 90],
+    ['1:30:00', 5400],
+    ['2-0', 172_800],
+    ['2-12:30', 217_800],
+    ['2-12:30:05', 217_805],
+  ])('time %s is %i s', (time, seconds) => {
+    expect(timeLimitSeconds(time)).toBe(seconds)
+  })
+
+  test('no limit, or the partition default: null', () => {
+    expect(timeLimitSeconds(null)).toBe(null)
+    expect(timeLimitSeconds('UNLIMITED')).toBe(null)
+    expect(timeLimitSeconds('INFINITE')).toBe(null)
+  })
+
+  test('a quarter of the limit, at least 10 s, at most 2 minutes; 2 minutes when the limit is unknown', () => {
+    expect(sendBackLead('1')).toBe(15)
+    expect(sendBackLead('2')).toBe(30)
+    expect(sendBackLead('3')).toBe(45)
+    expect(sendBackLead('8')).toBe(120)
+    expect(sendBackLead('1-0')).toBe(120)
+    expect(sendBackLead('0:20')).toBe(10)
+    expect(sendBackLead('0')).toBe(120)
+    expect(sendBackLead(null)).toBe(120)
+    expect(sendBackLead('UNLIMITED')).toBe(120)
+  })
+
+  test.each([
+    [{ time: '2' }, null, '--signal=B:TERM@30'],
+    [{ time: '60' }, null, '--signal=B:TERM@120'],
+    [{}, null, '--signal=B:TERM@120'],
+    [{ time: '60' }, 60_000, '--signal=B:TERM@15'],
+  ])('submitRun with slurm %j and --timeout %s submits %s', async (config, timeoutMs, flag) => {
+    const { exec, calls } = stubSlurm({
+      sbatch: { stdout: '100007\n' },
+      squeue: { stdout: '100007|hs1|2026-12-03T11:00:00|PENDING|None|0|\n' },
+    })
+    await submitRun(exec, config, {
+      runDir: tmpDir(),
+      session: 's1',
+      run: 1,
+      branch: 'harness/s1',
+      workRel: '',
+      argv: ['agent'],
+      env: {},
+      timeoutMs,
+      worktreeState: false,
+      agentFiles: false,
+      path: null,
+    })
+    const sbatch = calls.find((call) => call.tool === 'sbatch')?.args ?? []
+    expect(sbatch.filter((arg) => arg.startsWith('--signal='))).toEqual([flag])
   })
 })
