@@ -34,8 +34,8 @@ export interface ContainerRunInput {
   cwd: string
   harnessDir: string
   agentDir: string
-  /** The repository of a worktree session, its branch and its `.git` (the common dir); null without one. */
-  repo: { dir: string; commonDir: string; branch: string } | null
+  /** The repository of a worktree session and its branch; null without one. */
+  repo: { dir: string; branch: string } | null
   /** `--no-worktree` inside a repository: that checkout's `.git` and common dir (never writable inside). */
   checkout: { dotGit: string; commonDir: string } | null
   command: string
@@ -77,7 +77,6 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   const folder = containerFolder(input.harnessDir, input.id)
   const git = input.repo
     ? await prepareContainerGit({
-        repoDir: input.repo.dir,
         worktreeDir: input.worktreeDir,
         branch: input.repo.branch,
         folder,
@@ -139,7 +138,7 @@ function createArgs(
     agentDir: input.agentDir,
     worktree:
       input.repo && git
-        ? { commonDir: input.repo.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
+        ? { commonDir: git.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
         : null,
     checkout: input.repo ? null : input.checkout,
   })
