@@ -222,10 +222,15 @@ export async function settleContainer(
   facts: ContainerFacts,
   session: ContainerSessionPlace,
   env: NodeJS.ProcessEnv,
-  options: { ours?: boolean; signal?: AbortSignal } = {},
+  options: { ours?: boolean; signal?: AbortSignal; alongside?: (release: Promise<void>) => void } = {},
 ): Promise<CollectOutcome> {
   // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
-  const removing = removeIfOurs(facts, env, options.ours === true)
+  const removing = removeIfOurs(facts, env, options.ours === true).catch(() => {})
+  // Its end awaits the removal before the outcome is written, beside the run-end checkpoint.
+  if (options.alongside) {
+    options.alongside(removing)
+    return collectContainer(facts, session, env, options.signal)
+  }
   try {
     return await collectContainer(facts, session, env, options.signal)
   } finally {

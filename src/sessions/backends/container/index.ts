@@ -234,7 +234,7 @@ export const containerBackend: SessionBackend = {
     const facts = record.container
     if (!facts) return (current) => current
     const collected = await settleContainer(facts, sessionOf(record, env.harnessDir), env.env, {
-      ours: options.ours,
+      ...options,
       signal: env.signal,
     }).catch((error: unknown) => ({
       kind: 'failed' as const,
