@@ -162,6 +162,20 @@ describe.skipIf(!runs)('container backend (podman)', () => {
     expect(sessionContainers(id)).toEqual([])
   })
 
+  test('a detached run that ends by itself: once wait returns, its container is gone', async () => {
+    const repo = containerRepo()
+    const run = await cli(['run', '--detach', '--json', '-a', 'exec', '--', 'sh', '-c', 'sleep 2; exit 5'], {
+      cwd: repo.dir,
+      env: repo.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id } = json<Record>(run)
+    const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
+    expect(wait.exitCode).toBe(5)
+    // Its supervisor removed the container before it wrote the outcome that wait saw.
+    expect(sessionContainers(id)).toEqual([])
+  })
+
   test('a foreground run killed from elsewhere: KILLED, and no container is left once kill or the run returns', async () => {
     const repo = containerRepo()
     const script = 'trap "" TERM; echo started > started.txt; sleep 600'

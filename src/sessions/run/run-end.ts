@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path'
 import { type ChangedFiles, filesModified } from '../../git/diff.js'
 import { readWorktreeState, type WorktreeState } from '../../git/snapshot.js'
+import type { AgentExit } from '../../process/supervisor.js'
 import { backendNamed } from '../backends/index.js'
 import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
@@ -20,6 +21,7 @@ import type { RunPlan } from './run-plan.js'
 export async function settleRun(
   plan: RunPlan,
   store: SessionStore,
+  exit: AgentExit,
   signal: AbortSignal,
 ): Promise<{ change: (record: SessionRecord) => SessionRecord; released: Promise<unknown> }> {
   const record = store.get(plan.id)
@@ -29,9 +31,15 @@ export async function settleRun(
   const backend = await backendNamed(plan.backend)
   const env = plan.supervisorEnv ?? plan.env
   const harnessDir = dirname(plan.sessionsDir)
-  const alongside = (release: Promise<void>) => {
-    releases.push(release)
-  }
+  // Only after an agent (a container's client) that ended by itself: one that was stopped, or an engine's own
+  // error (125 and up), may leave a container running until its removal, which then comes before the run-end
+  // checkpoint reads the worktree.
+  const byItself = exit.signal === null && !exit.stopped && exit.exitCode !== null && exit.exitCode < 125
+  const alongside = byItself
+    ? (release: Promise<void>) => {
+        releases.push(release)
+      }
+    : undefined
   const change = await backend
     .collect(record, { env, harnessDir, store, now: new Date(), signal }, { ours: true, alongside })
     .catch((error: unknown) => {

@@ -202,7 +202,7 @@ async function endRun(
 ): Promise<RunResult> {
   await run.ended?.()
   const { settleRun } = await runEnd()
-  const { change: settled, released } = await settleRun(plan, store, run.signal)
+  const { change: settled, released } = await settleRun(plan, store, exit, run.signal)
   await run.interval.stop()
   const record = await recordOutcome(plan, store, exit, { ...run, settled, released })
   return { record, exit }
