@@ -1,5 +1,14 @@
-import { join } from 'node:path'
-import { copyPlainFile, createExclusive, ensureDir, pathExists, removeHeldSync } from '../disk/door.js'
+import { dirname, join } from 'node:path'
+import {
+  copyPlainFile,
+  createExclusive,
+  ensureDir,
+  lstatPath,
+  pathExists,
+  removeHeldSync,
+  setFileMode,
+} from '../disk/door.js'
+import { ExternalToolError } from '../errors.js'
 import { type GitEnvOptions, gitAt, hasDotGitAbove } from './git.js'
 
 /**
@@ -15,63 +24,73 @@ export interface ContainerGit {
   pointerFile: string
   /** The branch's tip when the run started: what the branch may move from when its commits come back. */
   startTip: string
+  /** The repository's common git directory (mounted read-only: the clone borrows its objects). */
+  commonDir: string
 }
 
-// Making the clone runs no hook (a bare clone runs none anyway).
-const SAFE = ['-c', 'core.hooksPath=/dev/null']
-
 /**
- * Makes the private clone for one run, afresh: a `--shared` bare clone of the session's branch (its objects
- * borrowed from the repository through alternates), with the host worktree's index so that the agent sees the
- * worktree's state as git on the host does.
+ * Makes the private clone for one run, afresh, as `git clone --bare --shared --single-branch` of the session's
+ * branch would, written as files (one git call in all, where a clone and its edits took six): its objects
+ * borrowed from the repository through alternates, its branch at the tip the run starts from, harness's own
+ * config (core.bare false; the file system's traits probed as `git init` probes them), no hooks, and the host
+ * worktree's index so that the agent sees the worktree's state as git on the host does.
  */
 export async function prepareContainerGit(
-  options: { repoDir: string; worktreeDir: string; branch: string; folder: string } & GitEnvOptions,
+  options: { worktreeDir: string; branch: string; folder: string } & GitEnvOptions,
 ): Promise<ContainerGit> {
-  const { repoDir, worktreeDir, branch, folder } = options
+  const { worktreeDir, branch, folder } = options
   const gitDir = join(folder, 'git')
   const pointerFile = join(folder, 'dot-git')
   removeHeldSync(folder)
-  ensureDir(folder)
-  const host = gitAt(repoDir, options)
-  // The worktree's own index (same files, same stat data), found meanwhile.
-  const indexPath = gitAt(worktreeDir, options).text([
+  // One call: the common dir, the worktree's own index (same files, same stat data) and the branch's tip.
+  const [commonDir, indexPath, startTip] = await gitAt(worktreeDir, options).lines([
     'rev-parse',
     '--path-format=absolute',
+    '--git-common-dir',
     '--git-path',
     'index',
-  ])
-  indexPath.catch(() => {}) // awaited below; a clone that fails first is the error to report
-  const startTip = await host.text([
-    'rev-parse',
     '--verify',
     '--end-of-options',
     `refs/heads/${branch}^{commit}`,
   ])
-  await host.run([
-    ...SAFE,
-    'clone',
-    '--quiet',
-    '--bare',
-    '--shared',
-    '--no-tags',
-    '--single-branch',
-    `--branch=${branch}`,
-    '--',
-    repoDir,
-    gitDir,
-  ])
-  // The clone's config is harness's (and read-only inside): edited as a file, never by git running in the clone.
-  const config = join(gitDir, 'config')
-  await host.run(['config', '--file', config, 'core.bare', 'false'])
-  await host.run(['config', '--file', config, '--remove-section', 'remote.origin'])
+  if (!commonDir || !indexPath || !startTip || !OID.test(startTip)) {
+    throw new ExternalToolError(`cannot read the branch ${branch} of ${worktreeDir}`)
+  }
+  for (const dir of ['objects/info', 'objects/pack', `refs/heads/${dirname(branch)}`, 'refs/tags', 'hooks']) {
+    ensureDir(join(gitDir, dir))
+  }
+  createExclusive(join(gitDir, 'objects', 'info', 'alternates'), `${join(commonDir, 'objects')}\n`)
+  createExclusive(join(gitDir, 'refs', 'heads', branch), `${startTip}\n`)
+  createExclusive(join(gitDir, 'HEAD'), `ref: refs/heads/${branch}\n`)
+  // The clone's config is harness's (and read-only inside): written as a file, never by git running in the clone.
+  createExclusive(join(gitDir, 'config'), cloneConfig(gitDir, startTip.length === 64))
   // Copied, so that `git status` inside matches the host's.
-  const index = await indexPath
-  if (pathExists(index)) copyPlainFile(index, join(gitDir, 'index'))
-  removeHeldSync(join(gitDir, 'hooks'))
-  ensureDir(join(gitDir, 'hooks'))
+  if (pathExists(indexPath)) copyPlainFile(indexPath, join(gitDir, 'index'))
   createExclusive(pointerFile, `gitdir: ${gitDir}\n`)
-  return { gitDir, pointerFile, startTip }
+  return { gitDir, pointerFile, startTip, commonDir }
+}
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/
+
+/**
+ * The config `git clone --bare` writes (then core.bare false), with the traits `git init` probes in the folder:
+ * whether the executable bit holds (core.filemode) and whether names differ by case (core.ignorecase).
+ */
+function cloneConfig(gitDir: string, sha256: boolean): string {
+  const probe = join(gitDir, 'HEAD')
+  const mode = lstatPath(probe).mode & 0o777
+  setFileMode(probe, mode ^ 0o100)
+  const filemode = (lstatPath(probe).mode & 0o777) !== mode
+  setFileMode(probe, mode)
+  const lines = [
+    '[core]',
+    `\trepositoryformatversion = ${sha256 ? 1 : 0}`,
+    `\tfilemode = ${filemode}`,
+    '\tbare = false',
+  ]
+  if (pathExists(join(gitDir, 'hEaD'))) lines.push('\tignorecase = true')
+  if (sha256) lines.push('[extensions]', '\tobjectformat = sha256')
+  return `${lines.join('\n')}\n`
 }
 
 export type { CollectOutcome } from './quarantine.js'

@@ -117,26 +117,21 @@ async function quarantine(
   dir: string,
 ): Promise<{ kind: 'fetched'; to: string } | CollectOutcome> {
   const { repoDir, id, agent } = options
-  const host = gitAt(repoDir, options)
   const q = await makeQuarantine(options, dir, agent.startTip)
   copyAgentFiles(join(agent.gitDir, 'objects'), join(q, 'objects'), isObjectFile)
   dropUnpairedPacks(join(q, 'objects', 'pack'))
-  const inQuarantine = gitAt(dir, options)
-  const type = await inQuarantine.try([`--git-dir=${q}`, 'cat-file', '-t', tip])
-  if (type.exitCode !== 0 || type.stdout.trim() !== 'commit') {
+  // git writes a branch only to a commit it has (else "non-commit object", "nonexistent object").
+  const named = await gitAt(dir, options).try([`--git-dir=${q}`, 'update-ref', 'refs/heads/collected', tip])
+  if (named.exitCode !== 0) {
     return {
       kind: 'failed',
       reason: `the agent's branch names ${tip.slice(0, 12)}, which is not a commit it made`,
     }
   }
-  await inQuarantine.run([`--git-dir=${q}`, 'update-ref', 'refs/heads/collected', tip])
   const ref = `refs/harness/${id}/container`
   const failed = await fetchChecked(repoDir, q, [`refs/heads/collected:${ref}`], options)
-  if (failed) return failed
-  return {
-    kind: 'fetched',
-    to: await host.text(['rev-parse', '--verify', '--end-of-options', `${ref}^{commit}`]),
-  }
+  // The ref fetched is the quarantine's branch, which names `tip`.
+  return failed ?? { kind: 'fetched', to: tip }
 }
 
 /**
@@ -146,11 +141,10 @@ async function quarantine(
 async function makeQuarantine(options: { repoDir: string } & GitEnvOptions, dir: string, startTip: string) {
   const q = join(dir, 'quarantine.git')
   const format = startTip.length === 64 ? ['--object-format=sha256'] : []
-  await gitAt(dir, options).run(['init', '--quiet', '--bare', ...format, '--', q])
-  const commonDir = await gitAt(options.repoDir, options).text([
-    'rev-parse',
-    '--path-format=absolute',
-    '--git-common-dir',
+  // Side by side: neither needs the other.
+  const [, commonDir] = await Promise.all([
+    gitAt(dir, options).run(['init', '--quiet', '--bare', ...format, '--', q]),
+    gitAt(options.repoDir, options).text(['rev-parse', '--path-format=absolute', '--git-common-dir']),
   ])
   writeFileNew(join(q, 'objects', 'info', 'alternates'), `${join(commonDir, 'objects')}\n`)
   return q
@@ -200,18 +194,19 @@ async function landOnBranch(
 ): Promise<CollectOutcome> {
   const { repoDir, worktreeDir, id, agent } = options
   const host = gitAt(repoDir, { env: options.env })
-  if (!(await host.check(['merge-base', '--is-ancestor', agent.startTip, to]))) {
-    return { kind: 'diverged', ref, tip: to }
-  }
+  // One walk: the start is an ancestor of `to` exactly when no commit of the start's history is outside `to`'s.
+  const [behind, ahead] = (
+    await host.text(['rev-list', '--left-right', '--count', `${agent.startTip}...${to}`])
+  ).split(/\s+/)
+  if (behind !== '0') return { kind: 'diverged', ref, tip: to }
   const branch = `refs/heads/${agent.branch}`
-  const moved = await host.try([
-    'update-ref',
-    '-m',
-    `harness: commits of session ${id}, collected`,
-    branch,
-    to,
-    agent.startTip,
-  ])
+  // The branch moved and the collected ref dropped in one transaction (nothing of it when the branch moved).
+  const moved = await host.try(
+    ['update-ref', '-m', `harness: commits of session ${id}, collected`, '--stdin'],
+    {
+      input: `update ${branch} ${to} ${agent.startTip}\ndelete ${ref}\n`,
+    },
+  )
   if (moved.exitCode !== 0) {
     const now = await host.try(['rev-parse', '--verify', '--quiet', '--end-of-options', `${branch}^{commit}`])
     if (now.stdout.trim() !== to) {
@@ -220,12 +215,12 @@ async function landOnBranch(
         reason: `the branch ${agent.branch} moved meanwhile: the commits are kept under ${ref}`,
       }
     }
+    // Collected before (the branch is there already): the ref alone goes.
+    await host.run(['update-ref', '-d', ref])
   }
   // The branch moved under the worktree: its index follows (mixed reset), its files are left as they are.
   await gitAt(worktreeDir, { env: options.env }).run(['reset', '--quiet', '--no-refresh'])
-  const count = await host.text(['rev-list', '--count', `${agent.startTip}..${to}`])
-  await host.run(['update-ref', '-d', ref])
-  return { kind: 'fast-forward', from: agent.startTip, to, commits: Number(count) }
+  return { kind: 'fast-forward', from: agent.startTip, to, commits: Number(ahead) }
 }
 
 /** A pack without its index (or an index without its pack) is of no use to git: removed, not guessed at. */

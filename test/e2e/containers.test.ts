@@ -162,6 +162,46 @@ describe.skipIf(!runs)('container backend (podman)', () => {
     expect(sessionContainers(id)).toEqual([])
   })
 
+  test('a detached run that ends by itself: once wait returns, its container is gone', async () => {
+    const repo = containerRepo()
+    const run = await cli(['run', '--detach', '--json', '-a', 'exec', '--', 'sh', '-c', 'sleep 2; exit 5'], {
+      cwd: repo.dir,
+      env: repo.env,
+    })
+    expect(run.exitCode, run.stderr).toBe(0)
+    const { id } = json<Record>(run)
+    const wait = await cli(['session', 'wait', id], { cwd: repo.dir, env: repo.env })
+    expect(wait.exitCode).toBe(5)
+    // Its supervisor removed the container before it wrote the outcome that wait saw.
+    expect(sessionContainers(id)).toEqual([])
+  })
+
+  test('a foreground run killed from elsewhere: KILLED, and no container is left once kill or the run returns', async () => {
+    const repo = containerRepo()
+    const script = 'trap "" TERM; echo started > started.txt; sleep 600'
+    const child = spawn(HARNESS_BIN, ['run', '-q', '-a', 'exec', '--', 'sh', '-c', script], {
+      cwd: repo.dir,
+      env: repo.env,
+      stdio: 'ignore',
+    })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    const worktrees = join(repo.dir, '.harness', 'worktrees')
+    let id = ''
+    await waitFor('the agent to start', () => {
+      const [found] = existsSync(worktrees) ? readdirSync(worktrees) : []
+      if (!found || !existsSync(join(worktrees, found, 'started.txt'))) return false
+      id = found
+      return true
+    })
+    const kill = await cli(['session', 'kill', id, '--grace', '1s'], { cwd: repo.dir, env: repo.env })
+    expect(kill.exitCode, kill.stderr).toBe(0)
+    // The supervisor (the foreground harness) removed its container before it wrote KILLED.
+    expect(sessionContainers(id)).toEqual([])
+    expect(await exited).not.toBe(0)
+    expect(readRecord<Record>(repo.dir, id).status).toBe('KILLED')
+    expect(sessionContainers(id)).toEqual([])
+  })
+
   test('run --timeout: the container is stopped, PAUSED "timeout", wait 124, no container left; resume works', async () => {
     const repo = containerRepo()
     // The resumed run (the same command) ends at once: the file is there by then.

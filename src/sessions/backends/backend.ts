@@ -245,12 +245,14 @@ export interface SessionBackend {
   wait(record: SessionRecord, env: ReadEnv, timeoutMs: number): Promise<boolean>
   /**
    * Collect the ended run's work (SPEC §10: through the quarantine) and release what the run held: what the
-   * record gains, written with the run's outcome in one update. `ours`: the supervisor of that very run.
+   * record gains, written with the run's outcome in one update. `ours`: the supervisor of that very run;
+   * `alongside`: it takes a release that does not bear on the work (a container's removal) to finish beside
+   * the rest of the run's end, before the outcome is written.
    */
   collect(
     record: SessionRecord,
     env: CollectEnv,
-    options?: { ours?: boolean },
+    options?: { ours?: boolean; alongside?: (release: Promise<void>) => void },
   ): Promise<(current: SessionRecord) => SessionRecord>
   /** Whether the latest run's work is still to come back (a collection that failed): cleanup keeps it. */
   uncollected(record: SessionRecord): string | null

@@ -1,6 +1,7 @@
 import { dirname, join } from 'node:path'
 import { type ChangedFiles, filesModified } from '../../git/diff.js'
 import { readWorktreeState, type WorktreeState } from '../../git/snapshot.js'
+import type { AgentExit } from '../../process/supervisor.js'
 import { backendNamed } from '../backends/index.js'
 import type { SessionRecord } from '../record/schema.js'
 import type { SessionStore } from '../record/store.js'
@@ -14,25 +15,39 @@ import type { RunPlan } from './run-plan.js'
 /**
  * The end of a run whose backend has something to bring back (docs/backends.md): a container's agent commits
  * come back to the branch and its container is removed. Returns what the run's final record gains (how its work
- * was collected): written with the outcome in one update, for which room is kept on a full disk.
+ * was collected): written with the outcome in one update, for which room is kept on a full disk; and what is
+ * still being released (the container's removal), to be awaited before that update.
  */
 export async function settleRun(
   plan: RunPlan,
   store: SessionStore,
+  exit: AgentExit,
   signal: AbortSignal,
-): Promise<(record: SessionRecord) => SessionRecord> {
+): Promise<{ change: (record: SessionRecord) => SessionRecord; released: Promise<unknown> }> {
   const record = store.get(plan.id)
-  if (!record) return (current) => current
+  const releases: Promise<void>[] = []
+  const released = () => Promise.all(releases)
+  if (!record) return { change: (current) => current, released: released() }
   const backend = await backendNamed(plan.backend)
   const env = plan.supervisorEnv ?? plan.env
   const harnessDir = dirname(plan.sessionsDir)
-  return backend
-    .collect(record, { env, harnessDir, store, now: new Date(), signal }, { ours: true })
+  // Only after an agent (a container's client) that ended by itself: one that was stopped, or an engine's own
+  // error (125 and up), may leave a container running until its removal, which then comes before the run-end
+  // checkpoint reads the worktree.
+  const byItself = exit.signal === null && !exit.stopped && exit.exitCode !== null && exit.exitCode < 125
+  const alongside = byItself
+    ? (release: Promise<void>) => {
+        releases.push(release)
+      }
+    : undefined
+  const change = await backend
+    .collect(record, { env, harnessDir, store, now: new Date(), signal }, { ours: true, alongside })
     .catch((error: unknown) => {
       // Never the run's outcome lost for it: the collection's own failure is what the record says.
       const reason = error instanceof Error ? error.message : String(error)
       return (current: SessionRecord) => ({ ...current, log_error: current.log_error ?? reason })
     })
+  return { change, released: released() }
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */

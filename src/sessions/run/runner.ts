@@ -195,16 +195,16 @@ async function endRun(
   plan: RunPlan,
   store: SessionStore,
   exit: AgentExit,
-  run: Omit<Parameters<typeof recordOutcome>[3], 'settled'> & {
+  run: Omit<Parameters<typeof recordOutcome>[3], 'settled' | 'released'> & {
     ended: SuperviseExtras['ended']
     interval: { stop(): Promise<void> }
   },
 ): Promise<RunResult> {
   await run.ended?.()
   const { settleRun } = await runEnd()
-  const settled = await settleRun(plan, store, run.signal)
+  const { change: settled, released } = await settleRun(plan, store, exit, run.signal)
   await run.interval.stop()
-  const record = await recordOutcome(plan, store, exit, { ...run, settled })
+  const record = await recordOutcome(plan, store, exit, { ...run, settled, released })
   return { record, exit }
 }
 
@@ -222,6 +222,8 @@ async function recordOutcome(
     reserve: SpaceReserve | undefined
     /** The record with how a container run's work was collected (run-end.ts). */
     settled: (record: SessionRecord) => SessionRecord
+    /** What the backend still releases (a container's removal): done before the outcome is written. */
+    released: Promise<unknown>
     signal: AbortSignal
   },
 ): Promise<SessionRecord> {
@@ -229,7 +231,7 @@ async function recordOutcome(
   const { changedFiles, checkpointQuietly, worktreeAtEnd } = await runEnd()
   // Side by side with reading the log: the checkpoint before the outcome is recorded, so that whoever waits for
   // the session finds it there. The worktree is read once (three git processes) for both the run-end
-  // checkpoint and files_modified.
+  // checkpoint and files_modified. A container's removal (run-end.ts) ends meanwhile too.
   const worktree = worktreeAtEnd(plan, signal)
   const [, captured, read, reportedError, files] = await Promise.all([
     worktree.then((state) => checkpointQuietly(plan, store, 'run-end', state, signal)),
@@ -238,6 +240,7 @@ async function recordOutcome(
     runUsage(logFd, logStart, earlierRunsUsage(plan, store), plan.headlessOutput ?? null),
     exit.exitCode === 0 ? reportedFailure(plan, logFd, logStart) : undefined,
     worktree.then((state) => changedFiles(plan, state, signal)),
+    run.released,
   ])
   const logError = exit.logFailure && describeLogFailure(exit.logFailure)
   const usage = withPricedCost(read.usage, plan.pricing ?? null)

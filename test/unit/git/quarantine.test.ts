@@ -106,3 +106,27 @@ describe('collecting through the quarantine', () => {
     expect(repo.git('rev-parse', 'refs/heads/harness/q1')).toBe(startTip)
   })
 })
+
+describe('landing on the branch', () => {
+  test('every commit of the agent is counted; a branch moved meanwhile is left as it is, the commits kept under refs/harness/<id>/container', async () => {
+    const { repo, inClone, commit, startTip, collect } = setup()
+    const second = commit('second', commit('first'))
+    inClone('update-ref', 'refs/heads/harness/q1', second)
+    repo.git(
+      'update-ref',
+      'refs/heads/harness/q1',
+      repo.git('commit-tree', `${startTip}^{tree}`, '-p', startTip, '-m', 'the user'),
+    )
+    const moved = repo.git('rev-parse', 'refs/heads/harness/q1')
+    expect(await collect()).toMatchObject({
+      kind: 'failed',
+      reason: expect.stringContaining('moved meanwhile'),
+    })
+    expect(repo.git('rev-parse', 'refs/heads/harness/q1')).toBe(moved)
+    expect(repo.git('rev-parse', 'refs/harness/q1/container')).toBe(second)
+    // Put back where the run started: both commits come back, counted.
+    repo.git('update-ref', 'refs/heads/harness/q1', startTip)
+    expect(await collect()).toEqual({ kind: 'fast-forward', from: startTip, to: second, commits: 2 })
+    expect(repo.git('for-each-ref', 'refs/harness/')).toBe('')
+  })
+})

@@ -34,8 +34,8 @@ export interface ContainerRunInput {
   cwd: string
   harnessDir: string
   agentDir: string
-  /** The repository of a worktree session, its branch and its `.git` (the common dir); null without one. */
-  repo: { dir: string; commonDir: string; branch: string } | null
+  /** The repository of a worktree session and its branch; null without one. */
+  repo: { dir: string; branch: string } | null
   /** `--no-worktree` inside a repository: that checkout's `.git` and common dir (never writable inside). */
   checkout: { dotGit: string; commonDir: string } | null
   command: string
@@ -77,7 +77,6 @@ export async function createContainer(input: ContainerRunInput): Promise<Created
   const folder = containerFolder(input.harnessDir, input.id)
   const git = input.repo
     ? await prepareContainerGit({
-        repoDir: input.repo.dir,
         worktreeDir: input.worktreeDir,
         branch: input.repo.branch,
         folder,
@@ -139,7 +138,7 @@ function createArgs(
     agentDir: input.agentDir,
     worktree:
       input.repo && git
-        ? { commonDir: input.repo.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
+        ? { commonDir: git.commonDir, cloneFolder, gitDir: git.gitDir, pointerFile: git.pointerFile }
         : null,
     checkout: input.repo ? null : input.checkout,
   })
@@ -223,10 +222,15 @@ export async function settleContainer(
   facts: ContainerFacts,
   session: ContainerSessionPlace,
   env: NodeJS.ProcessEnv,
-  options: { ours?: boolean; signal?: AbortSignal } = {},
+  options: { ours?: boolean; signal?: AbortSignal; alongside?: (release: Promise<void>) => void } = {},
 ): Promise<CollectOutcome> {
   // `ours`: the supervisor that created it in this very run settles it, so its identity needs no check.
-  const removing = removeIfOurs(facts, env, options.ours === true)
+  const removing = removeIfOurs(facts, env, options.ours === true).catch(() => {})
+  // Its end awaits the removal before the outcome is written, beside the run-end checkpoint.
+  if (options.alongside) {
+    options.alongside(removing)
+    return collectContainer(facts, session, env, options.signal)
+  }
   try {
     return await collectContainer(facts, session, env, options.signal)
   } finally {

@@ -1,7 +1,6 @@
 import type { HarnessConfig } from '../../../config.js'
-import { ExternalToolError, IllegalStateError, UsageError } from '../../../errors.js'
+import { IllegalStateError, UsageError } from '../../../errors.js'
 import { checkoutOf } from '../../../git/container-git.js'
-import { gitCommonDir } from '../../../git/git.js'
 import { logPathFor } from '../../../project.js'
 import type { ContainerFacts, SessionRecord } from '../../record/schema.js'
 import type { ActEnv, BackendState, PreparedRun, ReadEnv, RunRequest, SessionBackend } from '../backend.js'
@@ -69,10 +68,6 @@ async function prepareContainer(run: RunRequest): Promise<PreparedRun> {
   const choice = containerChoice(run.flags, run.config, run.kind === 'resume' ? run.session : undefined)
   const image = choice.image
   if (!image) throw imageMissing()
-  const commonDir = run.repo ? await gitCommonDir(run.repo.dir, run.env) : null
-  if (run.repo && !commonDir) {
-    throw new ExternalToolError(`cannot find the git directory of ${run.repo.dir}`)
-  }
   // --no-worktree in a repository: its .git is mounted read-only (mounts.ts).
   const checkout = run.repo ? null : await checkoutOf(run.worktreeDir, run.env)
   const created = await createContainer({
@@ -86,7 +81,7 @@ async function prepareContainer(run: RunRequest): Promise<PreparedRun> {
     cwd: run.cwd,
     harnessDir: run.harnessDir,
     agentDir: run.agentDir,
-    repo: run.repo && commonDir ? { ...run.repo, commonDir } : null,
+    repo: run.repo,
     checkout,
     command: run.command,
     args: run.args,
@@ -239,7 +234,7 @@ export const containerBackend: SessionBackend = {
     const facts = record.container
     if (!facts) return (current) => current
     const collected = await settleContainer(facts, sessionOf(record, env.harnessDir), env.env, {
-      ours: options.ours,
+      ...options,
       signal: env.signal,
     }).catch((error: unknown) => ({
       kind: 'failed' as const,
