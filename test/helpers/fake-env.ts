@@ -116,6 +116,8 @@ export class MemoryStore implements RecordStore {
     return record ? structuredClone(record) : null
   }
 
+  endListing(): void {}
+
   peek(id: string): Record<string, unknown> | null {
     const record = this.records.get(id)
     return record ? { ...record } : null

@@ -146,8 +146,22 @@ export async function* listStore(
       entries.push(held <= IN_MEMORY_LISTING_BYTES ? { ...keysOf(record), view } : keysOf(view))
     } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
   }
+  try {
+    yield* secondPass(store, sortSessions(entries, filters.sort), { wanted, limit, budget, check, now })
+  } finally {
+    store.endListing()
+  }
+  budget.report()
+}
+
+/** The records of a listing too big to hold, read again one at a time in their order. */
+async function* secondPass(
+  store: RecordStore,
+  entries: (SortKeys & { view?: SessionView })[],
+  { wanted, limit, budget, check, now }: SecondPass,
+): AsyncGenerator<SessionView> {
   let shown = 0
-  for (const entry of sortSessions(entries, filters.sort)) {
+  for (const entry of entries) {
     if (shown >= limit) break
     let view = entry.view
     if (!view) {
@@ -164,7 +178,14 @@ export async function* listStore(
     shown++
     yield view
   }
-  budget.report()
+}
+
+interface SecondPass {
+  wanted: (view: SessionView) => boolean
+  limit: number
+  budget: ReturnType<typeof readBudget>
+  check: IdentityCheckOf
+  now: Date
 }
 
 /** What one listing may still read (LISTING_READ_BYTES); the records it had to leave out are counted. */

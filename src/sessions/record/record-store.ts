@@ -40,6 +40,8 @@ export interface RecordStore {
   recordIds(): string[]
   /** One record, validated; null when missing or corrupt (for a `listing`, also when over a listing's size). */
   read(id: string, options?: { listing?: boolean }): SessionRecord | null
+  /** A listing that read records one at a time (`read` with `listing`) is over. */
+  endListing(): void
   /** The file's fields as they are (parsed, not validated), or null. */
   peek(id: string, options?: { listing?: boolean }): Record<string, unknown> | null
   /** The id of the session named `name` (`run --name`), or null. */

@@ -217,6 +217,41 @@ function parseObject(shape: Described, value: unknown): unknown {
   return out
 }
 
+/**
+ * `value` as `parse` returns it for a value it accepted without change (`asIs`), without a check: only the
+ * described keys' order, at every level. For a record whose bytes were checked before (record/read-cache.ts).
+ */
+export function reshape(shape: Described, value: unknown): unknown {
+  if (shape.kind === 'array' && Array.isArray(value)) {
+    const element = shape.element as Described
+    return value.map((item) => (item === null ? null : reshape(element, item)))
+  }
+  if (shape.kind !== 'object' || !isObject(value)) return value
+  const keys = shape.keys as readonly string[]
+  const shapes = shape.shapes as readonly Described[]
+  const known = shape.known as ReadonlySet<string>
+  const out: Record<string, unknown> = {}
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    const item = value[key]
+    if (item !== undefined) out[key] = item === null ? null : reshape(shapes[i] as Described, item)
+  }
+  for (const key in value) if (!known.has(key) && key !== '__proto__') out[key] = value[key]
+  return out
+}
+
+/** A text that differs whenever what `shape` accepts, or the order it gives keys, differs. */
+export function describeShape(shape: Described): string {
+  const { element, shapes, keys, values: _set, known: _keys, pattern, ...rest } = shape
+  return JSON.stringify([
+    rest,
+    pattern ? String(pattern) : null,
+    element ? describeShape(element) : null,
+    keys ?? null,
+    shapes?.map(describeShape) ?? null,
+  ])
+}
+
 /** A type's name as a message gives it ("received array"). */
 function received(value: unknown): string {
   switch (typeof value) {
