@@ -95,7 +95,7 @@ export class MemoryStore implements RecordStore {
     return record ? structuredClone(record) : null
   }
 
-  listWithin(_maxBytes: number): SessionRecord[] | null {
+  listWithin(_maxBytes: number, _ids?: string[]): SessionRecord[] | null {
     return this.list()
   }
 

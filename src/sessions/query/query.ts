@@ -114,9 +114,9 @@ export async function* listStore(
     // On status after reconciling: a stale RUNNING session is PAUSED by now.
     (!filters.status || filters.status.includes(view.status))
   const limit = filters.limit ?? Number.POSITIVE_INFINITY
-  const ids = store.ids()
-  // store.listWithin reads the folder once for all the records (and sweeps leftovers, as recordIds does).
-  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES) : null
+  // One read of the folder (leftovers swept), and one open of it for all the records (store.listWithin).
+  const ids = store.recordIds()
+  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES, ids) : null
   if (all) {
     const records = all.filter((record) => !filters.agent || filters.agent.includes(record.provider))
     const views = sortSessions(
@@ -131,7 +131,7 @@ export async function* listStore(
   // hold little (they are few); one past that is read again in the second pass.
   const entries: (SortKeys & { view?: SessionView })[] = []
   let held = 0
-  for (const id of store.recordIds()) {
+  for (const id of ids) {
     if (budget.spent()) {
       budget.skip()
       continue

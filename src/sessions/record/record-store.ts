@@ -31,9 +31,9 @@ export interface RecordStore {
   list(): SessionRecord[]
   /**
    * `list()`, or null (keeping none) once the records read would hold more than `maxBytes` of text: a listing
-   * then reads them one at a time (sessions/query/query.ts).
+   * then reads them one at a time (sessions/query/query.ts). `ids`: those `recordIds` just gave.
    */
-  listWithin(maxBytes: number): SessionRecord[] | null
+  listWithin(maxBytes: number, ids?: string[]): SessionRecord[] | null
   /** Bytes of record text read so far through this store (a listing bounds what it reads in total). */
   readonly bytesRead: number
   /** Ids of every record file, after leftovers of killed writers were swept. */

@@ -222,21 +222,30 @@ function parseObject(shape: Described, value: unknown): unknown {
  * described keys' order, at every level. For a record whose bytes were checked before (record/read-cache.ts).
  */
 export function reshape(shape: Described, value: unknown): unknown {
-  if (shape.kind === 'array' && Array.isArray(value)) {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
     const element = shape.element as Described
-    return value.map((item) => (item === null ? null : reshape(element, item)))
+    const out = new Array(value.length)
+    for (let i = 0; i < value.length; i++) out[i] = reshape(element, value[i])
+    return out
   }
-  if (shape.kind !== 'object' || !isObject(value)) return value
   const keys = shape.keys as readonly string[]
   const shapes = shape.shapes as readonly Described[]
-  const known = shape.known as ReadonlySet<string>
   const out: Record<string, unknown> = {}
+  let count = 0
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string
-    const item = value[key]
-    if (item !== undefined) out[key] = item === null ? null : reshape(shapes[i] as Described, item)
+    const item = (value as Record<string, unknown>)[key]
+    if (item === undefined) continue
+    out[key] = typeof item === 'object' ? reshape(shapes[i] as Described, item) : item
+    count++
   }
-  for (const key in value) if (!known.has(key) && key !== '__proto__') out[key] = value[key]
+  // Keys it does not describe follow, as the validator keeps them: only when there are any.
+  if (Object.keys(value).length === count) return out
+  const known = shape.known as ReadonlySet<string>
+  for (const key in value) {
+    if (!known.has(key) && key !== '__proto__') out[key] = (value as Record<string, unknown>)[key]
+  }
   return out
 }
 

@@ -157,12 +157,11 @@ export class SessionStore implements RecordStore {
    * `list()` for a listing: null (none kept) once the records read hold more than `maxBytes` of text; large
    * records read within the listing's allowance (`listingLimit`).
    */
-  listWithin(maxBytes: number): SessionRecord[] | null {
-    return this.readAll(maxBytes, true)
+  listWithin(maxBytes: number, ids?: string[]): SessionRecord[] | null {
+    return this.readAll(maxBytes, true, ids)
   }
 
-  private readAll(maxBytes: number, listing: boolean): SessionRecord[] | null {
-    const ids = this.recordIds()
+  private readAll(maxBytes: number, listing: boolean, ids = this.recordIds()): SessionRecord[] | null {
     // One open of the folder for all the reads (docs/performance.md).
     const reader = FolderReader.open(this.dir)
     if (!reader) return []
