@@ -66,6 +66,11 @@ export class FolderReader {
     }
   }
 
+  /** What `lstat` says of entry `name` (a link as a link), or null when there is none. */
+  stat(name: string): fs.Stats | null {
+    return fs.lstatSync(this.held.entry(name), { throwIfNoEntry: false }) ?? null
+  }
+
   close(): void {
     this.held.close()
   }

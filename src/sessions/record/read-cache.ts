@@ -14,7 +14,7 @@ import { recordShapeText } from './schema.js'
 
 /** How long before a listing a record must have last changed to be named (coarse clocks, 2 s file systems). */
 const SETTLED_MS = 5_000
-const VERSION = 1
+const VERSION = 2
 /** 100,000 records take about 7 MB. */
 const MAX_BYTES = 64 * 1024 * 1024
 
@@ -53,8 +53,8 @@ interface CacheFile {
 
 /** The verdicts of one project's records under the user's key, for one listing. */
 export class VerifiedReads {
+  /** What this listing verified anew. */
   private readonly now = new Map<string, string>()
-  private added = 0
 
   private constructor(
     private readonly file: string,
@@ -85,33 +85,67 @@ export class VerifiedReads {
 
   /** Whether record `id`'s file, as `stat` says it is now, was verified before. */
   vouches(id: string, stat: FileIdentity): boolean {
+    return this.entry(id, stat) !== null
+  }
+
+  /**
+   * What a listing sorts and filters by (status, created_at, updated_at) of record `id` as verified before,
+   * when its file, as `stat` (an lstat) says it is now, is the one verified; else null.
+   */
+  sortKeys(
+    id: string,
+    stat: FileIdentity,
+  ): { status: string; created_at: string; updated_at?: string } | null {
+    const entry = this.entry(id, stat)
+    if (entry === null) return null
+    const [, status = '', created_at = '', updated_at] = entry.split(' ')
+    return updated_at ? { status, created_at, updated_at } : { status, created_at }
+  }
+
+  /** The entry of record `id` (its identity, then its sort keys) if `stat` is that identity. */
+  private entry(id: string, stat: FileIdentity): string | null {
     const identity = identityOf(stat)
-    if (this.before[id] !== identity) return false
-    this.now.set(id, identity)
-    return true
+    const entry = this.before[id]
+    if (typeof entry !== 'string' || !entry.startsWith(`${identity} `)) return null
+    return entry
   }
 
   /** Record `id` verified, sealed and unchanged by the validator: named if it changed long enough ago. */
-  verified(id: string, stat: FileIdentity): void {
+  verified(
+    id: string,
+    stat: FileIdentity,
+    record: { status: string; created_at: string; updated_at?: string | null },
+  ): void {
     if (stat.ctimeMs > this.since - SETTLED_MS || stat.ctimeMs <= 0) return
-    this.now.set(id, identityOf(stat))
-    this.added++
+    const keys = [record.status, record.created_at, record.updated_at ?? '']
+    // A key with a space in it (no timestamp has one) would not be read back as it was.
+    if (keys.some((key) => key.includes(' '))) return
+    // Joined into a string of its own, which holds no part of the record's text alive.
+    this.now.set(id, [identityOf(stat), ...keys].join(' '))
   }
 
   /** Written back when it learnt something or names records that are gone (`ids`: those there now). */
   save(ids: readonly string[]): void {
     const there = new Set(ids)
-    const records: Record<string, string> = {}
     let dropped = false
     for (const id in this.before) {
-      if (there.has(id)) records[id] = this.before[id] as string
-      else dropped = true
+      if (!there.has(id)) {
+        dropped = true
+        break
+      }
     }
-    if (this.added === 0 && !dropped) return
-    for (const [id, identity] of this.now) if (there.has(id)) records[id] = identity
+    if (this.now.size === 0 && !dropped) return
+    // Written piece by piece: a listing of 100,000 records holds no second object of them all.
+    const pieces: string[] = []
+    const put = (id: string, entry: string) => pieces.push(`${JSON.stringify(id)}:${JSON.stringify(entry)}`)
+    for (const id in this.before) {
+      if (there.has(id) && !this.now.has(id)) put(id, this.before[id] as string)
+    }
+    for (const [id, entry] of this.now) if (there.has(id)) put(id, entry)
     try {
       ensureDir(dirname(this.file))
-      writeFileAtomic(this.file, JSON.stringify({ ...this.header, records }))
+      const header = JSON.stringify(this.header).slice(0, -1)
+      writeFileAtomic(this.file, `${header},"records":{${pieces.join(',')}}}`)
     } catch {
       // A read-only state folder: the next listing checks every record again.
     }

@@ -190,6 +190,12 @@ export class SessionStore implements RecordStore {
   /** The read cache of the listing that reads one record at a time (`read` with `listing`), until `endListing`. */
   private listingReads: VerifiedReads | null | undefined
 
+  private cachedSortKeys(id: string) {
+    if (this.listingReads === undefined) this.listingReads = this.verifiedReads()
+    const stat = this.listingReads && this.listingReader()?.stat(`${id}${RECORD_SUFFIX}`)
+    return stat ? (this.listingReads?.sortKeys(id, stat) ?? null) : null
+  }
+
   /** A listing that read records one at a time is over: the read cache keeps what it learnt. */
   endListing(): void {
     this.listingReads?.save(this.listedIds ?? [])
@@ -248,6 +254,11 @@ export class SessionStore implements RecordStore {
    * that when the record is printed), or null for an unreadable file.
    */
   peek(id: string, options: { listing?: boolean } = {}): Record<string, unknown> | null {
+    if (options.listing) {
+      // A record the read cache vouches for: its sort keys as verified, from an lstat (not a read) of its file.
+      const known = this.cachedSortKeys(id)
+      if (known) return { id, ...known }
+    }
     try {
       const text = this.readFile(
         id,
@@ -671,7 +682,8 @@ export class SessionStore implements RecordStore {
       return { kind: 'ok' as const, record }
     }
     const read = this.verified(parseRecordText(text, id))
-    if (read.kind === 'ok' && read.record.sealed && read.parsed !== undefined) cache.verified(id, stat)
+    if (read.kind === 'ok' && read.record.sealed && read.parsed !== undefined)
+      cache.verified(id, stat, read.record)
     return read
   }
 

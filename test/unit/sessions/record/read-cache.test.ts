@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import { checkIdentity } from '../../../../src/process/identity.js'
+import { listStore } from '../../../../src/sessions/query/query.js'
 import { verifiedOrNull } from '../../../../src/sessions/record/seal.js'
 import { SessionStore, type StoreProblem } from '../../../../src/sessions/record/store.js'
 import { sessionRecord, testSealer } from '../../../fixtures/records.js'
@@ -115,5 +117,33 @@ describe('the read cache of listings', () => {
     await store.delete('cace0001')
     store.list()
     expect(Object.keys(named().records)).toEqual(['cace0000'])
+  })
+
+  it('a listing too big to hold sorts the records it vouches for by what it learnt, without reading them', async () => {
+    const dir = await project(3)
+    const inMemory = storeAt(dir, LONG_AFTER)
+    const listed = []
+    for await (const view of listStore(inMemory.store, { sort: 'created' }, 100, checkIdentity, new Date()))
+      listed.push(view)
+
+    const { store, checks } = storeAt(dir, LONG_AFTER)
+    const onDisk = JSON.parse(readFileSync(join(dir, 'cace0002.json'), 'utf8'))
+    expect(store.peek('cace0002', { listing: true })).toEqual({
+      id: 'cace0002',
+      status: onDisk.status,
+      created_at: onDisk.created_at,
+      updated_at: onDisk.updated_at,
+    })
+    expect(store.bytesRead).toBe(0)
+    const twoPasses = []
+    for await (const view of listStore(store, { sort: 'created' }, 0, checkIdentity, new Date()))
+      twoPasses.push(view)
+    expect(JSON.stringify(twoPasses)).toBe(JSON.stringify(listed))
+    expect(checks).not.toHaveBeenCalled()
+    // Changed since: read, as before.
+    rewrite(join(dir, 'cace0002.json'), readFileSync(join(dir, 'cace0002.json'), 'utf8'))
+    const after = storeAt(dir, LONG_AFTER).store
+    after.peek('cace0002', { listing: true })
+    expect(after.bytesRead).toBeGreaterThan(0)
   })
 })
