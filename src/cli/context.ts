@@ -152,6 +152,7 @@ export class Context implements SessionEnv {
     this.storeInstance = new SessionStore(paths.sessionsDir, {
       sealer: RecordSealer.forEnv(this.env),
       env: this.env,
+      now: () => this.clock.now(),
       warn: (problem) => this.out.warn(`${problem.path}: ${problem.reason}`),
       // Config is read only when a status or state actually changes: reading commands never pay for it.
       onChange: statusHookObserver(

@@ -35,30 +35,40 @@ export class FolderReader {
 
   /** The text of plain file `name` of the folder; errors as `readBytes` gives them (ENOENT as it is). */
   readText(name: string, kind: FileKind | number): string {
+    return this.read(name, kind).text
+  }
+
+  /** `readText`, with what `fstat` said of the file before it was read. */
+  read(name: string, kind: FileKind | number): { text: string; stat: fs.Stats } {
     const limit = limitOf(kind)
-    const shown = join(this.dir, name)
+    const shown = () => join(this.dir, name)
     let fd: number
     try {
       fd = fs.openSync(this.held.entry(name), READ_FLAGS)
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      if (code === 'ELOOP') throw new UnsafeFileError(shown, 'a symlink', 'SYMLINK_REFUSED')
-      if (code === 'ENXIO') throw new UnsafeFileError(shown, 'a FIFO')
+      if (code === 'ELOOP') throw new UnsafeFileError(shown(), 'a symlink', 'SYMLINK_REFUSED')
+      if (code === 'ENXIO') throw new UnsafeFileError(shown(), 'a FIFO')
       throw error
     }
     try {
       const stat = fs.fstatSync(fd)
-      if (!stat.isFile()) throw new UnsafeFileError(shown, kindOf(stat))
+      if (!stat.isFile()) throw new UnsafeFileError(shown(), kindOf(stat))
       if (stat.size > limit) {
-        throw new UnsafeFileError(shown, `over ${limit} bytes (${stat.size})`, 'FILE_TOO_BIG')
+        throw new UnsafeFileError(shown(), `over ${limit} bytes (${stat.size})`, 'FILE_TOO_BIG')
       }
       const wanted = Math.min(stat.size + 1, limit + 1)
       if (this.scratch.length < wanted)
         this.scratch = Buffer.allocUnsafe(Math.max(wanted, this.scratch.length * 2))
-      return readUpTo(fd, this.scratch, limit, shown).toString('utf8')
+      return { text: readUpTo(fd, this.scratch, limit, shown).toString('utf8'), stat }
     } finally {
       fs.closeSync(fd)
     }
+  }
+
+  /** What `lstat` says of entry `name` (a link as a link), or null when there is none. */
+  stat(name: string): fs.Stats | null {
+    return fs.lstatSync(this.held.entry(name), { throwIfNoEntry: false }) ?? null
   }
 
   close(): void {
@@ -70,7 +80,7 @@ export class FolderReader {
  * The bytes of `fd` from where it stands, read into `first` (one read when it holds the whole file), more read on
  * if the file grew, to `limit`. The result may be a view of `first`.
  */
-function readUpTo(fd: number, first: Buffer, limit: number, shown: string): Buffer {
+function readUpTo(fd: number, first: Buffer, limit: number, shown: () => string): Buffer {
   const chunks: Buffer[] = []
   let buffer = first
   let filled = 0
@@ -80,7 +90,7 @@ function readUpTo(fd: number, first: Buffer, limit: number, shown: string): Buff
     if (n === 0) break
     filled += n
     total += n
-    if (total > limit) throw new UnsafeFileError(shown, `over ${limit} bytes`, 'FILE_TOO_BIG')
+    if (total > limit) throw new UnsafeFileError(shown(), `over ${limit} bytes`, 'FILE_TOO_BIG')
     if (filled === buffer.length) {
       chunks.push(buffer)
       buffer = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1 - total))

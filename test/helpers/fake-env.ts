@@ -95,7 +95,7 @@ export class MemoryStore implements RecordStore {
     return record ? structuredClone(record) : null
   }
 
-  listWithin(_maxBytes: number): SessionRecord[] | null {
+  listWithin(_maxBytes: number, _ids?: string[]): SessionRecord[] | null {
     return this.list()
   }
 
@@ -115,6 +115,8 @@ export class MemoryStore implements RecordStore {
     const record = this.records.get(id)
     return record ? structuredClone(record) : null
   }
+
+  endListing(): void {}
 
   peek(id: string): Record<string, unknown> | null {
     const record = this.records.get(id)

@@ -114,9 +114,9 @@ export async function* listStore(
     // On status after reconciling: a stale RUNNING session is PAUSED by now.
     (!filters.status || filters.status.includes(view.status))
   const limit = filters.limit ?? Number.POSITIVE_INFINITY
-  const ids = store.ids()
-  // store.listWithin reads the folder once for all the records (and sweeps leftovers, as recordIds does).
-  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES) : null
+  // One read of the folder (leftovers swept), and one open of it for all the records (store.listWithin).
+  const ids = store.recordIds()
+  const all = ids.length <= inMemory ? store.listWithin(IN_MEMORY_LISTING_BYTES, ids) : null
   if (all) {
     const records = all.filter((record) => !filters.agent || filters.agent.includes(record.provider))
     const views = sortSessions(
@@ -131,7 +131,7 @@ export async function* listStore(
   // hold little (they are few); one past that is read again in the second pass.
   const entries: (SortKeys & { view?: SessionView })[] = []
   let held = 0
-  for (const id of store.recordIds()) {
+  for (const id of ids) {
     if (budget.spent()) {
       budget.skip()
       continue
@@ -146,8 +146,22 @@ export async function* listStore(
       entries.push(held <= IN_MEMORY_LISTING_BYTES ? { ...keysOf(record), view } : keysOf(view))
     } else entries.push({ id, created_at: text(raw?.created_at), updated_at: text(raw?.updated_at) })
   }
+  try {
+    yield* secondPass(store, sortSessions(entries, filters.sort), { wanted, limit, budget, check, now })
+  } finally {
+    store.endListing()
+  }
+  budget.report()
+}
+
+/** The records of a listing too big to hold, read again one at a time in their order. */
+async function* secondPass(
+  store: RecordStore,
+  entries: (SortKeys & { view?: SessionView })[],
+  { wanted, limit, budget, check, now }: SecondPass,
+): AsyncGenerator<SessionView> {
   let shown = 0
-  for (const entry of sortSessions(entries, filters.sort)) {
+  for (const entry of entries) {
     if (shown >= limit) break
     let view = entry.view
     if (!view) {
@@ -164,7 +178,14 @@ export async function* listStore(
     shown++
     yield view
   }
-  budget.report()
+}
+
+interface SecondPass {
+  wanted: (view: SessionView) => boolean
+  limit: number
+  budget: ReturnType<typeof readBudget>
+  check: IdentityCheckOf
+  now: Date
 }
 
 /** What one listing may still read (LISTING_READ_BYTES); the records it had to leave out are counted. */

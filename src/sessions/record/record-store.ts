@@ -31,15 +31,17 @@ export interface RecordStore {
   list(): SessionRecord[]
   /**
    * `list()`, or null (keeping none) once the records read would hold more than `maxBytes` of text: a listing
-   * then reads them one at a time (sessions/query/query.ts).
+   * then reads them one at a time (sessions/query/query.ts). `ids`: those `recordIds` just gave.
    */
-  listWithin(maxBytes: number): SessionRecord[] | null
+  listWithin(maxBytes: number, ids?: string[]): SessionRecord[] | null
   /** Bytes of record text read so far through this store (a listing bounds what it reads in total). */
   readonly bytesRead: number
   /** Ids of every record file, after leftovers of killed writers were swept. */
   recordIds(): string[]
   /** One record, validated; null when missing or corrupt (for a `listing`, also when over a listing's size). */
   read(id: string, options?: { listing?: boolean }): SessionRecord | null
+  /** A listing that read records one at a time (`read` with `listing`) is over. */
+  endListing(): void
   /** The file's fields as they are (parsed, not validated), or null. */
   peek(id: string, options?: { listing?: boolean }): Record<string, unknown> | null
   /** The id of the session named `name` (`run --name`), or null. */

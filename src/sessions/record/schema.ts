@@ -5,6 +5,7 @@ import {
   boolean,
   check,
   dateTime,
+  describeShape,
   type Infer,
   looseObject,
   matching,
@@ -13,6 +14,7 @@ import {
   oneOf,
   opt,
   optional,
+  reshape,
   string,
   upperOneOf,
 } from './shape.js'
@@ -256,4 +258,17 @@ export function parseSessionRecord(
     .map((issue) => `${issue.path.length ? issue.path.join('.') : '(record)'}: ${issue.message}`)
     .join('; ')
   return { ok: false, reason }
+}
+
+/**
+ * The record `parseSessionRecord` returns for `value`, made without a check: only for a value it accepted
+ * before, unchanged (`asIs`), as the read cache vouches (record/read-cache.ts).
+ */
+export function reshapeSessionRecord(value: unknown): SessionRecord {
+  return reshape(SessionRecordSchema, value) as SessionRecord
+}
+
+/** What the record's description accepts, as a text: a read cache made under another is not used. */
+export function recordShapeText(): string {
+  return describeShape(SessionRecordSchema)
 }

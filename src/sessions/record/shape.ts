@@ -217,6 +217,53 @@ function parseObject(shape: Described, value: unknown): unknown {
   return out
 }
 
+/**
+ * `value` as `parse` returns it for a value it accepted without change (`asIs`), without a check: only the
+ * described keys' order, at every level. For a record whose bytes were checked before (record/read-cache.ts).
+ */
+export function reshape(shape: Described, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (Array.isArray(value)) {
+    const element = shape.element as Described
+    const out = new Array(value.length)
+    for (let i = 0; i < value.length; i++) out[i] = reshape(element, value[i])
+    return out
+  }
+  const keys = shape.keys as readonly string[]
+  const shapes = shape.shapes as readonly Described[]
+  const out: Record<string, unknown> = {}
+  let count = 0
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string
+    const item = (value as Record<string, unknown>)[key]
+    if (item === undefined) continue
+    out[key] = typeof item === 'object' ? reshape(shapes[i] as Described, item) : item
+    count++
+  }
+  // Keys it does not describe follow, as the validator keeps them: only when there are any.
+  if (Object.keys(value).length !== count) {
+    const known = shape.known as ReadonlySet<string>
+    for (const key in value) {
+      if (!known.has(key) && key !== '__proto__') out[key] = (value as Record<string, unknown>)[key]
+    }
+  }
+  // V8 turns an object given more than a dozen computed keys into a dictionary, which JSON.stringify (the
+  // listing's output) reads at about half speed; a copy by spread is a plain object again.
+  return count > 12 ? { ...out } : out
+}
+
+/** A text that differs whenever what `shape` accepts, or the order it gives keys, differs. */
+export function describeShape(shape: Described): string {
+  const { element, shapes, keys, values: _set, known: _keys, pattern, ...rest } = shape
+  return JSON.stringify([
+    rest,
+    pattern ? String(pattern) : null,
+    element ? describeShape(element) : null,
+    keys ?? null,
+    shapes?.map(describeShape) ?? null,
+  ])
+}
+
 /** A type's name as a message gives it ("received array"). */
 function received(value: unknown): string {
   switch (typeof value) {

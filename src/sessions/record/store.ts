@@ -39,8 +39,9 @@ import { assertValidSessionId } from './ids.js'
 import { withPausedAt } from './lifecycle.js'
 import { FileLock, type LockOptions, uniqueSuffix, withLock } from './lock.js'
 import { assertValidName, mayBeName, namesDirFor, nameTakenError, readNameIndex } from './names.js'
+import { type FileIdentity, VerifiedReads } from './read-cache.js'
 import type { RecordStore } from './record-store.js'
-import { parseSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
+import { parseSessionRecord, reshapeSessionRecord, SCHEMA_VERSION, type SessionRecord } from './schema.js'
 import { inCanonicalOrder, projectScope, type RecordSealer } from './seal.js'
 
 export interface StoreProblem {
@@ -60,6 +61,8 @@ export interface StoreOptions {
   onChange?: (before: SessionRecord | null, after: SessionRecord) => void
   /** The environment of the user the store acts for: what a container engine is asked with (docs/backends.md). */
   env?: NodeJS.ProcessEnv
+  /** Now, in ms: when a listing begins (the read cache names only records that changed well before). */
+  now?: () => number
 }
 
 /** A record over this is large for a listing (harness's own are far smaller); see `listingLimit`. */
@@ -154,29 +157,51 @@ export class SessionStore implements RecordStore {
    * `list()` for a listing: null (none kept) once the records read hold more than `maxBytes` of text; large
    * records read within the listing's allowance (`listingLimit`).
    */
-  listWithin(maxBytes: number): SessionRecord[] | null {
-    return this.readAll(maxBytes, true)
+  listWithin(maxBytes: number, ids?: string[]): SessionRecord[] | null {
+    return this.readAll(maxBytes, true, ids)
   }
 
-  private readAll(maxBytes: number, listing: boolean): SessionRecord[] | null {
-    const ids = this.recordIds()
+  private readAll(maxBytes: number, listing: boolean, ids = this.recordIds()): SessionRecord[] | null {
     // One open of the folder for all the reads (docs/performance.md).
     const reader = FolderReader.open(this.dir)
     if (!reader) return []
+    const cache = this.verifiedReads()
     const start = this.bytesRead
     try {
       const records: SessionRecord[] = []
       for (const id of ids) {
-        const read = this.readRecord(id, undefined, reader, listing)
+        const read = this.readRecord(id, undefined, reader, listing, cache)
         if (this.bytesRead - start > maxBytes) return null
         const record = this.reported(id, read)
         if (record) records.push(record)
       }
+      cache?.save(ids)
       return records
     } finally {
       reader.close()
     }
   }
+
+  /** The read cache (read-cache.ts) for a listing beginning now, or null without a key. */
+  private verifiedReads(): VerifiedReads | null {
+    return VerifiedReads.open(this.sealer.keyFile, this.scope, (this.options.now ?? Date.now)())
+  }
+
+  /** The read cache of the listing that reads one record at a time (`read` with `listing`), until `endListing`. */
+  private listingReads: VerifiedReads | null | undefined
+
+  private cachedSortKeys(id: string) {
+    if (this.listingReads === undefined) this.listingReads = this.verifiedReads()
+    const stat = this.listingReads && this.listingReader()?.stat(`${id}${RECORD_SUFFIX}`)
+    return stat ? (this.listingReads?.sortKeys(id, stat) ?? null) : null
+  }
+
+  /** A listing that read records one at a time is over: the read cache keeps what it learnt. */
+  endListing(): void {
+    this.listingReads?.save(this.listedIds ?? [])
+    this.listingReads = undefined
+  }
+  private listedIds: string[] | undefined
 
   /** Bytes of record text read so far by this store (its reads and peeks). */
   bytesRead = 0
@@ -198,7 +223,8 @@ export class SessionStore implements RecordStore {
       if (owner) leftovers.add(owner)
     }
     for (const id of leftovers) if (this.trySweep(id)) ids.add(id)
-    return [...ids]
+    this.listedIds = [...ids]
+    return this.listedIds
   }
 
   /**
@@ -207,9 +233,12 @@ export class SessionStore implements RecordStore {
    */
   read(id: string, options: { listing?: boolean } = {}): SessionRecord | null {
     const listing = options.listing === true
+    if (listing && this.listingReads === undefined) this.listingReads = this.verifiedReads()
     return this.reported(
       id,
-      this.readRecord(id, undefined, listing ? this.listingReader() : undefined, listing),
+      listing
+        ? this.readRecord(id, undefined, this.listingReader(), true, this.listingReads ?? undefined)
+        : this.readRecord(id),
     )
   }
 
@@ -225,6 +254,11 @@ export class SessionStore implements RecordStore {
    * that when the record is printed), or null for an unreadable file.
    */
   peek(id: string, options: { listing?: boolean } = {}): Record<string, unknown> | null {
+    if (options.listing) {
+      // A record the read cache vouches for: its sort keys as verified, from an lstat (not a read) of its file.
+      const known = this.cachedSortKeys(id)
+      if (known) return { id, ...known }
+    }
     try {
       const text = this.readFile(
         id,
@@ -606,11 +640,14 @@ export class SessionStore implements RecordStore {
     known?: SessionRecord,
     reader?: FolderReader,
     listing = false,
+    cache?: VerifiedReads | null,
   ): { kind: 'ok'; record: SessionRecord } | { kind: 'missing' } | { kind: 'corrupt'; reason: string } {
     let text: string
+    let stat: FileIdentity | undefined
     const kind = listing ? this.listingLimit() : 'record'
     try {
-      text = reader ? reader.readText(`${id}${RECORD_SUFFIX}`, kind) : readText(this.recordPath(id), kind)
+      if (reader) ({ text, stat } = reader.read(`${id}${RECORD_SUFFIX}`, kind))
+      else text = readText(this.recordPath(id), kind)
       this.bytesRead += text.length
       if (listing) this.countLarge(text.length)
     } catch (error) {
@@ -626,8 +663,27 @@ export class SessionStore implements RecordStore {
       return { kind: 'corrupt', reason: `cannot read: ${code ?? String(error)}` }
     }
     if (known && known.id === id && this.texts.get(known) === text) return { kind: 'ok', record: known }
+    const read =
+      cache && stat ? this.readCached(id, text, stat, cache) : this.verified(parseRecordText(text, id))
+    // A listing's records are printed, never handed back: their text need not be kept.
+    if (read.kind === 'ok' && !listing) this.texts.set(read.record, text)
+    return read
+  }
+
+  /**
+   * A record read through the read cache (read-cache.ts): when it vouches for the file, parsed and put in the
+   * validator's order without a check; else checked, and named in it when sealed and unchanged by the validator.
+   */
+  private readCached(id: string, text: string, stat: FileIdentity, cache: VerifiedReads) {
+    if (cache.vouches(id, stat)) {
+      const record = reshapeSessionRecord(parseJson(text))
+      record.sealed = this.sealer.vouched(record)
+      delete record.seal_problem
+      return { kind: 'ok' as const, record }
+    }
     const read = this.verified(parseRecordText(text, id))
-    if (read.kind === 'ok') this.texts.set(read.record, text)
+    if (read.kind === 'ok' && read.record.sealed && read.parsed !== undefined)
+      cache.verified(id, stat, read.record)
     return read
   }
 

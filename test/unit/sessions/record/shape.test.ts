@@ -4,8 +4,8 @@ import { describe, expect, test } from 'vitest'
 import * as z from 'zod/mini'
 // @ts-expect-error: the bench's generator is plain JavaScript
 import { writeProject } from '../../../../bench/records.mjs'
-import { parseSessionRecord } from '../../../../src/sessions/record/schema.js'
-import { looseObject, optional, string } from '../../../../src/sessions/record/shape.js'
+import { parseSessionRecord, reshapeSessionRecord } from '../../../../src/sessions/record/schema.js'
+import { array, describeShape, looseObject, optional, string } from '../../../../src/sessions/record/shape.js'
 import { SPEC_EXAMPLE, sessionRecord } from '../../../fixtures/records.js'
 import { SessionRecordSchema } from '../../../fixtures/zod-record-schema.js'
 import { runningRecord } from '../../../helpers/fake-env.js'
@@ -225,6 +225,37 @@ describe('the record validator', () => {
       ok: false,
       reason: 'status: Invalid option: expected one of "RUNNING"|"PAUSED"|"COMPLETED"|"FAILED"|"KILLED"',
     })
+  })
+
+  test('reshape gives, without a check, what the validator gives for every value it accepted as it is', () => {
+    let compared = 0
+    for (const base of [...benchRecords(4), JSON.parse(JSON.stringify(FULL))]) {
+      const variants = [base, Object.fromEntries(Object.entries(base).reverse())]
+      for (const path of paths(base))
+        for (const value of ODD_VALUES) variants.push(withValue(base, path, value))
+      for (const variant of variants) {
+        const value = JSON.parse(JSON.stringify(variant))
+        const parsed = parseSessionRecord(value)
+        if (!parsed.ok || !parsed.asIs) continue
+        const reshaped = reshapeSessionRecord(value)
+        expect(reshaped).toStrictEqual(parsed.record)
+        expect(JSON.stringify(reshaped)).toBe(JSON.stringify(parsed.record))
+        compared++
+      }
+    }
+    expect(compared).toBeGreaterThan(1000)
+  })
+
+  test("a description's text changes with what it accepts and with its keys' order", () => {
+    const texts = [
+      looseObject({ a: string, b: string }),
+      looseObject({ b: string, a: string }),
+      looseObject({ a: string, b: optional(string) }),
+      looseObject({ a: string, b: array(string) }),
+      looseObject({ a: string, b: looseObject({ c: string }) }),
+    ].map(describeShape)
+    expect(new Set(texts).size).toBe(texts.length)
+    expect(describeShape(looseObject({ a: string, b: string }))).toBe(texts[0])
   })
 
   test('a described key the prototype has is refused when the description is made', () => {
