@@ -7,7 +7,7 @@
 // times one command's runs in a block; rounds
 // alternate the blocks of subject and floor, as the bench alternates single runs, so drifting load falls on
 // both alike). Prints one line per figure: medians of the subject and its floor, and their ratio.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,13 +84,15 @@ let lastCpu = []
 /** Peak resident memory (MB) of one run of `command` (GNU time's maximum RSS). */
 function peakRss(cwd, runEnv, command) {
   const [file, ...args] = command.split(' ')
-  const out = execFileSync('/usr/bin/time', ['-f', '%M', file, ...args], {
+  // GNU time writes to stderr, which is all that is kept (stdout, the listing, goes nowhere).
+  const { stderr, status } = spawnSync('/usr/bin/time', ['-f', '%M', file, ...args], {
     cwd,
     env: runEnv,
     encoding: 'utf8',
     stdio: ['ignore', 'ignore', 'pipe'],
   })
-  return (Number(out.trim().split('\n').pop()) / 1024).toFixed(0)
+  if (status !== 0) throw new Error(`${command} failed (${status}): ${stderr.trim()}`)
+  return (Number(stderr.trim().split('\n').pop()) / 1024).toFixed(0)
 }
 
 function report(label, subjectMs, floorLabel, floorMs, aim) {
