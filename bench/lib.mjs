@@ -43,6 +43,37 @@ export function timeCommand({ command, args: given, cwd, env }, run = 0) {
   }
 }
 
+/**
+ * How many entries the JSON array a command prints has, for checking that a listing printed every record. The
+ * output goes to a file and is parsed in a child: 100,000 records parsed here left this process's heap so large
+ * that each later spawn (a fork of it) cost about 40 ms more, which pulled every short ratio after it towards 1.
+ */
+export function printedCount({ command, args, cwd, env }) {
+  const file = join(tmpdir(), `harness-bench-printed-${process.pid}`)
+  const fd = openSync(file, 'w')
+  try {
+    const run = spawnSync(command, typeof args === 'function' ? args(0) : args, {
+      cwd,
+      env,
+      stdio: ['ignore', fd, 'inherit'],
+    })
+    if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${run.status ?? run.signal})`)
+    const count = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).length))',
+        file,
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    return Number(count.stdout)
+  } finally {
+    closeSync(fd)
+    rmSync(file, { force: true })
+  }
+}
+
 /** Runs a command once and returns its stdout, for checking that a benchmarked command does its job. */
 export function output({ command, args, cwd, env }) {
   if (typeof args === 'function') args = args(0)
@@ -105,7 +136,13 @@ export async function peakRssMb({ command, args, cwd, env }) {
   if (process.platform !== 'linux' || !existsSync('/usr/bin/time')) return null
   const file = join(tmpdir(), `harness-bench-rss-${process.pid}`)
   try {
-    await output({ command: '/usr/bin/time', args: ['-f', '%M', '-o', file, command, ...args], cwd, env })
+    // Its output goes nowhere: a listing of 100,000 records held here would bloat this process (printedCount).
+    const run = spawnSync('/usr/bin/time', ['-f', '%M', '-o', file, command, ...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    if (run.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${run.status ?? run.signal})`)
     return Number(readFileSync(file, 'utf8').trim().split('\n').pop()) / 1024
   } finally {
     rmSync(file, { force: true })

@@ -11,6 +11,7 @@ import {
   median,
   output,
   peakRssMb,
+  printedCount,
   printResults,
   recordComparison,
   recordMemory,
@@ -93,9 +94,8 @@ try {
     }
     // Both must produce every record, or the comparison means nothing.
     for (const spec of [subject, floor]) {
-      const printed = JSON.parse(await output(spec))
-      if (printed.length !== count)
-        throw new Error(`${spec.args.join(' ')} printed ${printed.length} records`)
+      const printed = printedCount(spec)
+      if (printed !== count) throw new Error(`${spec.args.join(' ')} printed ${printed} records`)
     }
     const big = count === 100_000
     const row = await compare({
