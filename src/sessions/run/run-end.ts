@@ -25,9 +25,8 @@ export async function settleRun(
   signal: AbortSignal,
 ): Promise<{ change: (record: SessionRecord) => SessionRecord; released: Promise<unknown> }> {
   const record = store.get(plan.id)
-  const releases: Promise<void>[] = []
-  const released = () => Promise.all(releases)
-  if (!record) return { change: (current) => current, released: released() }
+  let released: Promise<unknown> = Promise.resolve()
+  if (!record) return { change: (current) => current, released }
   const backend = await backendNamed(plan.backend)
   const env = plan.supervisorEnv ?? plan.env
   const harnessDir = dirname(plan.sessionsDir)
@@ -37,7 +36,7 @@ export async function settleRun(
   const byItself = exit.signal === null && !exit.stopped && exit.exitCode !== null && exit.exitCode < 125
   const alongside = byItself
     ? (release: Promise<void>) => {
-        releases.push(release)
+        released = release
       }
     : undefined
   const change = await backend
@@ -47,7 +46,7 @@ export async function settleRun(
       const reason = error instanceof Error ? error.message : String(error)
       return (current: SessionRecord) => ({ ...current, log_error: current.log_error ?? reason })
     })
-  return { change, released: released() }
+  return { change, released }
 }
 
 /** A checkpoint must never cost a run its outcome: failures are noted in the log only. */

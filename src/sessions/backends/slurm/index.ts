@@ -25,7 +25,7 @@ import { jobActive, type SlurmJobIdentity, viewJobs } from './jobs.js'
 import { jobExit } from './outcome.js'
 import { removeSessionSpool, type Spool } from './spool.js'
 import { stopJob } from './stop.js'
-import { slurmExec, slurmMissing } from './tools.js'
+import { slurmExec, slurmMissing, toolPath } from './tools.js'
 
 /**
  * Sessions on a Slurm cluster (SPEC §14 `slurm`, docs/backends.md): the engine module (engine.ts and its parts)
@@ -57,11 +57,6 @@ const preparedJobs = new WeakMap<PreparedRun, PreparedJob>()
 
 function identityOf(facts: SlurmFacts): SlurmJobIdentity {
   return { cluster: facts.cluster, job_id: facts.job_id, submit_time: facts.submit_time }
-}
-
-/** Whether `name` is a file that can run on `env`'s PATH (never run: only looked for). */
-function onPath(name: string, env: NodeJS.ProcessEnv): boolean {
-  return (env.PATH ?? '').split(':').some((dir) => dir && entryExists(join(dir, name)))
 }
 
 /**
@@ -225,7 +220,7 @@ export const slurmBackend: SessionBackend = {
   async check(run) {
     // slurm.spool set, absolute, a folder, outside the repository (exit 2), then sbatch here (exit 5).
     slurmEngine(run.config.slurm, run.env).openSpool(run.repoDir)
-    if (!onPath('sbatch', run.env)) throw slurmMissing('sbatch')
+    if (!toolPath('sbatch', run.env)) throw slurmMissing('sbatch')
   },
   prepare: prepareJob,
   start(run, prepared, io) {
@@ -271,6 +266,6 @@ export const slurmBackend: SessionBackend = {
     removeSessionSpool({ root: facts.spool, userDir: facts.spool }, record.id)
   },
   async doctor(request) {
-    return slurmDoctor(request, onPath('sbatch', request.env))
+    return slurmDoctor(request, toolPath('sbatch', request.env) !== null)
   },
 }

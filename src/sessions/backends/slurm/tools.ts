@@ -57,7 +57,7 @@ export function slurmExec(env: NodeJS.ProcessEnv): SlurmExec {
       const timeoutMs = options.timeoutMs ?? SLURM_DEADLINES[tool]
       const only = options.exportOnly
       // A job's submission: the command found on PATH, run with no PATH (nor anything else) to pass on.
-      const command = only ? onPath(tool, env) : tool
+      const command = only ? toolPath(tool, env) : tool
       if (!command) return reject(slurmMissing(tool))
       execFile(
         command,
@@ -102,8 +102,8 @@ export function submitEnvironment(env: NodeJS.ProcessEnv, names: readonly string
   return kept
 }
 
-/** Where `tool` is on `env`'s PATH (its first absolute folder that has it), or null. */
-function onPath(tool: SlurmTool, env: NodeJS.ProcessEnv): string | null {
+/** Where `tool` is on `env`'s PATH (its first absolute folder that has it), or null; never run, only looked for. */
+export function toolPath(tool: SlurmTool, env: NodeJS.ProcessEnv): string | null {
   const dir = (env.PATH ?? '').split(':').find((dir) => dir.startsWith('/') && entryExists(join(dir, tool)))
   return dir ? join(dir, tool) : null
 }
